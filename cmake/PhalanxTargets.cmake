@@ -1,0 +1,31 @@
+# Helpers that give every phalanx target the same warnings, sanitizers and include root.
+
+# Flags for our own targets only (never for third-party headers, which come in as SYSTEM).
+function(phalanx_target_options target)
+  target_compile_options(${target} PRIVATE
+    $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Werror -Wno-error=deprecated-declarations>
+    $<$<COMPILE_LANGUAGE:CUDA>:-Werror=all-warnings -Xcompiler=-Wall,-Wextra,-Werror>)
+  if(PHALANX_SANITIZE)
+    target_compile_options(${target} PRIVATE
+      $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined>)
+    target_link_options(${target} PRIVATE -fsanitize=address,undefined)
+  endif()
+endfunction()
+
+# phalanx_library(NAME SOURCES ... DEPS ...): the static library phalanx_NAME, alias phalanx::NAME.
+# A folder whose code has not landed yet is an INTERFACE library, so the arrows already hold.
+function(phalanx_library name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  set(target phalanx_${name})
+  if(ARG_SOURCES)
+    add_library(${target} STATIC ${ARG_SOURCES})
+    target_include_directories(${target} PUBLIC ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR})
+    target_link_libraries(${target} PUBLIC ${ARG_DEPS})
+    phalanx_target_options(${target})
+  else()
+    add_library(${target} INTERFACE)
+    target_include_directories(${target} INTERFACE ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR})
+    target_link_libraries(${target} INTERFACE ${ARG_DEPS})
+  endif()
+  add_library(phalanx::${name} ALIAS ${target})
+endfunction()

@@ -1,0 +1,264 @@
+#include "node/config.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+
+#include "node/yaml_fields.h"
+
+namespace phalanx::node {
+namespace {
+
+// Names exactly as ALGORITHMS.md spells them.
+const std::vector<std::string> kDatasets{"fashion_mnist", "synthetic"};
+const std::vector<std::string> kPartitions{"iid", "dirichlet"};
+const std::vector<std::string> kModels{"mlp", "softmax"};
+const std::vector<std::string> kMomentumKinds{"ema", "heavy_ball"};
+const std::vector<std::string> kSchedules{"constant", "hyperbolic", "cosine"};
+const std::vector<std::string> kExchanges{"model", "gradient"};
+const std::vector<std::string> kCodecs{"none",  "fp16", "bf16",     "topk",     "topk_sampled",
+                                       "threshold", "randk", "qsgd", "sign", "terngrad",
+                                       "natural",   "powersgd"};
+const std::vector<std::string> kValueTypes{"fp32", "fp16", "bf16"};
+const std::vector<std::string> kFeedbacks{"none",  "ef14",  "ef21", "ef21_sgdm",
+                                          "ef21_w", "diana", "dgc"};
+const std::vector<std::string> kRules{"nna", "mean", "metropolis", "cwtm", "cwmed",
+                                      "gm",  "krum", "multikrum",  "cc",   "clipped_gossip"};
+const std::vector<std::string> kPreAggregators{"nnm", "clip", "arc", "bucketing"};
+const std::vector<std::string> kSecurityModes{"none", "tls"};
+const std::vector<std::string> kAttacks{
+    "signflip", "ipm", "alie", "opt_alie", "opt_ipm", "labelflip", "mimic", "dissensus", "gaussian",
+    "nan",      "inf", "zero", "huge",     "crash",   "hang",      "slow",  "silent"};
+
+constexpr std::uint64_t kU64Max = std::numeric_limits<std::uint64_t>::max();
+constexpr double kHuge = 1e12;
+
+struct Source {
+  std::string name;
+  std::set<std::string> overridden;  // paths set with --set
+
+  [[noreturn]] void fail(const std::string& field, const std::string& problem) const {
+    bool from_cli = false;
+    for (const auto& p : overridden) {
+      from_cli |= field == p || field.starts_with(p + ".") || p.starts_with(field + ".");
+    }
+    throw ConfigError(
+        fmt::format("{}: {}: {}{}", name, field, problem, from_cli ? " (set with --set)" : ""));
+  }
+};
+
+void applyOverride(YAML::Node& root, const std::string& assignment, Source& source) {
+  const auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    throw ConfigError(fmt::format("--set {}: expected path=value, e.g. optimizer.lr=0.05",
+                                  assignment));
+  }
+  const std::string path = assignment.substr(0, eq);
+  YAML::Node value;
+  try {
+    value = YAML::Load(assignment.substr(eq + 1));
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(fmt::format("--set {}: the value is not valid YAML: {}", assignment, e.msg));
+  }
+  std::vector<std::string> keys;
+  std::stringstream parts(path);
+  for (std::string key; std::getline(parts, key, '.');) {
+    if (key.empty()) throw ConfigError(fmt::format("--set {}: empty name in path", assignment));
+    keys.push_back(key);
+  }
+  if (!root.IsMap()) root = YAML::Node(YAML::NodeType::Map);
+  YAML::Node cursor = root;
+  for (std::size_t i = 0; i + 1 < keys.size(); ++i) {
+    YAML::Node next = cursor[keys[i]];
+    if (!next.IsDefined() || next.IsNull()) {
+      cursor[keys[i]] = YAML::Node(YAML::NodeType::Map);
+      next = cursor[keys[i]];
+    } else if (!next.IsMap()) {
+      throw ConfigError(fmt::format("--set {}: {} is a value, not a section", assignment,
+                                    fmt::join(keys.begin(), keys.begin() + std::ptrdiff_t(i + 1), ".")));
+    }
+    cursor.reset(next);  // rebind, do not assign: operator= would overwrite the node's content
+  }
+  cursor[keys.back()] = value;
+  source.overridden.insert(path);
+}
+
+void checkPreAggregator(const std::string& entry, const Source& source) {
+  const auto colon = entry.find(':');
+  const std::string name = entry.substr(0, colon);
+  if (std::find(kPreAggregators.begin(), kPreAggregators.end(), name) == kPreAggregators.end()) {
+    source.fail("mixing.pre", fmt::format("unknown pre-aggregator '{}' (allowed: {})", name,
+                                          fmt::join(kPreAggregators, ", ")));
+  }
+  const bool wants_param = name == "clip" || name == "bucketing";
+  if (wants_param != (colon != std::string::npos)) {
+    source.fail("mixing.pre", wants_param
+                                  ? fmt::format("'{}' needs a parameter, e.g. {}:2", name, name)
+                                  : fmt::format("'{}' takes no parameter", name));
+  }
+  if (wants_param) {
+    double v = 0;
+    if (!YAML::convert<double>::decode(YAML::Node(entry.substr(colon + 1)), v) || !(v > 0)) {
+      source.fail("mixing.pre", fmt::format("'{}': the parameter must be a number > 0", entry));
+    }
+  }
+}
+
+Config parse(const YAML::Node& root, const Source& source) {
+  const YamlFields::Fail fail = [&source](const std::string& field, const std::string& problem) {
+    source.fail(field, problem);
+  };
+  Config c;
+  YamlFields top(root, "", fail);
+  top.integer("seed", c.seed, 0, kU64Max);
+  top.integer("threads", c.threads, 0, 1024);
+
+  YamlFields data = top.section("data");
+  data.choice("dataset", c.data.dataset, kDatasets);
+  data.text("path", c.data.path);
+  data.choice("partition", c.data.partition, kPartitions);
+  data.number("alpha", c.data.alpha, 1e-6, 1e6);
+  data.integer("batch", c.data.batch, 1, 1 << 20);
+  YamlFields synthetic = data.section("synthetic");
+  synthetic.integer("train", c.data.synthetic.train, 1, 10'000'000);
+  synthetic.integer("test", c.data.synthetic.test, 1, 10'000'000);
+  synthetic.integer("features", c.data.synthetic.features, 1, 1 << 20);
+  synthetic.integer("classes", c.data.synthetic.classes, 2, 256);
+  synthetic.number("separation", c.data.synthetic.separation, 0, 1e3);
+  synthetic.finish();
+  data.finish();
+
+  YamlFields model = top.section("model");
+  model.choice("kind", c.model.kind, kModels);
+  model.integerList("hidden", c.model.hidden, 1, 1 << 16);
+  model.finish();
+  if (c.model.kind == "mlp" && c.model.hidden.empty()) {
+    source.fail("model.hidden", "an mlp needs at least one hidden layer (or use kind: softmax)");
+  }
+
+  YamlFields opt = top.section("optimizer");
+  opt.number("lr", c.optimizer.lr, 0, kHuge);
+  opt.number("momentum", c.optimizer.momentum, 0, 0.999999);
+  opt.choice("momentum_kind", c.optimizer.momentum_kind, kMomentumKinds);
+  opt.number("weight_decay", c.optimizer.weight_decay, 0, kHuge);
+  YamlFields schedule = opt.section("schedule");
+  schedule.choice("kind", c.optimizer.schedule.kind, kSchedules);
+  schedule.number("tau", c.optimizer.schedule.tau, 1e-9, kHuge);
+  schedule.integer("decay_every", c.optimizer.schedule.decay_every, 1, kU64Max);
+  schedule.number("min_lr", c.optimizer.schedule.min_lr, 0, kHuge);
+  schedule.finish();
+  opt.finish();
+
+  top.choice("exchange", c.exchange, kExchanges);
+
+  YamlFields comp = top.section("compression");
+  comp.choice("codec", c.compression.codec, kCodecs);
+  comp.number("density", c.compression.density, 1e-9, 1.0);
+  comp.choice("values", c.compression.values, kValueTypes);
+  comp.integer("bits", c.compression.bits, 1, 16);
+  comp.integer("bucket", c.compression.bucket, 1, 1 << 30);
+  comp.integer("rank", c.compression.rank, 1, 1024);
+  comp.number("threshold", c.compression.threshold, 0, kHuge);
+  comp.boolean("unbiased", c.compression.unbiased);
+  comp.boolean("shared_seed", c.compression.shared_seed);
+  comp.choice("feedback", c.compression.feedback, kFeedbacks);
+  comp.number("gamma", c.compression.gamma, 1e-9, 1.0);
+  comp.integer("keyframe_every", c.compression.keyframe_every, 1, kU64Max);
+  comp.boolean("adaptive", c.compression.adaptive);
+  comp.finish();
+
+  YamlFields mixing = top.section("mixing");
+  mixing.choice("rule", c.mixing.rule, kRules);
+  mixing.textList("pre", c.mixing.pre);
+  mixing.number("tau", c.mixing.tau, 0, kHuge);
+  mixing.integer("iters", c.mixing.iters, 1, 1000);
+  mixing.finish();
+  for (const auto& entry : c.mixing.pre) checkPreAggregator(entry, source);
+
+  YamlFields rounds = top.section("rounds");
+  rounds.integer("count", c.rounds.count, 1, kU64Max);
+  rounds.integer("deadline_ms", c.rounds.deadline_ms, 1, 3'600'000);
+  rounds.integer("eval_every", c.rounds.eval_every, 1, kU64Max);
+  rounds.finish();
+
+  YamlFields checkpoint = top.section("checkpoint");
+  checkpoint.text("dir", c.checkpoint.dir);
+  checkpoint.integer("every", c.checkpoint.every, 0, kU64Max);
+  checkpoint.finish();
+  if (c.checkpoint.every > 0 && c.checkpoint.dir.empty()) {
+    source.fail("checkpoint.dir", "checkpoint.every is set, so a directory is required");
+  }
+
+  YamlFields security = top.section("security");
+  security.choice("mode", c.security.mode, kSecurityModes);
+  security.text("ca", c.security.ca);
+  security.text("cert", c.security.cert);
+  security.text("key", c.security.key);
+  security.finish();
+  if (c.security.mode == "tls") {
+    for (const auto& [name, value] : {std::pair{"ca", &c.security.ca},
+                                      std::pair{"cert", &c.security.cert},
+                                      std::pair{"key", &c.security.key}}) {
+      if (value->empty()) {
+        source.fail(fmt::format("security.{}", name),
+                    "required with mode: tls (make them with tools/gen-certs)");
+      }
+    }
+  }
+
+  YamlFields byzantine = top.section("byzantine");
+  for (const std::string& key : byzantine.keys()) {
+    std::uint32_t id = 0;
+    if (!YAML::convert<std::uint32_t>::decode(YAML::Node(key), id)) {
+      source.fail("byzantine." + key, "keys are node ids (whole numbers)");
+    }
+    YamlFields entry = byzantine.section(key);
+    ByzantineConfig b;
+    if (!entry.has("attack")) source.fail(entry.path() + ".attack", "required");
+    entry.choice("attack", b.attack, kAttacks);
+    entry.number("tau", b.tau, -kHuge, kHuge);
+    entry.number("sigma", b.sigma, 0, kHuge);
+    entry.number("eps", b.eps, -kHuge, kHuge);
+    entry.boolean("collude", b.collude);
+    entry.finish();
+    c.byzantine[id] = b;
+  }
+
+  top.finish();
+  return c;
+}
+
+Config parseWith(YAML::Node root, Source source, std::span<const std::string> overrides) {
+  for (const auto& o : overrides) applyOverride(root, o, source);
+  return parse(root, source);
+}
+
+}  // namespace
+
+Config parseConfig(const std::string& yaml, const std::string& source,
+                   std::span<const std::string> overrides) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml);
+  } catch (const YAML::ParserException& e) {
+    throw ConfigError(fmt::format("{}:{}:{}: YAML syntax error: {}", source, e.mark.line + 1,
+                                  e.mark.column + 1, e.msg));
+  }
+  return parseWith(root, Source{source, {}}, overrides);
+}
+
+Config loadConfig(const std::filesystem::path& file, std::span<const std::string> overrides) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw ConfigError(fmt::format("{}: cannot read the config file", file.string()));
+  std::stringstream text;
+  text << in.rdbuf();
+  return parseConfig(text.str(), file.string(), overrides);
+}
+
+}  // namespace phalanx::node

@@ -1,0 +1,133 @@
+// The experiment configuration (DESIGN.md "Files"): parsed from YAML, overridden field by field
+// with `--set path=value`, validated with errors that name the file, the field and the allowed
+// values. A Config is a plain value; build it once at start-up.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace YAML {
+class Node;
+}
+
+namespace phalanx::node {
+
+// Bad configuration. what() is one line: "FILE: FIELD: problem (allowed: ...)".
+class ConfigError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct SyntheticConfig {
+  std::size_t train = 4000;
+  std::size_t test = 1000;
+  std::size_t features = 32;
+  std::size_t classes = 10;
+  double separation = 1.0;
+};
+
+struct DataConfig {
+  std::string dataset = "fashion_mnist";  // fashion_mnist | synthetic
+  std::string path = "/usr/share/datasets/fashion-mnist";
+  std::string partition = "iid";  // iid | dirichlet
+  double alpha = 1.0;             // Dirichlet concentration
+  std::size_t batch = 64;
+  SyntheticConfig synthetic;
+};
+
+struct ModelConfig {
+  std::string kind = "mlp";              // mlp | softmax
+  std::vector<std::size_t> hidden{100};  // mlp only
+};
+
+struct ScheduleConfig {
+  std::string kind = "constant";  // constant | hyperbolic | cosine
+  double tau = 50;
+  std::uint64_t decay_every = 50;
+  double min_lr = 0;
+};
+
+struct OptimizerConfig {
+  double lr = 0.1;
+  double momentum = 0.9;
+  std::string momentum_kind = "ema";  // ema | heavy_ball
+  double weight_decay = 0;
+  ScheduleConfig schedule;
+};
+
+struct CompressionConfig {
+  std::string codec = "none";
+  double density = 0.01;          // topk, topk_sampled, randk
+  std::string values = "fp32";    // fp32 | fp16 | bf16 (sparse values)
+  int bits = 8;                   // qsgd
+  std::size_t bucket = 128;       // qsgd, sign
+  int rank = 2;                   // powersgd
+  double threshold = 0;           // threshold codec's lambda; 0 = 1/(2 sqrt(k))
+  bool unbiased = false;          // randk, qsgd
+  bool shared_seed = false;       // randomness shared by all nodes instead of independent
+  std::string feedback = "none";  // none | ef14 | ef21 | ef21_sgdm | ef21_w | diana
+  double gamma = 1.0;             // consensus step
+  std::uint64_t keyframe_every = 100;
+  bool adaptive = false;          // Accordion
+};
+
+struct MixingConfig {
+  std::string rule = "nna";
+  std::vector<std::string> pre;  // nnm, clip:C, arc, bucketing:S — applied in order
+  double tau = 0;                // clipping radius (cc, clipped_gossip); 0 = adaptive
+  int iters = 1;                 // cc iterations
+};
+
+struct RoundsConfig {
+  std::uint64_t count = 1000;
+  std::uint64_t deadline_ms = 3000;
+  std::uint64_t eval_every = 100;
+};
+
+struct CheckpointConfig {
+  std::string dir;  // empty: no checkpoints
+  std::uint64_t every = 0;
+};
+
+struct SecurityConfig {
+  std::string mode = "none";  // none | tls
+  std::string ca, cert, key;
+};
+
+struct ByzantineConfig {
+  std::string attack;
+  double tau = 0;  // 0: the attack's default
+  double sigma = 1.0;
+  double eps = 1.5;
+  bool collude = false;
+};
+
+struct Config {
+  std::uint64_t seed = 1;
+  int threads = 0;  // 0: every core
+  DataConfig data;
+  ModelConfig model;
+  OptimizerConfig optimizer;
+  std::string exchange = "model";  // model | gradient
+  CompressionConfig compression;
+  MixingConfig mixing;
+  RoundsConfig rounds;
+  CheckpointConfig checkpoint;
+  SecurityConfig security;
+  std::map<std::uint32_t, ByzantineConfig> byzantine;  // by node id
+};
+
+// Reads `file`, applies `overrides` ("a.b.c=value", value in YAML syntax) in order, validates.
+// Throws ConfigError.
+Config loadConfig(const std::filesystem::path& file, std::span<const std::string> overrides = {});
+
+// The same from YAML text; `source` names it in errors.
+Config parseConfig(const std::string& yaml, const std::string& source,
+                   std::span<const std::string> overrides = {});
+
+}  // namespace phalanx::node

@@ -1,0 +1,75 @@
+#include "node/local_trainer.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "kernels/vector_ops.h"
+
+namespace phalanx::node {
+
+std::vector<std::size_t> modelSizes(const ModelConfig& model, std::size_t features,
+                                    std::size_t classes) {
+  std::vector<std::size_t> sizes{features};
+  if (model.kind == "mlp") sizes.insert(sizes.end(), model.hidden.begin(), model.hidden.end());
+  sizes.push_back(classes);
+  return sizes;
+}
+
+Schedule makeSchedule(const Config& config) {
+  const ScheduleConfig& s = config.optimizer.schedule;
+  Schedule out;
+  out.kind = s.kind == "hyperbolic" ? ScheduleKind::kHyperbolic
+             : s.kind == "cosine"   ? ScheduleKind::kCosine
+                                    : ScheduleKind::kConstant;
+  out.lr0 = config.optimizer.lr;
+  out.tau = s.tau;
+  out.decay_every = s.decay_every;
+  out.total_rounds = config.rounds.count;
+  out.min_lr = s.min_lr;
+  return out;
+}
+
+LocalTrainer::LocalTrainer(const Config& config, Dataset shard, std::uint64_t seed)
+    : shard_(std::move(shard)),
+      model_(modelSizes(config.model, shard_.features, shard_.classes)),
+      params_(model_.dimension()),
+      grad_(model_.dimension()),
+      optimizer_(config.optimizer.momentum_kind == "heavy_ball" ? MomentumKind::kHeavyBall
+                                                                : MomentumKind::kEma,
+                 config.optimizer.momentum, model_.dimension()),
+      schedule_(makeSchedule(config)),
+      weight_decay_(config.optimizer.weight_decay),
+      batch_(std::min<std::size_t>(config.data.batch, std::max<std::size_t>(shard_.size(), 1))),
+      rng_(seed),
+      order_(shard_.size()) {
+  if (shard_.size() == 0) throw ConfigError("local trainer: this node's data shard is empty");
+  model_.initialize(params_, seed);
+  std::iota(order_.begin(), order_.end(), 0u);
+  std::shuffle(order_.begin(), order_.end(), rng_);
+  batch_x_.resize(batch_ * shard_.features);
+  batch_y_.resize(batch_);
+}
+
+void LocalTrainer::nextBatch() {
+  // Epochs without replacement; a fresh permutation when the current one runs out.
+  for (std::size_t i = 0; i < batch_; ++i) {
+    if (cursor_ == order_.size()) {
+      std::shuffle(order_.begin(), order_.end(), rng_);
+      cursor_ = 0;
+    }
+    const std::uint32_t s = order_[cursor_++];
+    const auto row = shard_.row(s);
+    std::copy(row.begin(), row.end(), batch_x_.begin() + std::ptrdiff_t(i * shard_.features));
+    batch_y_[i] = shard_.y[s];
+  }
+}
+
+double LocalTrainer::step(std::uint64_t t) {
+  nextBatch();
+  const double loss = model_.lossAndGradient(params_, batch_x_, batch_y_, grad_);
+  if (weight_decay_ > 0) kernels::axpy(float(weight_decay_), params_, grad_);
+  optimizer_.step(grad_, learningRate(t), params_);
+  return loss;
+}
+
+}  // namespace phalanx::node

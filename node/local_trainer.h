@@ -1,0 +1,64 @@
+// One peer's local learning (ALGORITHMS.md §1): its data shard, the model, the flat parameter
+// vector, momentum and schedule. step() computes the half step y = x - lr_t * m in place; the
+// network round loop mixes on top of it, and `phalanx train` uses it alone (no network).
+// Not thread-safe; one per node.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <span>
+#include <vector>
+
+#include "node/config.h"
+#include "node/dataset.h"
+#include "node/mlp.h"
+#include "node/optimizer.h"
+
+namespace phalanx::node {
+
+// {features, hidden..., classes} for config.model ("softmax" has no hidden layer).
+std::vector<std::size_t> modelSizes(const ModelConfig& model, std::size_t features,
+                                    std::size_t classes);
+
+// The schedule config.optimizer asks for; cosine's period is config.rounds.count.
+Schedule makeSchedule(const Config& config);
+
+class LocalTrainer {
+ public:
+  // `seed` drives the initial parameters and the minibatch order. Throws ConfigError if the
+  // shard is empty.
+  LocalTrainer(const Config& config, Dataset shard, std::uint64_t seed);
+
+  // Round t: g = grad loss(x; minibatch) + wd * x; momentum; x <- x - lr_t * m.
+  // Returns the minibatch's mean cross-entropy (before the step).
+  double step(std::uint64_t t);
+
+  double learningRate(std::uint64_t t) const { return node::learningRate(schedule_, t); }
+  Evaluation evaluate(const Dataset& data) const { return model_.evaluate(params_, data); }
+
+  std::span<float> parameters() { return params_; }
+  std::span<const float> parameters() const { return params_; }
+  const Mlp& model() const { return model_; }
+  MomentumOptimizer& optimizer() { return optimizer_; }
+  const Dataset& shard() const { return shard_; }
+  std::size_t batchSize() const { return batch_; }
+
+ private:
+  void nextBatch();
+
+  Dataset shard_;
+  Mlp model_;
+  std::vector<float> params_;
+  std::vector<float> grad_;
+  MomentumOptimizer optimizer_;
+  Schedule schedule_;
+  double weight_decay_;
+  std::size_t batch_;
+  std::mt19937_64 rng_;
+  std::vector<std::uint32_t> order_;  // this epoch's sample order
+  std::size_t cursor_ = 0;
+  std::vector<float> batch_x_;
+  std::vector<std::uint8_t> batch_y_;
+};
+
+}  // namespace phalanx::node

@@ -1,0 +1,171 @@
+#include "node/yaml_fields.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <optional>
+
+namespace phalanx::node {
+namespace {
+
+std::string show(const YAML::Node& n) {
+  if (n.IsScalar()) return "'" + n.Scalar() + "'";
+  if (n.IsSequence()) return "a list";
+  if (n.IsMap()) return "a section";
+  return "nothing";
+}
+
+}  // namespace
+
+YamlFields::YamlFields(YAML::Node node, std::string path, Fail fail)
+    : node_(std::move(node)), path_(std::move(path)), fail_(std::move(fail)) {
+  if (node_.IsDefined() && !node_.IsNull() && !node_.IsMap()) {
+    fail_(path_.empty() ? std::string("(top level)") : path_,
+          fmt::format("expected a section of fields, got {}", show(node_)));
+  }
+}
+
+std::string YamlFields::field(std::string_view key) const {
+  return path_.empty() ? std::string(key) : fmt::format("{}.{}", path_, key);
+}
+
+void YamlFields::error(std::string_view key, const std::string& problem) const {
+  fail_(field(key), problem);
+  std::abort();  // fail_ must throw; reaching here is a bug
+}
+
+bool YamlFields::has(std::string_view key) const {
+  return node_.IsMap() && node_[std::string(key)].IsDefined() &&
+         !node_[std::string(key)].IsNull();
+}
+
+std::optional<YAML::Node> YamlFields::scalar(std::string_view key, const char* expected) {
+  asked_.insert(std::string(key));
+  if (!has(key)) return std::nullopt;
+  YAML::Node n = node_[std::string(key)];
+  if (!n.IsScalar()) error(key, fmt::format("expected {}, got {}", expected, show(n)));
+  return n;
+}
+
+void YamlFields::number(std::string_view key, double& out, double min, double max) {
+  const auto n = scalar(key, "a number");
+  if (!n) return;
+  double v = 0;
+  if (!YAML::convert<double>::decode(*n, v) || !std::isfinite(v)) {
+    error(key, fmt::format("expected a number, got {}", show(*n)));
+  }
+  if (v < min || v > max) error(key, fmt::format("{} is outside [{}, {}]", v, min, max));
+  out = v;
+}
+
+void YamlFields::integer(std::string_view key, std::uint64_t& out, std::uint64_t min,
+                         std::uint64_t max) {
+  const auto n = scalar(key, "a whole number");
+  if (!n) return;
+  // Parse as signed first so "-3" is reported as out of range rather than wrapping.
+  long long v = 0;
+  if (!YAML::convert<long long>::decode(*n, v)) {
+    error(key, fmt::format("expected a whole number, got {}", show(*n)));
+  }
+  if (v < 0 || std::uint64_t(v) < min || std::uint64_t(v) > max) {
+    error(key, fmt::format("{} is outside [{}, {}]", v, min, max));
+  }
+  out = std::uint64_t(v);
+}
+
+void YamlFields::integer(std::string_view key, int& out, int min, int max) {
+  const auto n = scalar(key, "a whole number");
+  if (!n) return;
+  long long v = 0;
+  if (!YAML::convert<long long>::decode(*n, v)) {
+    error(key, fmt::format("expected a whole number, got {}", show(*n)));
+  }
+  if (v < min || v > max) error(key, fmt::format("{} is outside [{}, {}]", v, min, max));
+  out = int(v);
+}
+
+void YamlFields::boolean(std::string_view key, bool& out) {
+  const auto n = scalar(key, "true or false");
+  if (!n) return;
+  bool v = false;
+  if (!YAML::convert<bool>::decode(*n, v)) {
+    error(key, fmt::format("expected true or false, got {}", show(*n)));
+  }
+  out = v;
+}
+
+void YamlFields::text(std::string_view key, std::string& out) {
+  const auto n = scalar(key, "text");
+  if (n) out = n->Scalar();
+}
+
+void YamlFields::choice(std::string_view key, std::string& out,
+                        const std::vector<std::string>& allowed) {
+  const auto n = scalar(key, "a name");
+  if (!n) return;
+  if (std::find(allowed.begin(), allowed.end(), n->Scalar()) == allowed.end()) {
+    error(key, fmt::format("unknown value {} (allowed: {})", show(*n), fmt::join(allowed, ", ")));
+  }
+  out = n->Scalar();
+}
+
+void YamlFields::integerList(std::string_view key, std::vector<std::size_t>& out,
+                             std::size_t min, std::size_t max) {
+  asked_.insert(std::string(key));
+  if (!has(key)) return;
+  const YAML::Node n = node_[std::string(key)];
+  if (!n.IsSequence()) error(key, fmt::format("expected a list like [100, 50], got {}", show(n)));
+  std::vector<std::size_t> values;
+  for (std::size_t i = 0; i < n.size(); ++i) {
+    long long v = 0;
+    if (!n[i].IsScalar() || !YAML::convert<long long>::decode(n[i], v)) {
+      error(key, fmt::format("item {} should be a whole number, got {}", i, show(n[i])));
+    }
+    if (v < 0 || std::size_t(v) < min || std::size_t(v) > max) {
+      error(key, fmt::format("item {} = {} is outside [{}, {}]", i, v, min, max));
+    }
+    values.push_back(std::size_t(v));
+  }
+  out = std::move(values);
+}
+
+void YamlFields::textList(std::string_view key, std::vector<std::string>& out) {
+  asked_.insert(std::string(key));
+  if (!has(key)) return;
+  const YAML::Node n = node_[std::string(key)];
+  if (!n.IsSequence()) error(key, fmt::format("expected a list, got {}", show(n)));
+  std::vector<std::string> values;
+  for (std::size_t i = 0; i < n.size(); ++i) {
+    if (!n[i].IsScalar()) error(key, fmt::format("item {} should be text, got {}", i, show(n[i])));
+    values.push_back(n[i].Scalar());
+  }
+  out = std::move(values);
+}
+
+YamlFields YamlFields::section(std::string_view key) {
+  asked_.insert(std::string(key));
+  YAML::Node n = has(key) ? node_[std::string(key)] : YAML::Node();
+  return YamlFields(n, field(key), fail_);
+}
+
+std::vector<std::string> YamlFields::keys() const {
+  std::vector<std::string> out;
+  if (!node_.IsMap()) return out;
+  for (const auto& kv : node_) out.push_back(kv.first.as<std::string>());
+  return out;
+}
+
+void YamlFields::finish() {
+  if (!node_.IsMap()) return;
+  for (const auto& kv : node_) {
+    const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : std::string("?");
+    if (!asked_.contains(key)) {
+      error(key, fmt::format("unknown field (allowed here: {})", fmt::join(asked_, ", ")));
+    }
+  }
+}
+
+}  // namespace phalanx::node

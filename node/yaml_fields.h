@@ -1,0 +1,61 @@
+// Validated reads from one YAML mapping, for config and topology files. Every read names the
+// field's full path; `finish()` rejects keys nobody asked for, listing the allowed ones. Errors
+// are thrown as the caller's exception type through `fail` (start-up only). Not thread-safe.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+namespace phalanx::node {
+
+// Counts and sizes are read through the std::uint64_t overload.
+static_assert(std::is_same_v<std::size_t, std::uint64_t>, "phalanx assumes an LP64 platform");
+
+class YamlFields {
+ public:
+  // `fail(field, problem)` must throw. `node` must be a map or null (absent section).
+  using Fail = std::function<void(const std::string& field, const std::string& problem)>;
+  YamlFields(YAML::Node node, std::string path, Fail fail);
+
+  bool has(std::string_view key) const;
+
+  void number(std::string_view key, double& out, double min, double max);
+  void integer(std::string_view key, std::uint64_t& out, std::uint64_t min, std::uint64_t max);
+  void integer(std::string_view key, int& out, int min, int max);
+  void boolean(std::string_view key, bool& out);
+  void text(std::string_view key, std::string& out);
+  void choice(std::string_view key, std::string& out, const std::vector<std::string>& allowed);
+  void integerList(std::string_view key, std::vector<std::size_t>& out, std::size_t min,
+                   std::size_t max);
+  void textList(std::string_view key, std::vector<std::string>& out);
+  YamlFields section(std::string_view key);
+
+  // Keys of this mapping, for maps keyed by data (node ids).
+  std::vector<std::string> keys() const;
+
+  // Rejects every key not read (or declared with allow()).
+  void finish();
+  void allow(std::string_view key) { asked_.insert(std::string(key)); }
+
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string field(std::string_view key) const;
+  std::optional<YAML::Node> scalar(std::string_view key, const char* expected);
+  [[noreturn]] void error(std::string_view key, const std::string& problem) const;
+
+  YAML::Node node_;
+  std::string path_;
+  Fail fail_;
+  std::set<std::string> asked_;
+};
+
+}  // namespace phalanx::node

@@ -1,0 +1,149 @@
+#include "node/config.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "tests/support/process.h"
+
+namespace phalanx::node {
+namespace {
+
+using ::testing::HasSubstr;
+
+// The ConfigError message for `yaml` with `sets`, or "" when it parses.
+std::string errorOf(const std::string& yaml, std::vector<std::string> sets = {}) {
+  try {
+    parseConfig(yaml, "c.yaml", sets);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Config, DefaultsWhenEmpty) {
+  const Config c = parseConfig("", "c.yaml");
+  EXPECT_EQ(c.seed, 1u);
+  EXPECT_EQ(c.data.dataset, "fashion_mnist");
+  EXPECT_EQ(c.mixing.rule, "nna");
+  EXPECT_EQ(c.optimizer.momentum_kind, "ema");
+  EXPECT_EQ(c.model.hidden, (std::vector<std::size_t>{100}));
+}
+
+TEST(Config, ReadsEverySection) {
+  const Config c = parseConfig(R"(
+seed: 7
+threads: 2
+data: {dataset: synthetic, partition: dirichlet, alpha: 0.5, batch: 32,
+       synthetic: {train: 100, test: 50, features: 8, classes: 3, separation: 2}}
+model: {kind: mlp, hidden: [64, 32]}
+optimizer: {lr: 0.5, momentum: 0.99, momentum_kind: heavy_ball, weight_decay: 0.001,
+            schedule: {kind: hyperbolic, tau: 50, decay_every: 25}}
+exchange: gradient
+compression: {codec: topk, density: 0.001, values: fp16, feedback: ef21, gamma: 0.2,
+              keyframe_every: 10, adaptive: true}
+mixing: {rule: cwtm, pre: [nnm, "clip:2.0", arc, "bucketing:2"], tau: 0.1, iters: 3}
+rounds: {count: 300, deadline_ms: 2000, eval_every: 50}
+checkpoint: {dir: /tmp/ck, every: 10}
+security: {mode: tls, ca: ca.pem, cert: n.pem, key: n.key}
+byzantine: {3: {attack: alie, tau: 1.5}, 7: {attack: signflip, collude: true}}
+)",
+                               "c.yaml");
+  EXPECT_EQ(c.seed, 7u);
+  EXPECT_EQ(c.threads, 2);
+  EXPECT_EQ(c.data.partition, "dirichlet");
+  EXPECT_DOUBLE_EQ(c.data.alpha, 0.5);
+  EXPECT_EQ(c.data.synthetic.classes, 3u);
+  EXPECT_EQ(c.model.hidden, (std::vector<std::size_t>{64, 32}));
+  EXPECT_EQ(c.optimizer.schedule.kind, "hyperbolic");
+  EXPECT_EQ(c.optimizer.schedule.decay_every, 25u);
+  EXPECT_EQ(c.exchange, "gradient");
+  EXPECT_EQ(c.compression.values, "fp16");
+  EXPECT_TRUE(c.compression.adaptive);
+  EXPECT_EQ(c.mixing.pre.size(), 4u);
+  EXPECT_EQ(c.rounds.deadline_ms, 2000u);
+  EXPECT_EQ(c.security.mode, "tls");
+  ASSERT_EQ(c.byzantine.size(), 2u);
+  EXPECT_EQ(c.byzantine.at(3).attack, "alie");
+  EXPECT_TRUE(c.byzantine.at(7).collude);
+}
+
+TEST(Config, UnknownFieldNamesFileFieldAndAllowedOnes) {
+  const std::string e = errorOf("optimizer: {lrr: 0.1}");
+  EXPECT_THAT(e, HasSubstr("c.yaml: optimizer.lrr: unknown field"));
+  EXPECT_THAT(e, HasSubstr("lr"));
+  EXPECT_THAT(e, HasSubstr("momentum_kind"));
+  EXPECT_THAT(errorOf("colour: blue"), HasSubstr("c.yaml: colour: unknown field"));
+}
+
+TEST(Config, BadValuesNameTheFieldAndTheAllowedValues) {
+  EXPECT_THAT(errorOf("mixing: {rule: avg}"),
+              HasSubstr("c.yaml: mixing.rule: unknown value 'avg' (allowed: nna, mean,"));
+  EXPECT_THAT(errorOf("optimizer: {lr: fast}"),
+              HasSubstr("c.yaml: optimizer.lr: expected a number, got 'fast'"));
+  EXPECT_THAT(errorOf("optimizer: {momentum: 1.0}"),
+              HasSubstr("optimizer.momentum: 1 is outside [0, 0.999999]"));
+  EXPECT_THAT(errorOf("data: {batch: -3}"), HasSubstr("data.batch: -3 is outside"));
+  EXPECT_THAT(errorOf("model: {hidden: 100}"), HasSubstr("model.hidden: expected a list"));
+  EXPECT_THAT(errorOf("model: {hidden: [100, x]}"), HasSubstr("model.hidden: item 1"));
+  EXPECT_THAT(errorOf("data: 5"), HasSubstr("c.yaml: data: expected a section"));
+  EXPECT_THAT(errorOf("compression: {adaptive: maybe}"),
+              HasSubstr("compression.adaptive: expected true or false"));
+}
+
+TEST(Config, CrossFieldRules) {
+  EXPECT_THAT(errorOf("security: {mode: tls}"), HasSubstr("security.ca: required"));
+  EXPECT_THAT(errorOf("checkpoint: {every: 5}"), HasSubstr("checkpoint.dir"));
+  EXPECT_THAT(errorOf("mixing: {pre: [median]}"), HasSubstr("unknown pre-aggregator 'median'"));
+  EXPECT_THAT(errorOf("mixing: {pre: [clip]}"), HasSubstr("'clip' needs a parameter"));
+  EXPECT_THAT(errorOf("mixing: {pre: ['clip:-1']}"), HasSubstr("must be a number > 0"));
+  EXPECT_THAT(errorOf("byzantine: {x: {attack: alie}}"), HasSubstr("byzantine.x: keys are node ids"));
+  EXPECT_THAT(errorOf("byzantine: {2: {tau: 1}}"), HasSubstr("byzantine.2.attack: required"));
+  EXPECT_THAT(errorOf("model: {kind: mlp, hidden: []}"), HasSubstr("model.hidden"));
+}
+
+TEST(Config, SyntaxErrorGivesLineAndColumn) {
+  EXPECT_THAT(errorOf("data: {batch: 3\nmodel: ["), HasSubstr("c.yaml:"));
+  EXPECT_THAT(errorOf("data: {batch: 3\nmodel: ["), HasSubstr("YAML syntax error"));
+}
+
+TEST(Config, SetOverridesAnyFieldAndCreatesSections) {
+  const Config c = parseConfig("optimizer: {lr: 0.1}\n", "c.yaml",
+                               std::vector<std::string>{"optimizer.lr=0.05", "model.hidden=[10, 20]",
+                                                        "byzantine.4.attack=ipm",
+                                                        "optimizer.schedule.kind=cosine"});
+  EXPECT_DOUBLE_EQ(c.optimizer.lr, 0.05);
+  EXPECT_EQ(c.model.hidden, (std::vector<std::size_t>{10, 20}));
+  EXPECT_EQ(c.byzantine.at(4).attack, "ipm");
+  EXPECT_EQ(c.optimizer.schedule.kind, "cosine");
+}
+
+TEST(Config, SetErrorsSayTheyCameFromTheCommandLine) {
+  EXPECT_THAT(errorOf("", {"optimizer.lr=abc"}),
+              HasSubstr("optimizer.lr: expected a number, got 'abc' (set with --set)"));
+  EXPECT_THAT(errorOf("", {"optimizer.lrr=1"}), HasSubstr("optimizer.lrr: unknown field"));
+  EXPECT_THAT(errorOf("", {"nonsense"}), HasSubstr("--set nonsense: expected path=value"));
+  EXPECT_THAT(errorOf("", {"a..b=1"}), HasSubstr("empty name"));
+  EXPECT_THAT(errorOf("seed: 3", {"seed.x=1"}), HasSubstr("seed is a value, not a section"));
+}
+
+TEST(Config, ShippedConfigsParse) {
+  for (const char* name : {"single-fmnist.yaml", "single-softmax-fmnist.yaml"}) {
+    SCOPED_TRACE(name);
+    EXPECT_NO_THROW(loadConfig(testing::sourceDir() + "/configs/" + name));
+  }
+}
+
+TEST(Config, MissingFileIsAClearError) {
+  try {
+    loadConfig("/nonexistent/x.yaml");
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("/nonexistent/x.yaml: cannot read"));
+  }
+}
+
+}  // namespace
+}  // namespace phalanx::node

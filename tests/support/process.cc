@@ -1,0 +1,29 @@
+#include "tests/support/process.h"
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+
+namespace phalanx::testing {
+
+ProcessResult runProcess(const std::string& command_line) {
+  ProcessResult result;
+  const std::string full = command_line + " 2>&1";
+  FILE* pipe = popen(full.c_str(), "r");
+  if (pipe == nullptr) return result;
+  std::array<char, 4096> buffer{};
+  std::size_t n = 0;
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) {
+    result.output.append(buffer.data(), n);
+  }
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+std::string phalanxBinary() { return std::string("'") + PHALANX_BINARY + "'"; }
+
+std::string sourceDir() { return PHALANX_SOURCE_DIR; }
+
+}  // namespace phalanx::testing

@@ -1,0 +1,22 @@
+// Runs a command line through /bin/sh and captures its exit code and combined output,
+// for end-to-end tests that drive `phalanx` the way a user would. Thread-compatible.
+#pragma once
+
+#include <string>
+
+namespace phalanx::testing {
+
+struct ProcessResult {
+  int exit_code = -1;  // -1 when the process did not exit normally (signal)
+  std::string output;  // stdout and stderr, interleaved
+};
+
+ProcessResult runProcess(const std::string& command_line);
+
+// The `phalanx` binary under test, quoted for the shell.
+std::string phalanxBinary();
+
+// The repository root (configs/, topologies/ ...).
+std::string sourceDir();
+
+}  // namespace phalanx::testing

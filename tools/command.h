@@ -1,0 +1,22 @@
+// A `phalanx` subcommand: its CLI11 parser and what runs when it was chosen.
+// Exit codes (DESIGN.md): 0 success, 1 failure, 2 bad input.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace phalanx::tools {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitBadInput = 2;
+
+struct Command {
+  CLI::App* app = nullptr;
+  std::function<int()> run;
+};
+
+// Each adds its subcommand to `root`; options bind to state the returned `run` owns.
+Command addTrainCommand(CLI::App& root);
+
+}  // namespace phalanx::tools

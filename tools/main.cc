@@ -1,0 +1,39 @@
+// phalanx: one executable, one subcommand per job (DESIGN.md "Operating it").
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <vector>
+
+#include "kernels/device.h"
+#include "tools/command.h"
+
+int main(int argc, char** argv) {
+  using namespace phalanx::tools;
+  CLI::App app{"phalanx: fault-tolerant, decentralized, peer-to-peer training node"};
+  app.set_version_flag("--version", std::string("phalanx ") + PHALANX_VERSION + " (" +
+                                        phalanx::kernels::backendSummary() + ")");
+  std::string log_level = "info";
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error, critical or off")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
+  app.require_subcommand(1);
+
+  std::vector<Command> commands{addTrainCommand(app)};
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);  // prints help, version or the error
+    return code == 0 ? kExitOk : kExitBadInput;
+  }
+
+  auto logger = spdlog::stderr_color_mt("phalanx");
+  spdlog::set_default_logger(logger);
+  spdlog::set_level(spdlog::level::from_str(log_level));
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+
+  for (const Command& c : commands) {
+    if (c.app->parsed()) return c.run();
+  }
+  return kExitBadInput;
+}
