@@ -3,7 +3,8 @@
 # Flags for our own targets only (never for third-party headers, which come in as SYSTEM).
 function(phalanx_target_options target)
   target_compile_options(${target} PRIVATE
-    $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Werror -Wno-error=deprecated-declarations>
+    $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Werror -Wno-error=deprecated-declarations
+                                  -Wno-missing-field-initializers>
     $<$<COMPILE_LANGUAGE:CUDA>:-Werror=all-warnings -Xcompiler=-Wall,-Wextra,-Werror>)
   if(PHALANX_SANITIZE)
     target_compile_options(${target} PRIVATE

@@ -1,0 +1,162 @@
+#include "kernels/batch_ops.h"
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <vector>
+
+#include "kernels/check.h"
+
+namespace phalanx::kernels {
+namespace {
+
+// Coordinates per block: small enough that a block of every row stays in L2, large enough
+// that per-block overheads vanish.
+constexpr std::size_t kBlock = 4096;
+
+using ConstArray = Eigen::Map<const Eigen::ArrayXf>;
+
+std::size_t commonLength(Rows rows) {
+  if (rows.empty()) return 0;
+  const std::size_t d = rows[0].size();
+  for (const auto& r : rows) PHALANX_CHECK(r.size() == d, "batch_ops: rows differ in length");
+  return d;
+}
+
+ConstArray block(std::span<const float> v, std::size_t start, std::size_t len) {
+  return ConstArray(v.data() + start, Eigen::Index(len));
+}
+
+std::size_t blockCount(std::size_t d) { return (d + kBlock - 1) / kBlock; }
+
+// Runs body(start, len) over coordinate blocks in parallel and sums each thread's `partials`
+// (one double per output) into `out`.
+template <class Body>
+void reduceOverBlocks(std::size_t d, std::span<double> out, Body body) {
+  std::fill(out.begin(), out.end(), 0.0);
+  const long blocks = long(blockCount(d));
+#pragma omp parallel
+  {
+    std::vector<double> partial(out.size(), 0.0);
+#pragma omp for schedule(static)
+    for (long b = 0; b < blocks; ++b) {
+      const std::size_t start = std::size_t(b) * kBlock;
+      body(start, std::min(kBlock, d - start), partial);
+    }
+#pragma omp critical
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] += partial[i];
+  }
+}
+
+}  // namespace
+
+void squaredDistancesTo(std::span<const float> center, Rows rows, std::span<double> out) {
+  const std::size_t d = commonLength(rows);
+  PHALANX_CHECK(out.size() == rows.size(), "squaredDistancesTo: output size");
+  PHALANX_CHECK(rows.empty() || center.size() == d, "squaredDistancesTo: center length");
+  reduceOverBlocks(d, out, [&](std::size_t start, std::size_t len, std::vector<double>& acc) {
+    const auto c = block(center, start, len).cast<double>();
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+      acc[k] += (block(rows[k], start, len).cast<double>() - c).square().sum();
+    }
+  });
+}
+
+void pairwiseSquaredDistances(Rows rows, std::span<double> out) {
+  const std::size_t n = rows.size();
+  const std::size_t d = commonLength(rows);
+  PHALANX_CHECK(out.size() == n * n, "pairwiseSquaredDistances: output size");
+  reduceOverBlocks(d, out, [&](std::size_t start, std::size_t len, std::vector<double>& acc) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto a = block(rows[i], start, len).cast<double>();
+      for (std::size_t j = i + 1; j < n; ++j) {
+        acc[i * n + j] += (a - block(rows[j], start, len).cast<double>()).square().sum();
+      }
+    }
+  });
+  for (std::size_t i = 0; i < n; ++i) {
+    out[i * n + i] = 0.0;
+    for (std::size_t j = i + 1; j < n; ++j) out[j * n + i] = out[i * n + j];
+  }
+}
+
+void squaredNorms(Rows rows, std::span<double> out) {
+  const std::size_t d = commonLength(rows);
+  PHALANX_CHECK(out.size() == rows.size(), "squaredNorms: output size");
+  reduceOverBlocks(d, out, [&](std::size_t start, std::size_t len, std::vector<double>& acc) {
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+      acc[k] += block(rows[k], start, len).cast<double>().square().sum();
+    }
+  });
+}
+
+void weightedSum(Rows rows, std::span<const double> weights, std::span<float> out) {
+  const std::size_t d = out.size();
+  PHALANX_CHECK(weights.size() == rows.size(), "weightedSum: one weight per row");
+  PHALANX_CHECK(rows.empty() || commonLength(rows) == d, "weightedSum: output length");
+  const long blocks = long(blockCount(d));
+#pragma omp parallel for schedule(static)
+  for (long b = 0; b < blocks; ++b) {
+    const std::size_t start = std::size_t(b) * kBlock;
+    const std::size_t len = std::min(kBlock, d - start);
+    Eigen::Map<Eigen::ArrayXf> z(out.data() + start, Eigen::Index(len));
+    z.setZero();
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+      if (weights[k] != 0.0) z += float(weights[k]) * block(rows[k], start, len);
+    }
+  }
+}
+
+namespace {
+
+// Applies stat(values) per coordinate, gathering a transposed block so each coordinate's
+// values are contiguous.
+template <class Stat>
+void perCoordinate(Rows rows, std::span<float> out, Stat stat) {
+  const std::size_t n = rows.size();
+  const std::size_t d = out.size();
+  PHALANX_CHECK(n > 0 && commonLength(rows) == d, "coordinate rule: shape mismatch");
+  constexpr std::size_t kCoordBlock = 256;
+  const long blocks = long((d + kCoordBlock - 1) / kCoordBlock);
+#pragma omp parallel
+  {
+    std::vector<float> values(kCoordBlock * n);
+#pragma omp for schedule(static)
+    for (long b = 0; b < blocks; ++b) {
+      const std::size_t start = std::size_t(b) * kCoordBlock;
+      const std::size_t len = std::min(kCoordBlock, d - start);
+      for (std::size_t k = 0; k < n; ++k) {
+        const float* src = rows[k].data() + start;
+        for (std::size_t j = 0; j < len; ++j) values[j * n + k] = src[j];
+      }
+      for (std::size_t j = 0; j < len; ++j) {
+        out[start + j] = stat(std::span<float>(values.data() + j * n, n));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void coordinateTrimmedMean(Rows rows, std::size_t trim, std::span<float> out) {
+  PHALANX_CHECK(2 * trim < rows.size(), "coordinateTrimmedMean: 2 * trim >= rows");
+  const std::size_t keep = rows.size() - 2 * trim;
+  perCoordinate(rows, out, [&](std::span<float> v) {
+    std::sort(v.begin(), v.end());
+    double sum = 0;
+    for (std::size_t i = trim; i < trim + keep; ++i) sum += v[i];
+    return float(sum / double(keep));
+  });
+}
+
+void coordinateMedian(Rows rows, std::span<float> out) {
+  perCoordinate(rows, out, [](std::span<float> v) {
+    const std::size_t n = v.size(), mid = n / 2;
+    std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(mid), v.end());
+    const float upper = v[mid];
+    if (n % 2 == 1) return upper;
+    const float lower = *std::max_element(v.begin(), v.begin() + std::ptrdiff_t(mid));
+    return float((double(lower) + double(upper)) / 2.0);
+  });
+}
+
+}  // namespace phalanx::kernels

@@ -1,0 +1,35 @@
+// Batched hot loops over a set of equal-length float vectors ("rows"): distances, weighted
+// sums and coordinate-wise order statistics, for the aggregators in robust/. CPU reference,
+// parallel over coordinate blocks with OpenMP. Pure; safe from any thread on disjoint outputs.
+// Squares and sums are formed in double, so finite rows (even near FLT_MAX) give finite
+// distances and NaN/Inf rows, and only they, give non-finite ones.
+#pragma once
+
+#include <cstddef>
+#include <span>
+
+namespace phalanx::kernels {
+
+// A set of vectors of one length; each span is caller-owned.
+using Rows = std::span<const std::span<const float>>;
+
+// out[k] = ‖rows[k] - center‖². A row with NaN/Inf gives a non-finite value.
+void squaredDistancesTo(std::span<const float> center, Rows rows, std::span<double> out);
+
+// out[i * n + j] = ‖rows[i] - rows[j]‖², n = rows.size(); symmetric, zero diagonal.
+void pairwiseSquaredDistances(Rows rows, std::span<double> out);
+
+// out[k] = ‖rows[k]‖².
+void squaredNorms(Rows rows, std::span<double> out);
+
+// out = Σ_k weights[k] * rows[k]; rows whose weight is exactly 0 are not read.
+void weightedSum(Rows rows, std::span<const double> weights, std::span<float> out);
+
+// Per coordinate: sort the rows' values, drop the `trim` lowest and `trim` highest, and
+// average the rest. Requires 2 * trim < rows.size() (checked).
+void coordinateTrimmedMean(Rows rows, std::size_t trim, std::span<float> out);
+
+// Per coordinate median; the mean of the two middle values for an even count (NumPy's rule).
+void coordinateMedian(Rows rows, std::span<float> out);
+
+}  // namespace phalanx::kernels

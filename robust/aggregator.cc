@@ -1,0 +1,138 @@
+#include "robust/aggregator.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "kernels/vector_ops.h"
+#include "robust/pre_aggregators.h"
+#include "robust/rules.h"
+
+namespace phalanx::robust {
+namespace {
+
+class Pipeline final : public Aggregator {
+ public:
+  Pipeline(std::string name, std::unique_ptr<Rule> rule,
+           std::vector<std::unique_ptr<PreAggregator>> pre)
+      : name_(std::move(name)), rule_(std::move(rule)), pre_(std::move(pre)) {}
+
+  std::string_view name() const override { return name_; }
+
+  std::expected<MixReport, std::string> mix(const MixInput& in, std::span<float> out) override {
+    const std::size_t n = in.rows.size();
+    if (n == 0) return std::unexpected("mix: no pivot row");
+    for (std::size_t i = 0; i < n; ++i) {
+      if (in.rows[i].size() != out.size()) {
+        return std::unexpected(fmt::format("mix: row {} has length {}, expected {}", i,
+                                           in.rows[i].size(), out.size()));
+      }
+    }
+    if (!in.weights.empty() && in.weights.size() != n) {
+      return std::unexpected(fmt::format("mix: {} weights for {} rows", in.weights.size(), n));
+    }
+    if (!kernels::allFinite(in.rows[0])) return std::unexpected("mix: the pivot holds NaN or Inf");
+
+    MixReport report;
+    report.kept.assign(n, 0);
+    report.nonfinite.assign(n, 0);
+    report.distance.assign(n, 0.0);
+    std::vector<double> sq(n);
+    kernels::squaredDistancesTo(in.rows[0], in.rows, sq);
+
+    // Drop non-finite rows; they use up budget (they are certainly Byzantine).
+    std::vector<std::span<const float>> finite;
+    std::vector<std::size_t> origin;  // finite index -> input index
+    std::vector<double> weights;
+    std::size_t dropped = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!std::isfinite(sq[i])) {
+        report.nonfinite[i] = 1;
+        report.distance[i] = std::numeric_limits<double>::infinity();
+        ++dropped;
+        continue;
+      }
+      report.distance[i] = std::sqrt(sq[i]);
+      finite.push_back(in.rows[i]);
+      origin.push_back(i);
+      weights.push_back(in.weights.empty() ? 1.0 / double(n) : in.weights[i]);
+    }
+    const std::size_t b = in.byzantine_budget > dropped ? in.byzantine_budget - dropped : 0;
+    report.budget_used = b;
+
+    // Pre-aggregators, in order; `members` tracks which inputs each current row stands for.
+    std::vector<std::vector<std::size_t>> members(finite.size());
+    for (std::size_t i = 0; i < finite.size(); ++i) members[i] = {origin[i]};
+    Stage stage;
+    std::vector<std::span<const float>> current = finite;
+    for (auto& p : pre_) {
+      Stage next = p->apply(current, weights, b);
+      std::vector<std::vector<std::size_t>> composed;
+      for (const auto& m : next.members) {
+        std::vector<std::size_t> inputs;
+        for (std::size_t j : m) inputs.insert(inputs.end(), members[j].begin(), members[j].end());
+        composed.push_back(std::move(inputs));
+      }
+      members = std::move(composed);
+      weights = next.weights;
+      stage = std::move(next);
+      current.assign(stage.rows.begin(), stage.rows.end());
+    }
+
+    std::vector<char> kept(current.size(), 0);
+    if (auto ok = rule_->apply({current, b, weights}, out, kept); !ok) {
+      return std::unexpected(ok.error());
+    }
+    for (std::size_t i = 0; i < kept.size(); ++i) {
+      if (kept[i]) {
+        for (std::size_t j : members[i]) report.kept[j] = 1;
+      }
+    }
+    return report;
+  }
+
+ private:
+  std::string name_;
+  std::unique_ptr<Rule> rule_;
+  std::vector<std::unique_ptr<PreAggregator>> pre_;
+};
+
+}  // namespace
+
+std::expected<std::unique_ptr<Aggregator>, std::string> makeAggregator(const AggregatorConfig& c) {
+  std::unique_ptr<Rule> rule;
+  if (c.rule == "nna") rule = makeNna();
+  else if (c.rule == "mean") rule = makeMean();
+  else if (c.rule == "metropolis") rule = makeMetropolis();
+  else if (c.rule == "cwtm") rule = makeTrimmedMean();
+  else if (c.rule == "cwmed") rule = makeMedian();
+  else if (c.rule == "gm") rule = makeGeometricMedian();
+  else if (c.rule == "krum") rule = makeKrum(false);
+  else if (c.rule == "multikrum") rule = makeKrum(true);
+  else if (c.rule == "cc") {
+    if (!(c.tau > 0)) return std::unexpected("cc: needs a clipping radius tau > 0");
+    if (c.iters < 1) return std::unexpected("cc: needs iters >= 1");
+    rule = makeCenteredClipping(c.tau, c.iters);
+  } else if (c.rule == "clipped_gossip") {
+    if (!(c.tau >= 0)) return std::unexpected("clipped_gossip: tau must be >= 0 (0: adaptive)");
+    rule = makeClippedGossip(c.tau);
+  } else {
+    return std::unexpected(
+        fmt::format("unknown rule '{}' (allowed: {})", c.rule, fmt::join(kRuleNames, ", ")));
+  }
+  std::vector<std::unique_ptr<PreAggregator>> pre;
+  std::uint64_t seed = c.seed;
+  for (const auto& spec : c.pre) {
+    auto p = makePreAggregator(spec, seed++);
+    if (!p) return std::unexpected(p.error());
+    pre.push_back(std::move(*p));
+  }
+  std::string name = c.rule;
+  for (const auto& spec : c.pre) name = spec + "+" + name;
+  return std::make_unique<Pipeline>(std::move(name), std::move(rule), std::move(pre));
+}
+
+}  // namespace phalanx::robust

@@ -1,0 +1,68 @@
+// Robust mixing rules (ALGORITHMS.md §2) behind one interface, chosen by name, with optional
+// pre-aggregators composed in front. Pure: no I/O, no clocks; deterministic given the seed.
+// An Aggregator is owned by one node and called from one thread (cc and bucketing keep state).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <expected>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernels/batch_ops.h"
+
+namespace phalanx::robust {
+
+using kernels::Rows;
+
+// The names ALGORITHMS.md uses.
+inline const std::vector<std::string> kRuleNames{"nna",       "mean", "metropolis", "cwtm",
+                                                 "cwmed",     "gm",   "krum",       "multikrum",
+                                                 "cc",        "clipped_gossip"};
+
+struct AggregatorConfig {
+  std::string rule = "nna";
+  std::vector<std::string> pre;  // "nnm", "clip:C", "arc", "bucketing:S", applied in order
+  double tau = 0;                // cc: clipping radius (> 0); clipped_gossip: 0 = adaptive
+  int iters = 1;                 // cc: L
+  std::uint64_t seed = 1;        // bucketing's shuffles
+};
+
+struct MixInput {
+  // rows[0] is the pivot (the node's own vector); rows[1..] the vectors heard this round.
+  // Any number of peers, zero included. All rows have the same length.
+  Rows rows;
+  // b: how many of the rows may be Byzantine.
+  std::size_t byzantine_budget = 0;
+  // Mixing weights W_ij per row (row 0: unused; metropolis puts what is missing on self).
+  // Empty: 1/|S| each, i.e. a complete graph among the rows.
+  std::span<const double> weights;
+};
+
+// What a rule did with each row (index as in MixInput::rows; row 0 is the pivot).
+struct MixReport {
+  std::vector<char> kept;       // 1: the row entered the mix (possibly clipped or trimmed)
+  std::vector<char> nonfinite;  // 1: the row held NaN/Inf and was dropped
+  std::vector<double> distance; // ‖row - pivot‖; +inf for non-finite rows
+  std::size_t budget_used = 0;  // b after non-finite rows consumed part of it
+};
+
+class Aggregator {
+ public:
+  virtual ~Aggregator() = default;
+
+  // Writes the mix z into `out` (length of the rows). Errors (never UB): length mismatch,
+  // non-finite pivot, or b too large for the rule (e.g. cwtm with 2b >= |S|). Rows holding
+  // NaN/Inf are dropped before the rule runs and use up budget: b' = max(0, b - dropped) —
+  // the same outcome as "infinitely far" for distance rules whenever at most b are bad.
+  virtual std::expected<MixReport, std::string> mix(const MixInput& in, std::span<float> out) = 0;
+
+  virtual std::string_view name() const = 0;
+};
+
+std::expected<std::unique_ptr<Aggregator>, std::string> makeAggregator(const AggregatorConfig& c);
+
+}  // namespace phalanx::robust

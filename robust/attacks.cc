@@ -1,0 +1,293 @@
+#include "robust/attacks.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "kernels/vector_ops.h"
+#include "robust/normal.h"
+
+namespace phalanx::robust {
+
+void meanAndStd(Rows rows, std::span<float> mean, std::span<float> stddev) {
+  const std::size_t h = rows.size(), d = mean.size();
+  const long dl = long(d);
+#pragma omp parallel for schedule(static)
+  for (long j = 0; j < dl; ++j) {
+    double sum = 0, sq = 0;
+    for (std::size_t k = 0; k < h; ++k) sum += rows[k][std::size_t(j)];
+    const double mu = sum / double(h);
+    for (std::size_t k = 0; k < h; ++k) {
+      const double dev = rows[k][std::size_t(j)] - mu;
+      sq += dev * dev;
+    }
+    mean[std::size_t(j)] = float(mu);
+    if (!stddev.empty()) stddev[std::size_t(j)] = h > 1 ? float(std::sqrt(sq / double(h - 1))) : 0.0f;
+  }
+}
+
+double lineSearch(const std::function<double(double)>& F, int evals, double start, double delta,
+                  double ratio) {
+  double best = start;
+  double fbest = F(best);
+  int left = evals - 1;
+  while (left > 0) {  // expand
+    const double y = F(best + delta);
+    --left;
+    if (y > fbest) {
+      best += delta;
+      fbest = y;
+      delta *= 2;
+    } else {
+      delta *= ratio;
+      break;
+    }
+  }
+  while (left > 0) {  // contract
+    const double y = F(best + delta);
+    --left;
+    if (y > fbest) {
+      best += delta;
+      fbest = y;
+    }
+    delta *= ratio;
+  }
+  return best;
+}
+
+namespace {
+
+using Vec = Eigen::Map<Eigen::ArrayXf>;
+
+std::expected<void, std::string> checkHonest(const AttackInput& in, std::span<float> out,
+                                             std::size_t at_least, std::string_view name) {
+  if (in.honest.size() < at_least) {
+    return std::unexpected(fmt::format("{}: needs at least {} honest vector{}, knows {}", name,
+                                       at_least, at_least == 1 ? "" : "s", in.honest.size()));
+  }
+  for (const auto& r : in.honest) {
+    if (r.size() != out.size()) {
+      return std::unexpected(
+          fmt::format("{}: honest vector of length {}, expected {}", name, r.size(), out.size()));
+    }
+  }
+  return {};
+}
+
+// Vectors of the form base + tau * direction (alie: μ + tau σ; ipm: 0 + tau (-μ); signflip).
+class LinearAttack : public Attack {
+ public:
+  LinearAttack(std::string name, double tau) : name_(std::move(name)), tau_(tau) {}
+  std::string_view name() const override { return name_; }
+
+  std::expected<void, std::string> craft(const AttackInput& in, std::span<float> out) override {
+    if (auto ok = checkHonest(in, out, needsStd() ? 2 : 1, name_); !ok) return ok;
+    prepare(in.honest, out.size());
+    auto tau = chooseTau(in.honest);
+    if (!tau) return std::unexpected(tau.error());
+    compose(*tau, out);
+    return {};
+  }
+
+ protected:
+  virtual bool needsStd() const = 0;
+  // Fills base_ and direction_ from the honest vectors.
+  virtual void prepare(Rows honest, std::size_t d) = 0;
+  virtual std::expected<double, std::string> chooseTau(Rows) { return tau_; }
+
+  void compose(double tau, std::span<float> out) const {
+    Vec(out.data(), Eigen::Index(out.size())) =
+        Eigen::Map<const Eigen::ArrayXf>(base_.data(), Eigen::Index(base_.size())) +
+        float(tau) * Eigen::Map<const Eigen::ArrayXf>(direction_.data(), Eigen::Index(direction_.size()));
+  }
+
+  std::string name_;
+  double tau_;
+  std::vector<float> base_, direction_, mean_;
+};
+
+class Alie : public LinearAttack {
+ public:
+  using LinearAttack::LinearAttack;
+
+ protected:
+  bool needsStd() const override { return true; }
+  void prepare(Rows honest, std::size_t d) override {
+    mean_.resize(d);
+    direction_.resize(d);
+    meanAndStd(honest, mean_, direction_);
+    base_ = mean_;
+  }
+};
+
+class Ipm : public LinearAttack {
+ public:
+  using LinearAttack::LinearAttack;
+
+ protected:
+  bool needsStd() const override { return false; }
+  void prepare(Rows honest, std::size_t d) override {
+    mean_.resize(d);
+    meanAndStd(honest, mean_, {});
+    base_.assign(d, 0.0f);
+    direction_.resize(d);
+    std::transform(mean_.begin(), mean_.end(), direction_.begin(), [](float v) { return -v; });
+  }
+};
+
+// opt_alie / opt_ipm: tau maximizing ‖Agg(Pre(V(tau))) - μ‖ by the §4 line search, where
+// V(tau) is the honest rows followed by f copies of the attack vector. Pivot rules use the
+// first honest row as their pivot.
+template <class Base>
+class Optimized final : public Base {
+ public:
+  Optimized(std::string name, const AttackConfig& c) : Base(std::move(name), 0.0), config_(c) {}
+
+ protected:
+  std::expected<double, std::string> chooseTau(Rows honest) override {
+    const std::size_t d = this->mean_.size();
+    std::vector<float> attack(d), z(d);
+    std::vector<std::span<const float>> rows(honest.begin(), honest.end());
+    rows.insert(rows.end(), config_.f, std::span<const float>(attack));
+    std::string failure;
+    auto F = [&](double tau) {
+      this->compose(tau, attack);
+      auto agg = makeAggregator(config_.target);
+      if (!agg) {
+        failure = agg.error();
+        return -std::numeric_limits<double>::infinity();
+      }
+      auto mixed = (*agg)->mix({rows, config_.target_b, {}}, z);
+      if (!mixed) return -std::numeric_limits<double>::infinity();
+      return std::sqrt(kernels::squaredDistance(z, this->mean_));
+    };
+    const double tau = lineSearch(F, config_.evals);
+    if (!failure.empty()) return std::unexpected(this->name_ + ": " + failure);
+    return tau;
+  }
+
+ private:
+  AttackConfig config_;
+};
+
+class Mimic final : public Attack {
+ public:
+  explicit Mimic(std::size_t which) : which_(which) {}
+  std::string_view name() const override { return "mimic"; }
+  std::expected<void, std::string> craft(const AttackInput& in, std::span<float> out) override {
+    if (auto ok = checkHonest(in, out, which_ + 1, "mimic"); !ok) return ok;
+    std::copy(in.honest[which_].begin(), in.honest[which_].end(), out.begin());
+    return {};
+  }
+
+ private:
+  std::size_t which_;
+};
+
+// Per target i: x_i - eps * Σ_j W_ij (x_j - x_i) / Σ_b W_ib.
+class Dissensus final : public Attack {
+ public:
+  explicit Dissensus(double eps) : eps_(eps) {}
+  std::string_view name() const override { return "dissensus"; }
+  bool perTarget() const override { return true; }
+  std::expected<void, std::string> craft(const AttackInput& in, std::span<float> out) override {
+    const TargetView* t = in.target;
+    if (t == nullptr) return std::unexpected("dissensus: needs the target's view");
+    if (t->target.size() != out.size()) return std::unexpected("dissensus: target length mismatch");
+    if (t->honest_weights.size() != t->honest_neighbours.size()) {
+      return std::unexpected("dissensus: one weight per honest neighbour");
+    }
+    if (!(t->byzantine_weight > 0)) {
+      return std::unexpected("dissensus: the target's Byzantine weight must be > 0");
+    }
+    std::vector<double> w(t->honest_weights.begin(), t->honest_weights.end());
+    double total = 0;
+    for (double& v : w) total += (v *= -eps_ / t->byzantine_weight);
+    // x_i - (eps/Wb) Σ W_ij x_j + (eps/Wb) Σ W_ij x_i
+    kernels::weightedSum(t->honest_neighbours, w, out);
+    kernels::axpy(float(1.0 - total), t->target, out);
+    return {};
+  }
+
+ private:
+  double eps_;
+};
+
+class Gaussian final : public Attack {
+ public:
+  Gaussian(double sigma, bool scale_to_mean, std::uint64_t seed)
+      : sigma_(sigma), scale_(scale_to_mean), rng_(seed) {}
+  std::string_view name() const override { return "gaussian"; }
+  std::expected<void, std::string> craft(const AttackInput& in, std::span<float> out) override {
+    double sigma = sigma_;
+    if (scale_) {
+      if (auto ok = checkHonest(in, out, 1, "gaussian"); !ok) return ok;
+      std::vector<float> mean(out.size());
+      meanAndStd(in.honest, mean, {});
+      sigma = std::sqrt(kernels::squaredNorm(mean) / double(std::max<std::size_t>(out.size(), 1)));
+    }
+    std::normal_distribution<float> g(0.0f, float(sigma));
+    for (float& v : out) v = g(rng_);
+    return {};
+  }
+
+ private:
+  double sigma_;
+  bool scale_;
+  std::mt19937_64 rng_;
+};
+
+class Constant final : public Attack {
+ public:
+  Constant(std::string name, float value) : name_(std::move(name)), value_(value) {}
+  std::string_view name() const override { return name_; }
+  std::expected<void, std::string> craft(const AttackInput&, std::span<float> out) override {
+    std::fill(out.begin(), out.end(), value_);
+    return {};
+  }
+
+ private:
+  std::string name_;
+  float value_;
+};
+
+}  // namespace
+
+std::expected<std::unique_ptr<Attack>, std::string> makeAttack(const AttackConfig& c) {
+  const std::string& n = c.name;
+  if (n == "signflip") return std::make_unique<Ipm>("signflip", 1.0);
+  if (n == "ipm") return std::make_unique<Ipm>("ipm", c.tau.value_or(2.0));
+  if (n == "alie") {
+    if (!c.alie_z) return std::make_unique<Alie>("alie", c.tau.value_or(1.5));
+    if (c.n == 0 || c.f >= c.n) return std::unexpected("alie: z needs n > f >= 0");
+    const double s = std::floor(double(c.n) / 2.0 + 1.0) - double(c.f);
+    const double z = inverseNormalCdf((double(c.n - c.f) - s) / double(c.n - c.f));
+    if (!std::isfinite(z)) {
+      return std::unexpected(fmt::format("alie: no z for n = {}, f = {} ((n-f-s)/(n-f) outside (0,1))",
+                                         c.n, c.f));
+    }
+    return std::make_unique<Alie>("alie", z);
+  }
+  if (n == "opt_alie" || n == "opt_ipm") {
+    if (c.evals < 1) return std::unexpected(n + ": needs evals >= 1");
+    if (auto probe = makeAggregator(c.target); !probe) return std::unexpected(n + ": " + probe.error());
+    if (n == "opt_alie") return std::make_unique<Optimized<Alie>>(n, c);
+    return std::make_unique<Optimized<Ipm>>(n, c);
+  }
+  if (n == "mimic") return std::make_unique<Mimic>(c.mimic);
+  if (n == "dissensus") return std::make_unique<Dissensus>(c.eps);
+  if (n == "gaussian") return std::make_unique<Gaussian>(c.sigma, c.scale_to_mean, c.seed);
+  if (n == "nan") return std::make_unique<Constant>(n, std::numeric_limits<float>::quiet_NaN());
+  if (n == "inf") return std::make_unique<Constant>(n, std::numeric_limits<float>::infinity());
+  if (n == "zero") return std::make_unique<Constant>(n, 0.0f);
+  if (n == "huge") return std::make_unique<Constant>(n, kHugeValue);
+  return std::unexpected(
+      fmt::format("unknown attack '{}' (allowed: {})", n, fmt::join(kAttackNames, ", ")));
+}
+
+}  // namespace phalanx::robust

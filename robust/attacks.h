@@ -1,0 +1,81 @@
+// Byzantine attacks (ALGORITHMS.md §4): what a Byzantine node sends, computed from the honest
+// vectors it knows. Chosen by name through a factory. Pure; deterministic given the seed.
+// An Attack is owned by one Byzantine node and called from one thread (gaussian draws advance).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <expected>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "robust/aggregator.h"
+
+namespace phalanx::robust {
+
+// Vector attacks of this library. labelflip (training on flipped labels) and the process
+// and timing faults (crash, hang, slow, silent) live in node/.
+inline const std::vector<std::string> kAttackNames{"signflip", "ipm",  "alie",     "opt_alie",
+                                                   "opt_ipm",  "mimic", "dissensus", "gaussian",
+                                                   "nan",      "inf",  "zero",     "huge"};
+
+// The value the `huge` attack sends in every coordinate: finite, but far beyond any model.
+inline constexpr float kHugeValue = 1e30f;
+
+struct AttackConfig {
+  std::string name;
+  std::optional<double> tau;  // ipm: 2.0; alie: 1.5 (or z, below); others ignore it
+  bool alie_z = false;        // alie: tau = Φ⁻¹((n - f - s)/(n - f)), s = floor(n/2 + 1) - f
+  std::size_t n = 0;          // nodes in all, for alie_z
+  std::size_t f = 1;          // Byzantine nodes: alie_z, and the copies in opt_* searches
+  double sigma = 1.0;         // gaussian
+  bool scale_to_mean = false; // gaussian: sigma = ‖μ‖ / √d
+  std::size_t mimic = 0;      // mimic: which honest vector to copy
+  double eps = 1.5;           // dissensus
+  std::uint64_t seed = 1;     // gaussian
+  // opt_alie / opt_ipm: the rule under attack (its pre-aggregators included) and its b.
+  AggregatorConfig target;
+  std::size_t target_b = 0;
+  int evals = 20;
+};
+
+// Target i's neighbourhood, for per-target attacks (dissensus).
+struct TargetView {
+  std::span<const float> target;          // x_i
+  Rows honest_neighbours;                 // x_j for i's honest neighbours
+  std::span<const double> honest_weights; // W_ij for them
+  double byzantine_weight = 0;            // Σ_b W_ib over i's Byzantine neighbours (> 0)
+};
+
+struct AttackInput {
+  Rows honest;                        // the honest vectors the attacker knows; μ, σ over them
+  const TargetView* target = nullptr; // required by per-target attacks
+};
+
+class Attack {
+ public:
+  virtual ~Attack() = default;
+  // Writes the vector to send into `out`. Errors: too few honest vectors, missing target
+  // view, length mismatch.
+  virtual std::expected<void, std::string> craft(const AttackInput& in, std::span<float> out) = 0;
+  virtual std::string_view name() const = 0;
+  // True when the vector depends on the receiver (dissensus): craft once per target.
+  virtual bool perTarget() const { return false; }
+};
+
+std::expected<std::unique_ptr<Attack>, std::string> makeAttack(const AttackConfig& c);
+
+// The line search of ALGORITHMS.md §4, exactly: maximizes F from `start` with `evals`
+// evaluations, first doubling delta, then shrinking it by `ratio`. Returns the best tau.
+double lineSearch(const std::function<double(double)>& F, int evals, double start = 0.0,
+                  double delta = 10.0, double ratio = 0.8);
+
+// Per-coordinate mean and standard deviation (ddof = 1) of the rows.
+void meanAndStd(Rows rows, std::span<float> mean, std::span<float> stddev);
+
+}  // namespace phalanx::robust

@@ -1,0 +1,162 @@
+#include "robust/pre_aggregators.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "kernels/vector_ops.h"
+#include "robust/rules.h"
+
+namespace phalanx::robust {
+namespace {
+
+// Each output row is one input row (identity membership).
+Stage identityStage(kernels::Rows in, std::span<const double> weights) {
+  Stage s;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    s.rows.emplace_back(in[i].begin(), in[i].end());
+    s.members.push_back({i});
+  }
+  s.weights.assign(weights.begin(), weights.end());
+  return s;
+}
+
+// Nearest-neighbour mixing: every s_k becomes the mean of its |S| - b nearest, itself included.
+class Nnm final : public PreAggregator {
+ public:
+  Stage apply(kernels::Rows in, std::span<const double> weights, std::size_t b) override {
+    const std::size_t n = in.size();
+    Stage s = identityStage(in, weights);
+    if (n <= b || n == 0) return s;
+    std::vector<double> pair(n * n), dist(n), w(n);
+    kernels::pairwiseSquaredDistances(in, pair);
+    for (std::size_t k = 0; k < n; ++k) {
+      std::copy_n(pair.begin() + std::ptrdiff_t(k * n), n, dist.begin());
+      dist[k] = -1.0;  // itself first, whatever rounding says
+      auto order = orderByKey(dist);
+      std::fill(w.begin(), w.end(), 0.0);
+      for (std::size_t i = 0; i < n - b; ++i) w[order[i]] = 1.0 / double(n - b);
+      kernels::weightedSum(in, w, s.rows[k]);
+    }
+    return s;
+  }
+};
+
+// Static clipping: s_k <- CLIP(s_k, c).
+class Clip final : public PreAggregator {
+ public:
+  explicit Clip(double c) : c_(c) {}
+  Stage apply(kernels::Rows in, std::span<const double> weights, std::size_t) override {
+    Stage s = identityStage(in, weights);
+    std::vector<double> norms(in.size());
+    kernels::squaredNorms(in, norms);
+    for (std::size_t k = 0; k < in.size(); ++k) {
+      kernels::scale(float(clipFactor(std::sqrt(norms[k]), c_)), s.rows[k]);
+    }
+    return s;
+  }
+
+ private:
+  double c_;
+};
+
+// Adaptive robust clipping: the k = floor(2b/|S| * (|S| - b)) largest norms are clipped to
+// the norm of the next largest.
+class Arc final : public PreAggregator {
+ public:
+  Stage apply(kernels::Rows in, std::span<const double> weights, std::size_t b) override {
+    Stage s = identityStage(in, weights);
+    const std::size_t n = in.size();
+    if (n == 0 || b >= n) return s;
+    const auto k = std::size_t(std::floor(2.0 * double(b) / double(n) * double(n - b)));
+    if (k == 0) return s;
+    std::vector<double> norms(n);
+    kernels::squaredNorms(in, norms);
+    for (double& v : norms) v = std::sqrt(v);
+    std::vector<double> negated(n);
+    std::transform(norms.begin(), norms.end(), negated.begin(), [](double v) { return -v; });
+    const auto order = orderByKey(negated);  // largest first, ties by index
+    const std::size_t clipped = std::min(k, n - 1);
+    const double radius = norms[order[clipped]];
+    for (std::size_t i = 0; i < clipped; ++i) {
+      kernels::scale(float(clipFactor(norms[order[i]], radius)), s.rows[order[i]]);
+    }
+    return s;
+  }
+};
+
+// Bucketing: shuffle, cut into buckets of s, average each bucket.
+class Bucketing final : public PreAggregator {
+ public:
+  Bucketing(std::size_t size, std::uint64_t seed) : size_(size), rng_(seed) {}
+  Stage apply(kernels::Rows in, std::span<const double> weights, std::size_t) override {
+    const std::size_t n = in.size();
+    std::vector<std::size_t> order(n);
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), rng_);
+    Stage s;
+    std::vector<double> w(n);
+    for (std::size_t start = 0; start < n; start += size_) {
+      const std::size_t end = std::min(n, start + size_);
+      std::vector<std::size_t> members(order.begin() + std::ptrdiff_t(start),
+                                       order.begin() + std::ptrdiff_t(end));
+      std::fill(w.begin(), w.end(), 0.0);
+      double weight = 0;
+      for (std::size_t i : members) {
+        w[i] = 1.0 / double(members.size());
+        weight += weights[i];
+      }
+      std::vector<float> row(in[0].size());
+      kernels::weightedSum(in, w, row);
+      // Keep the pivot's bucket first: pivot-based rules need it there.
+      const bool has_pivot = std::find(members.begin(), members.end(), 0u) != members.end();
+      const auto at = has_pivot ? 0 : std::ptrdiff_t(s.rows.size());
+      s.rows.insert(s.rows.begin() + at, std::move(row));
+      s.members.insert(s.members.begin() + at, std::move(members));
+      s.weights.insert(s.weights.begin() + at, weight);
+    }
+    return s;
+  }
+
+ private:
+  std::size_t size_;
+  std::mt19937_64 rng_;
+};
+
+}  // namespace
+
+std::expected<std::unique_ptr<PreAggregator>, std::string> makePreAggregator(
+    const std::string& spec, std::uint64_t seed) {
+  const auto colon = spec.find(':');
+  const std::string name = spec.substr(0, colon);
+  double param = 0;
+  if (colon != std::string::npos) {
+    const std::string text = spec.substr(colon + 1);
+    char* end = nullptr;
+    param = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0' || !(param > 0) || !std::isfinite(param)) {
+      return std::unexpected(fmt::format("pre-aggregator '{}': the parameter must be a number > 0", spec));
+    }
+  }
+  const bool wants_param = name == "clip" || name == "bucketing";
+  if (name != "nnm" && name != "arc" && !wants_param) {
+    return std::unexpected(
+        fmt::format("unknown pre-aggregator '{}' (allowed: nnm, clip:C, arc, bucketing:S)", spec));
+  }
+  if (wants_param != (colon != std::string::npos)) {
+    return std::unexpected(wants_param
+                               ? fmt::format("pre-aggregator '{}' needs a parameter, e.g. {}:2", name, name)
+                               : fmt::format("pre-aggregator '{}' takes no parameter", name));
+  }
+  if (name == "nnm") return std::make_unique<Nnm>();
+  if (name == "arc") return std::make_unique<Arc>();
+  if (name == "clip") return std::make_unique<Clip>(param);
+  if (param != std::floor(param)) {
+    return std::unexpected(fmt::format("bucketing: the bucket size must be whole, got '{}'", spec));
+  }
+  return std::make_unique<Bucketing>(std::size_t(param), seed);
+}
+
+}  // namespace phalanx::robust

@@ -1,0 +1,247 @@
+#include "robust/rules.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "kernels/vector_ops.h"
+
+namespace phalanx::robust {
+
+double clipFactor(double norm, double tau) {
+  if (!std::isfinite(norm)) return 0.0;
+  return norm <= tau ? 1.0 : tau / norm;
+}
+
+std::vector<std::size_t> orderByKey(std::span<const double> key) {
+  std::vector<std::size_t> order(key.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return key[a] < key[b]; });
+  return order;
+}
+
+namespace {
+
+// z = mean of rows[i] for i in `chosen`; marks them kept.
+void meanOf(Rows rows, std::span<const std::size_t> chosen, std::span<float> z,
+            std::vector<char>& kept) {
+  std::vector<double> w(rows.size(), 0.0);
+  for (std::size_t i : chosen) {
+    w[i] = 1.0 / double(chosen.size());
+    kept[i] = 1;
+  }
+  kernels::weightedSum(rows, w, z);
+}
+
+class Nna final : public Rule {
+ public:
+  std::expected<void, std::string> apply(const RuleInput& in, std::span<float> z,
+                                         std::vector<char>& kept) override {
+    const std::size_t n = in.rows.size();
+    if (n <= in.b) {  // |S| - b < 1: nothing can be trusted but ourselves
+      std::copy(in.rows[0].begin(), in.rows[0].end(), z.begin());
+      kept[0] = 1;
+      return {};
+    }
+    std::vector<double> dist(n);
+    kernels::squaredDistancesTo(in.rows[0], in.rows, dist);
+    dist[0] = -1.0;  // the pivot is always kept, whatever rounding says
+    auto order = orderByKey(dist);
+    order.resize(n - in.b);
+    meanOf(in.rows, order, z, kept);
+    return {};
+  }
+};
+
+class Mean final : public Rule {
+ public:
+  std::expected<void, std::string> apply(const RuleInput& in, std::span<float> z,
+                                         std::vector<char>& kept) override {
+    std::vector<std::size_t> all(in.rows.size());
+    std::iota(all.begin(), all.end(), 0);
+    meanOf(in.rows, all, z, kept);
+    return {};
+  }
+};
+
+class Metropolis final : public Rule {
+ public:
+  std::expected<void, std::string> apply(const RuleInput& in, std::span<float> z,
+                                         std::vector<char>& kept) override {
+    std::vector<double> w(in.weights.begin(), in.weights.end());
+    double others = 0;
+    for (std::size_t i = 1; i < w.size(); ++i) {
+      if (!(w[i] >= 0)) return std::unexpected(fmt::format("metropolis: weight {} is negative", i));
+      others += w[i];
+    }
+    if (others > 1.0 + 1e-9) {
+      return std::unexpected(fmt::format("metropolis: peer weights sum to {} > 1", others));
+    }
+    w[0] = 1.0 - others;  // missing peers' weight stays on self
+    std::fill(kept.begin(), kept.end(), 1);
+    kernels::weightedSum(in.rows, w, z);
+    return {};
+  }
+};
+
+class TrimmedMean final : public Rule {
+ public:
+  std::expected<void, std::string> apply(const RuleInput& in, std::span<float> z,
+                                         std::vector<char>& kept) override {
+    if (2 * in.b >= in.rows.size()) {
+      return std::unexpected(fmt::format(
+          "cwtm: 2b = {} must be below the number of vectors |S| = {}", 2 * in.b, in.rows.size()));
+    }
+    kernels::coordinateTrimmedMean(in.rows, in.b, z);
+    std::fill(kept.begin(), kept.end(), 1);
+    return {};
+  }
+};
+
+class Median final : public Rule {
+ public:
+  std::expected<void, std::string> apply(const RuleInput& in, std::span<float> z,
+                                         std::vector<char>& kept) override {
+    kernels::coordinateMedian(in.rows, z);
+    std::fill(kept.begin(), kept.end(), 1);
+    return {};
+  }
+};
+
+// Smoothed Weiszfeld: nu = 0.1, T = 3, z0 = 0.
+class GeometricMedian final : public Rule {
+ public:
+  std::expected<void, std::string> apply(const RuleInput& in, std::span<float> z,
+                                         std::vector<char>& kept) override {
+    constexpr double kNu = 0.1;
+    constexpr int kIterations = 3;
+    const std::size_t n = in.rows.size();
+    std::fill(z.begin(), z.end(), 0.0f);
+    std::vector<double> dist(n), w(n);
+    for (int t = 0; t < kIterations; ++t) {
+      kernels::squaredDistancesTo(z, in.rows, dist);
+      double total = 0;
+      for (std::size_t k = 0; k < n; ++k) total += (w[k] = 1.0 / std::max(std::sqrt(dist[k]), kNu));
+      for (double& v : w) v /= total;
+      kernels::weightedSum(in.rows, w, z);
+    }
+    std::fill(kept.begin(), kept.end(), 1);
+    return {};
+  }
+};
+
+class Krum final : public Rule {
+ public:
+  explicit Krum(bool multi) : multi_(multi) {}
+  std::expected<void, std::string> apply(const RuleInput& in, std::span<float> z,
+                                         std::vector<char>& kept) override {
+    const std::size_t n = in.rows.size();
+    if (n < in.b + 2) {
+      return std::unexpected(fmt::format("{}: needs |S| >= b + 2 vectors, has |S| = {} with b = {}",
+                                         multi_ ? "multikrum" : "krum", n, in.b));
+    }
+    std::vector<double> pair(n * n);
+    kernels::pairwiseSquaredDistances(in.rows, pair);
+    const std::size_t neighbours = n - in.b - 1;
+    std::vector<double> score(n), others;
+    for (std::size_t k = 0; k < n; ++k) {
+      others.clear();
+      for (std::size_t j = 0; j < n; ++j) {
+        if (j != k) others.push_back(pair[k * n + j]);
+      }
+      std::partial_sort(others.begin(), others.begin() + std::ptrdiff_t(neighbours), others.end());
+      score[k] = std::accumulate(others.begin(), others.begin() + std::ptrdiff_t(neighbours), 0.0) /
+                 double(neighbours);
+    }
+    auto order = orderByKey(score);
+    order.resize(multi_ ? n - in.b : 1);
+    meanOf(in.rows, order, z, kept);
+    return {};
+  }
+
+ private:
+  bool multi_;
+};
+
+// v <- v + mean_k CLIP(s_k - v, tau), L times; v persists across rounds.
+class CenteredClipping final : public Rule {
+ public:
+  CenteredClipping(double tau, int iters) : tau_(tau), iters_(iters) {}
+  std::expected<void, std::string> apply(const RuleInput& in, std::span<float> z,
+                                         std::vector<char>& kept) override {
+    const std::size_t n = in.rows.size();
+    if (v_.size() != z.size() || !kernels::allFinite(v_)) {
+      v_.assign(in.rows[0].begin(), in.rows[0].end());  // start at the node's own model
+    }
+    std::vector<double> dist(n), w(n);
+    std::vector<float> next(z.size());
+    for (int l = 0; l < iters_; ++l) {
+      kernels::squaredDistancesTo(v_, in.rows, dist);
+      // v + mean_k f_k (s_k - v) = (1 - Σ f_k / n) v + Σ (f_k / n) s_k
+      double total = 0;
+      for (std::size_t k = 0; k < n; ++k) total += (w[k] = clipFactor(std::sqrt(dist[k]), tau_) / double(n));
+      kernels::weightedSum(in.rows, w, next);
+      kernels::axpy(float(1.0 - total), v_, next);
+      v_.swap(next);
+    }
+    std::copy(v_.begin(), v_.end(), z.begin());
+    std::fill(kept.begin(), kept.end(), 1);
+    return {};
+  }
+
+ private:
+  double tau_;
+  int iters_;
+  std::vector<float> v_;
+};
+
+// z = c + Σ_j W_ij CLIP(r_j - c, tau); tau adaptive = the second-largest ‖r_j - c‖.
+class ClippedGossip final : public Rule {
+ public:
+  explicit ClippedGossip(double tau) : tau_(tau) {}
+  std::expected<void, std::string> apply(const RuleInput& in, std::span<float> z,
+                                         std::vector<char>& kept) override {
+    const std::size_t n = in.rows.size();
+    std::vector<double> dist(n), w(n, 0.0);
+    kernels::squaredDistancesTo(in.rows[0], in.rows, dist);
+    double tau = tau_;
+    if (tau == 0 && n > 1) {
+      std::vector<double> norms;
+      for (std::size_t j = 1; j < n; ++j) norms.push_back(std::sqrt(dist[j]));
+      std::sort(norms.rbegin(), norms.rend());
+      tau = norms.size() == 1 ? norms[0] : norms[1];
+    }
+    // c + Σ_j W_j f_j (r_j - c) = (1 - Σ W_j f_j) c + Σ_j W_j f_j r_j
+    double moved = 0;
+    for (std::size_t j = 1; j < n; ++j) {
+      moved += (w[j] = in.weights[j] * clipFactor(std::sqrt(dist[j]), tau));
+    }
+    w[0] = 1.0 - moved;
+    kernels::weightedSum(in.rows, w, z);
+    std::fill(kept.begin(), kept.end(), 1);
+    return {};
+  }
+
+ private:
+  double tau_;
+};
+
+}  // namespace
+
+std::unique_ptr<Rule> makeNna() { return std::make_unique<Nna>(); }
+std::unique_ptr<Rule> makeMean() { return std::make_unique<Mean>(); }
+std::unique_ptr<Rule> makeMetropolis() { return std::make_unique<Metropolis>(); }
+std::unique_ptr<Rule> makeTrimmedMean() { return std::make_unique<TrimmedMean>(); }
+std::unique_ptr<Rule> makeMedian() { return std::make_unique<Median>(); }
+std::unique_ptr<Rule> makeGeometricMedian() { return std::make_unique<GeometricMedian>(); }
+std::unique_ptr<Rule> makeKrum(bool multi) { return std::make_unique<Krum>(multi); }
+std::unique_ptr<Rule> makeCenteredClipping(double tau, int iters) {
+  return std::make_unique<CenteredClipping>(tau, iters);
+}
+std::unique_ptr<Rule> makeClippedGossip(double tau) { return std::make_unique<ClippedGossip>(tau); }
+
+}  // namespace phalanx::robust

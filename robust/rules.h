@@ -1,0 +1,45 @@
+// The rules themselves, on finite rows with the pivot first (internal to robust/).
+// Each writes z and marks kept rows; the Aggregator around them handles the rest.
+#pragma once
+
+#include <expected>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "robust/aggregator.h"
+
+namespace phalanx::robust {
+
+struct RuleInput {
+  Rows rows;                       // finite; rows[0] is the pivot
+  std::size_t b = 0;               // budget left after non-finite rows were dropped
+  std::span<const double> weights; // per row, row 0 included (its entry unused); never empty
+};
+
+class Rule {
+ public:
+  virtual ~Rule() = default;
+  virtual std::expected<void, std::string> apply(const RuleInput& in, std::span<float> z,
+                                                 std::vector<char>& kept) = 0;
+};
+
+std::unique_ptr<Rule> makeNna();
+std::unique_ptr<Rule> makeMean();
+std::unique_ptr<Rule> makeMetropolis();
+std::unique_ptr<Rule> makeTrimmedMean();
+std::unique_ptr<Rule> makeMedian();
+std::unique_ptr<Rule> makeGeometricMedian();
+std::unique_ptr<Rule> makeKrum(bool multi);
+std::unique_ptr<Rule> makeCenteredClipping(double tau, int iters);
+std::unique_ptr<Rule> makeClippedGossip(double tau);  // tau 0: adaptive
+
+// CLIP(v, tau) = v * min(1, tau/‖v‖) applied to v = a - c, given ‖a - c‖; the factor to use.
+// Zero when the norm is not finite (ALGORITHMS.md's convention).
+double clipFactor(double norm, double tau);
+
+// Indices 0..n-1 sorted by (key, index): ties by index.
+std::vector<std::size_t> orderByKey(std::span<const double> key);
+
+}  // namespace phalanx::robust

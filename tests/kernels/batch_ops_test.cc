@@ -1,0 +1,90 @@
+#include "kernels/batch_ops.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "tests/support/rows.h"
+
+namespace phalanx::kernels {
+namespace {
+
+using testing::gaussianRows;
+using testing::views;
+
+TEST(BatchOps, DistancesMatchNaiveOnSizesAcrossBlockBoundaries) {
+  for (std::size_t d : {1u, 7u, 4096u, 4097u, 20000u}) {
+    SCOPED_TRACE(d);
+    const auto m = gaussianRows(5, d, 1.0f, d);
+    const auto rows = views(m);
+    std::vector<double> to(5), pair(25), norms(5);
+    squaredDistancesTo(m[0], rows, to);
+    pairwiseSquaredDistances(rows, pair);
+    squaredNorms(rows, norms);
+    for (std::size_t i = 0; i < 5; ++i) {
+      double naive_norm = 0;
+      for (float v : m[i]) naive_norm += double(v) * v;
+      EXPECT_NEAR(norms[i], naive_norm, 1e-9 * naive_norm);
+      for (std::size_t j = 0; j < 5; ++j) {
+        double naive = 0;
+        for (std::size_t c = 0; c < d; ++c) naive += std::pow(double(m[i][c]) - m[j][c], 2);
+        EXPECT_NEAR(pair[i * 5 + j], naive, 1e-9 * (naive + 1));
+        if (i == 0) {
+          EXPECT_NEAR(to[j], naive, 1e-9 * (naive + 1));
+        }
+      }
+    }
+  }
+}
+
+TEST(BatchOps, NonFiniteRowsGiveNonFiniteDistancesAndHugeOnesDoNot) {
+  testing::Matrix m{{0, 0}, {1e30f, -1e30f}, {std::numeric_limits<float>::quiet_NaN(), 0},
+                    {std::numeric_limits<float>::infinity(), 0}};
+  std::vector<double> to(4);
+  squaredDistancesTo(m[0], views(m), to);
+  EXPECT_DOUBLE_EQ(to[0], 0.0);
+  EXPECT_TRUE(std::isfinite(to[1]));
+  EXPECT_NEAR(to[1], 2.0 * double(1e30f) * double(1e30f), 1e48);
+  EXPECT_FALSE(std::isfinite(to[2]));
+  EXPECT_FALSE(std::isfinite(to[3]));
+}
+
+TEST(BatchOps, WeightedSumSkipsZeroWeightRows) {
+  testing::Matrix m{{1, 2}, {std::numeric_limits<float>::quiet_NaN(), 0}, {10, 20}};
+  std::vector<float> out(2);
+  weightedSum(views(m), std::vector<double>{0.5, 0.0, 0.25}, out);
+  EXPECT_EQ(out, (std::vector<float>{3.0f, 6.0f}));
+}
+
+TEST(BatchOps, TrimmedMeanAndMedianPerCoordinate) {
+  testing::Matrix m{{1, 10}, {2, 20}, {3, 30}, {100, -100}};
+  std::vector<float> out(2);
+  coordinateTrimmedMean(views(m), 1, out);
+  EXPECT_EQ(out, (std::vector<float>{2.5f, 15.0f}));
+  coordinateTrimmedMean(views(m), 0, out);
+  EXPECT_EQ(out, (std::vector<float>{26.5f, -10.0f}));
+  coordinateMedian(views(m), out);
+  EXPECT_EQ(out, (std::vector<float>{2.5f, 15.0f}));
+  m.pop_back();
+  coordinateMedian(views(m), out);
+  EXPECT_EQ(out, (std::vector<float>{2.0f, 20.0f}));
+}
+
+TEST(BatchOps, CoordinateRulesAcrossBlocksMatchNaive) {
+  const auto m = gaussianRows(7, 1000, 1.0f, 3);
+  std::vector<float> tm(1000), med(1000);
+  coordinateTrimmedMean(views(m), 2, tm);
+  coordinateMedian(views(m), med);
+  for (std::size_t j = 0; j < 1000; ++j) {
+    std::vector<float> v;
+    for (const auto& r : m) v.push_back(r[j]);
+    std::sort(v.begin(), v.end());
+    EXPECT_FLOAT_EQ(med[j], v[3]);
+    EXPECT_NEAR(tm[j], (double(v[2]) + v[3] + v[4]) / 3.0, 1e-6);
+  }
+}
+
+}  // namespace
+}  // namespace phalanx::kernels

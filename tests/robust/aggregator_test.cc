@@ -1,0 +1,226 @@
+// Hand-computed cases for every rule (ALGORITHMS.md §2), in one or two dimensions.
+#include "robust/aggregator.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "tests/support/rows.h"
+
+namespace phalanx::robust {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::Matrix;
+using testing::views;
+
+constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+struct Mixed {
+  std::vector<float> z;
+  MixReport report;
+};
+
+Mixed mixWith(AggregatorConfig config, const Matrix& rows, std::size_t b,
+              std::vector<double> weights = {}) {
+  auto agg = makeAggregator(config);
+  EXPECT_TRUE(agg.has_value()) << agg.error();
+  Mixed m{std::vector<float>(rows[0].size()), {}};
+  const auto v = views(rows);
+  auto r = (*agg)->mix({v, b, weights}, m.z);
+  EXPECT_TRUE(r.has_value()) << r.error();
+  if (r) m.report = *r;
+  return m;
+}
+
+std::string mixError(AggregatorConfig config, const Matrix& rows, std::size_t b) {
+  auto agg = makeAggregator(config);
+  if (!agg) return agg.error();
+  std::vector<float> z(rows[0].size());
+  const auto v = views(rows);
+  auto r = (*agg)->mix({v, b, {}}, z);
+  return r ? "" : r.error();
+}
+
+AggregatorConfig rule(std::string name, std::vector<std::string> pre = {}) {
+  AggregatorConfig c;
+  c.rule = std::move(name);
+  c.pre = std::move(pre);
+  return c;
+}
+
+TEST(Nna, KeepsTheClosestAndAveragesThem) {
+  const auto m = mixWith(rule("nna"), {{0}, {1}, {2}, {10}}, 1);
+  EXPECT_FLOAT_EQ(m.z[0], 1.0f);
+  EXPECT_EQ(m.report.kept, (std::vector<char>{1, 1, 1, 0}));
+  EXPECT_EQ(m.report.distance, (std::vector<double>{0, 1, 2, 10}));
+}
+
+TEST(Nna, TiesAreBrokenByIndex) {
+  // Peers at +1 and -1 are equally far; the lower index (the +1 at row 1) wins.
+  const auto m = mixWith(rule("nna"), {{0}, {1}, {-1}}, 1);
+  EXPECT_FLOAT_EQ(m.z[0], 0.5f);
+  EXPECT_EQ(m.report.kept, (std::vector<char>{1, 1, 0}));
+}
+
+TEST(Nna, PivotAloneWhenBudgetCoversEverything) {
+  EXPECT_FLOAT_EQ(mixWith(rule("nna"), {{5}, {1}}, 2).z[0], 5.0f);
+  EXPECT_FLOAT_EQ(mixWith(rule("nna"), {{5}, {1}}, 1).z[0], 5.0f);  // |S| - b = 1: c itself
+  EXPECT_FLOAT_EQ(mixWith(rule("nna"), {{5}}, 0).z[0], 5.0f);        // no peers heard
+}
+
+TEST(Nna, NonFiniteRowsAreDroppedAndUseBudget) {
+  auto m = mixWith(rule("nna"), {{0}, {1}, {kNan}}, 1);
+  EXPECT_FLOAT_EQ(m.z[0], 0.5f);
+  EXPECT_EQ(m.report.nonfinite, (std::vector<char>{0, 0, 1}));
+  EXPECT_EQ(m.report.kept, (std::vector<char>{1, 1, 0}));
+  EXPECT_TRUE(std::isinf(m.report.distance[2]));
+  // More poisoned rows than the budget: still never in the mix.
+  m = mixWith(rule("nna"), {{0}, {kNan}, {kInf}, {2}}, 1);
+  EXPECT_FLOAT_EQ(m.z[0], 1.0f);
+  EXPECT_EQ(m.report.budget_used, 0u);
+}
+
+TEST(Nna, EnormousRowIsExcluded) {
+  const auto m = mixWith(rule("nna"), {{0, 0}, {1, 1}, {1e30f, -1e30f}}, 1);
+  EXPECT_FLOAT_EQ(m.z[0], 0.5f);
+  EXPECT_FLOAT_EQ(m.z[1], 0.5f);
+}
+
+TEST(Mean, UniformMeanOfFiniteRows) {
+  EXPECT_FLOAT_EQ(mixWith(rule("mean"), {{0}, {1}, {2}, {kNan}}, 0).z[0], 1.0f);
+  EXPECT_FLOAT_EQ(mixWith(rule("mean"), {{0}, {1}, {2}, {9}}, 0).z[0], 3.0f);
+}
+
+TEST(Metropolis, MissingWeightStaysOnSelf) {
+  // W = 0.25 for both peers heard, so W_ii = 0.5: z = 0.5*0 + 0.25*3 + 0.25*6.
+  EXPECT_FLOAT_EQ(mixWith(rule("metropolis"), {{0}, {3}, {6}}, 0, {0, 0.25, 0.25}).z[0], 2.25f);
+  // A NaN peer is as good as missing: its weight goes to self.
+  EXPECT_FLOAT_EQ(mixWith(rule("metropolis"), {{0}, {3}, {kNan}}, 0, {0, 0.25, 0.25}).z[0], 0.75f);
+}
+
+TEST(TrimmedMean, DropsBLowestAndHighestPerCoordinate) {
+  const auto m = mixWith(rule("cwtm"), {{1, 10}, {2, 20}, {3, 30}, {100, -100}}, 1);
+  EXPECT_EQ(m.z, (std::vector<float>{2.5f, 15.0f}));
+  EXPECT_THAT(mixError(rule("cwtm"), {{1}, {2}, {3}, {4}}, 2), HasSubstr("cwtm: 2b = 4"));
+}
+
+TEST(Median, PerCoordinate) {
+  EXPECT_EQ(mixWith(rule("cwmed"), {{1, 10}, {2, 20}, {3, 30}, {100, -100}}, 0).z,
+            (std::vector<float>{2.5f, 15.0f}));
+  EXPECT_EQ(mixWith(rule("cwmed"), {{1}, {5}, {3}, {kNan}}, 0).z, (std::vector<float>{3.0f}));
+}
+
+TEST(GeometricMedian, SmoothedWeiszfeldThreeStepsFromZero) {
+  // Scalar replay of the recurrence: w_k = 1/max(|s_k - z|, 0.1), z = Σ w s / Σ w.
+  const std::vector<double> s{0, 0, 3};
+  double z = 0;
+  for (int t = 0; t < 3; ++t) {
+    double num = 0, den = 0;
+    for (double v : s) {
+      const double w = 1.0 / std::max(std::abs(v - z), 0.1);
+      num += w * v;
+      den += w;
+    }
+    z = num / den;
+  }
+  EXPECT_NEAR(mixWith(rule("gm"), {{0}, {0}, {3}}, 0).z[0], z, 1e-6);
+  // Symmetric points: the median is the centre.
+  const auto m = mixWith(rule("gm"), {{1, 0}, {-1, 0}, {0, 1}, {0, -1}}, 0);
+  EXPECT_NEAR(m.z[0], 0.0, 1e-7);
+  EXPECT_NEAR(m.z[1], 0.0, 1e-7);
+}
+
+TEST(Krum, ScoresAreMeansOfNearestSquaredDistances) {
+  // Scores with |S| - b - 1 = 2 neighbours: 2.5, 1, 2.5, 72.5.
+  auto m = mixWith(rule("krum"), {{0}, {1}, {2}, {10}}, 1);
+  EXPECT_FLOAT_EQ(m.z[0], 1.0f);
+  EXPECT_EQ(m.report.kept, (std::vector<char>{0, 1, 0, 0}));
+  m = mixWith(rule("multikrum"), {{0}, {1}, {2}, {10}}, 1);
+  EXPECT_FLOAT_EQ(m.z[0], 1.0f);
+  EXPECT_EQ(m.report.kept, (std::vector<char>{1, 1, 1, 0}));
+  // A tie (both scores 1): the lower index.
+  EXPECT_FLOAT_EQ(mixWith(rule("krum"), {{0}, {1}}, 0).z[0], 0.0f);
+  EXPECT_THAT(mixError(rule("krum"), {{0}, {1}, {2}}, 2), HasSubstr("needs |S| >= b + 2"));
+}
+
+TEST(CenteredClipping, ClipsAroundTheStateAndKeepsIt) {
+  AggregatorConfig c = rule("cc");
+  c.tau = 1.0;
+  auto agg = *makeAggregator(c);
+  const Matrix m{{0}, {0.5}, {10}};
+  const auto v = views(m);
+  std::vector<float> z(1);
+  // v = 0: clipped differences 0, 0.5, 1 -> v = 0.5.
+  ASSERT_TRUE(agg->mix({v, 0, {}}, z));
+  EXPECT_FLOAT_EQ(z[0], 0.5f);
+  // v = 0.5 carried over: differences -0.5, 0, 9.5 -> clipped -0.5, 0, 1 -> v = 0.5 + 1/6.
+  ASSERT_TRUE(agg->mix({v, 0, {}}, z));
+  EXPECT_NEAR(z[0], 0.5 + 0.5 / 3.0, 1e-6);
+  c.tau = 0;
+  EXPECT_FALSE(makeAggregator(c).has_value());
+}
+
+TEST(ClippedGossip, FixedAndAdaptiveRadius) {
+  AggregatorConfig c = rule("clipped_gossip");
+  c.tau = 2.0;
+  // z = c + Σ W CLIP(r - c, 2) = 0 + 0.25 * (1 + 2 + 2).
+  EXPECT_FLOAT_EQ(mixWith(c, {{0}, {1}, {4}, {10}}, 0, {0, 0.25, 0.25, 0.25}).z[0], 1.25f);
+  c.tau = 0;  // adaptive: the second-largest distance, 4
+  EXPECT_FLOAT_EQ(mixWith(c, {{0}, {1}, {4}, {10}}, 0, {0, 0.25, 0.25, 0.25}).z[0], 2.25f);
+  // One neighbour: its own distance; default weights 1/|S| = 1/2.
+  EXPECT_FLOAT_EQ(mixWith(c, {{0}, {3}}, 0).z[0], 1.5f);
+  EXPECT_FLOAT_EQ(mixWith(c, {{7}}, 0).z[0], 7.0f);
+}
+
+TEST(PreAggregators, NearestNeighbourMixing) {
+  // b = 1: each row becomes the mean of its 2 nearest (itself first): 0.5, 0.5, 5.5.
+  EXPECT_NEAR(mixWith(rule("mean", {"nnm"}), {{0}, {1}, {10}}, 1).z[0], 6.5 / 3.0, 1e-6);
+}
+
+TEST(PreAggregators, StaticClip) {
+  EXPECT_FLOAT_EQ(mixWith(rule("mean", {"clip:1"}), {{0}, {3}, {0.5}}, 0).z[0], 0.5f);
+}
+
+TEST(PreAggregators, AdaptiveRobustClipping) {
+  // n = 4, b = 1: k = floor(2/4 * 3) = 1 largest norm (100) clipped to the next (3).
+  EXPECT_FLOAT_EQ(mixWith(rule("mean", {"arc"}), {{1}, {2}, {3}, {-100}}, 1).z[0], 0.75f);
+}
+
+TEST(PreAggregators, BucketingKeepsTheMeanAndComposes) {
+  const Matrix m{{1, 2}, {3, 4}, {5, 6}, {7, 8}};
+  const auto z = mixWith(rule("mean", {"bucketing:2"}), m, 0).z;
+  EXPECT_FLOAT_EQ(z[0], 4.0f);
+  EXPECT_FLOAT_EQ(z[1], 5.0f);
+  const auto r = mixWith(rule("nna", {"nnm", "bucketing:2"}), m, 1);
+  EXPECT_EQ(r.report.kept[0], 1);  // the pivot's bucket is always kept by nna
+}
+
+TEST(Factory, RejectsUnknownNamesAndBadParameters) {
+  EXPECT_THAT(makeAggregator(rule("avg")).error(), HasSubstr("unknown rule 'avg' (allowed: nna"));
+  EXPECT_THAT(makeAggregator(rule("nna", {"median"})).error(), HasSubstr("unknown pre-aggregator"));
+  EXPECT_THAT(makeAggregator(rule("nna", {"clip"})).error(), HasSubstr("needs a parameter"));
+  EXPECT_THAT(makeAggregator(rule("nna", {"clip:x"})).error(), HasSubstr("number > 0"));
+  EXPECT_THAT(makeAggregator(rule("nna", {"nnm:2"})).error(), HasSubstr("takes no parameter"));
+  EXPECT_THAT(makeAggregator(rule("nna", {"bucketing:1.5"})).error(), HasSubstr("whole"));
+  EXPECT_EQ((*makeAggregator(rule("cwtm", {"nnm"})))->name(), "nnm+cwtm");
+}
+
+TEST(Mix, InputErrorsAreValuesNotCrashes) {
+  auto agg = *makeAggregator(rule("nna"));
+  std::vector<float> z(2);
+  const Matrix uneven{{0, 0}, {1}};
+  EXPECT_THAT(agg->mix({views(uneven), 0, {}}, z).error(), HasSubstr("row 1 has length 1"));
+  const Matrix bad_pivot{{kNan, 0}, {1, 1}};
+  EXPECT_THAT(agg->mix({views(bad_pivot), 0, {}}, z).error(), HasSubstr("pivot holds NaN"));
+  const Matrix ok{{0, 0}, {1, 1}};
+  EXPECT_THAT(agg->mix({views(ok), 0, std::vector<double>{1}}, z).error(), HasSubstr("1 weights for 2"));
+  EXPECT_THAT(agg->mix({{}, 0, {}}, z).error(), HasSubstr("no pivot"));
+}
+
+}  // namespace
+}  // namespace phalanx::robust

@@ -1,0 +1,185 @@
+// Hand-computed cases for every attack (ALGORITHMS.md §4) and the exact line search.
+#include "robust/attacks.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "robust/normal.h"
+#include "tests/support/rows.h"
+
+namespace phalanx::robust {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::Matrix;
+using testing::views;
+
+const Matrix kHonest{{1, 2}, {3, 4}};  // μ = (2, 3), σ = (√2, √2)
+
+std::vector<float> craft(AttackConfig c, const Matrix& honest = kHonest,
+                         const TargetView* target = nullptr) {
+  auto attack = makeAttack(c);
+  EXPECT_TRUE(attack.has_value()) << attack.error();
+  std::vector<float> out(honest.empty() ? 2 : honest[0].size());
+  const auto v = views(honest);
+  auto ok = (*attack)->craft({v, target}, out);
+  EXPECT_TRUE(ok.has_value()) << ok.error();
+  return out;
+}
+
+AttackConfig named(std::string name) {
+  AttackConfig c;
+  c.name = std::move(name);
+  return c;
+}
+
+TEST(Attacks, SignflipAndIpm) {
+  EXPECT_EQ(craft(named("signflip")), (std::vector<float>{-2, -3}));
+  EXPECT_EQ(craft(named("ipm")), (std::vector<float>{-4, -6}));  // tau = 2 by default
+  AttackConfig c = named("ipm");
+  c.tau = 0.5;
+  EXPECT_EQ(craft(c), (std::vector<float>{-1, -1.5}));
+}
+
+TEST(Attacks, AlieWithTauOrZ) {
+  auto v = craft(named("alie"));  // μ + 1.5 σ
+  EXPECT_NEAR(v[0], 2 + 1.5 * std::sqrt(2.0), 1e-6);
+  EXPECT_NEAR(v[1], 3 + 1.5 * std::sqrt(2.0), 1e-6);
+  // n = 26, f = 5: s = floor(14) - 5 = 9, z = Φ⁻¹(12/21) = 0.18001236979270493.
+  AttackConfig c = named("alie");
+  c.alie_z = true;
+  c.n = 26;
+  c.f = 5;
+  v = craft(c);
+  EXPECT_NEAR(v[0], 2 + 0.18001236979270493 * std::sqrt(2.0), 1e-6);
+  EXPECT_THAT(makeAttack({.name = "alie", .alie_z = true, .n = 3, .f = 3}).error(),
+              HasSubstr("n > f"));
+}
+
+TEST(Attacks, AlieNeedsTwoHonestVectors) {
+  auto attack = *makeAttack(named("alie"));
+  const Matrix one{{1, 2}};
+  std::vector<float> out(2);
+  EXPECT_THAT(attack->craft({views(one)}, out).error(), HasSubstr("at least 2 honest vectors"));
+  const Matrix wrong{{1, 2, 3}, {1, 2, 3}};
+  EXPECT_THAT(attack->craft({views(wrong)}, out).error(), HasSubstr("length 3, expected 2"));
+}
+
+TEST(Attacks, MimicCopiesTheChosenHonestVector) {
+  AttackConfig c = named("mimic");
+  c.mimic = 1;
+  EXPECT_EQ(craft(c), (std::vector<float>{3, 4}));
+  c.mimic = 5;
+  auto attack = *makeAttack(c);
+  std::vector<float> out(2);
+  EXPECT_FALSE(attack->craft({views(kHonest)}, out).has_value());
+}
+
+TEST(Attacks, DissensusPerTarget) {
+  // x_i = 1; honest neighbours 3, 5 with W = 0.25; Byzantine weight 0.5; eps = 1.5:
+  // 1 - 1.5 * (0.25*2 + 0.25*4) / 0.5 = -3.5.
+  const Matrix neighbours{{3}, {5}};
+  const std::vector<float> target{1};
+  const std::vector<double> w{0.25, 0.25};
+  const auto nv = views(neighbours);
+  const TargetView view{target, nv, w, 0.5};
+  auto attack = *makeAttack(named("dissensus"));
+  EXPECT_TRUE(attack->perTarget());
+  std::vector<float> out(1);
+  ASSERT_TRUE(attack->craft({{}, &view}, out));
+  EXPECT_FLOAT_EQ(out[0], -3.5f);
+  EXPECT_THAT(attack->craft({{}, nullptr}, out).error(), HasSubstr("needs the target's view"));
+}
+
+TEST(Attacks, GaussianIsSeededWithTheRequestedSpread) {
+  AttackConfig c = named("gaussian");
+  c.sigma = 2.0;
+  c.seed = 9;
+  const Matrix big = testing::gaussianRows(2, 100000, 1.0f, 1);
+  const auto a = craft(c, big), b = craft(c, big);
+  EXPECT_EQ(a, b);
+  double sum = 0, sq = 0;
+  for (float v : a) {
+    sum += v;
+    sq += double(v) * v;
+  }
+  EXPECT_NEAR(sum / 1e5, 0.0, 0.03);
+  EXPECT_NEAR(std::sqrt(sq / 1e5), 2.0, 0.03);
+}
+
+TEST(Attacks, GaussianScaledToTheHonestMean) {
+  // σ = ‖μ‖/√d; every honest row is 3 in all coordinates, so σ = 3.
+  AttackConfig c = named("gaussian");
+  c.scale_to_mean = true;
+  const Matrix honest(2, std::vector<float>(100000, 3.0f));
+  double sq = 0;
+  for (float v : craft(c, honest)) sq += double(v) * v;
+  EXPECT_NEAR(std::sqrt(sq / 1e5), 3.0, 0.05);
+}
+
+TEST(Attacks, PoisonValues) {
+  for (float v : craft(named("nan"))) EXPECT_TRUE(std::isnan(v));
+  for (float v : craft(named("inf"))) EXPECT_TRUE(std::isinf(v));
+  EXPECT_EQ(craft(named("zero")), (std::vector<float>{0, 0}));
+  EXPECT_EQ(craft(named("huge")), (std::vector<float>{kHugeValue, kHugeValue}));
+}
+
+TEST(Attacks, UnknownNameListsTheAllowedOnes) {
+  EXPECT_THAT(makeAttack(named("confuse")).error(), HasSubstr("unknown attack 'confuse' (allowed: signflip"));
+}
+
+TEST(LineSearch, FollowsTheExactExpandThenContractRecipe) {
+  // Replayed by hand from ALGORITHMS.md §4 for F = -(tau - 37)^2, 20 evaluations:
+  // expand 0 -> 10 -> 30, overshoot at 70; contract with delta 32, 25.6, ... ends at 43.1072.
+  std::vector<double> asked;
+  const double best = lineSearch(
+      [&](double t) {
+        asked.push_back(t);
+        return -(t - 37) * (t - 37);
+      },
+      20);
+  EXPECT_NEAR(best, 43.1072, 1e-9);
+  ASSERT_EQ(asked.size(), 20u);
+  EXPECT_EQ((std::vector<double>(asked.begin(), asked.begin() + 5)),
+            (std::vector<double>{0, 10, 30, 70, 62}));
+}
+
+TEST(LineSearch, OptimizedAttackOnTheMeanKeepsExpanding) {
+  // Against the mean the damage grows with tau, so all 19 steps expand: 10 * (2^19 - 1).
+  AttackConfig c = named("opt_ipm");
+  c.f = 2;
+  c.target.rule = "mean";
+  const Matrix honest{{1, 1}, {1, 1}, {1, 1}};
+  const auto v = craft(c, honest);
+  EXPECT_FLOAT_EQ(v[0], float(-10.0 * (std::pow(2.0, 19) - 1)));
+}
+
+TEST(LineSearch, OptimizedAlieAgainstNnaStaysWhereItIsKept) {
+  AttackConfig c = named("opt_alie");
+  c.f = 2;
+  c.target.rule = "nna";
+  c.target_b = 2;
+  const Matrix honest = testing::gaussianRows(6, 20, 1.0f, 4);
+  const auto v = craft(c, honest);
+  // NNA ignores far vectors, so the search cannot profit from an enormous tau.
+  std::vector<float> mean(20), sd(20);
+  meanAndStd(views(honest), mean, sd);
+  EXPECT_LT(std::abs(v[0] - mean[0]), 100 * sd[0]);
+  EXPECT_THAT(makeAttack({.name = "opt_alie", .target = {.rule = "bogus"}}).error(),
+              HasSubstr("unknown rule"));
+}
+
+TEST(Normal, QuantilesMatchKnownValues) {
+  EXPECT_NEAR(inverseNormalCdf(0.5), 0.0, 1e-15);
+  EXPECT_NEAR(inverseNormalCdf(0.975), 1.9599639845400536, 1e-12);
+  EXPECT_NEAR(inverseNormalCdf(0.025), -1.9599639845400536, 1e-12);
+  EXPECT_NEAR(inverseNormalCdf(1e-10), -6.361340902404056, 1e-9);
+  EXPECT_TRUE(std::isnan(inverseNormalCdf(0.0)));
+  EXPECT_TRUE(std::isnan(inverseNormalCdf(1.0)));
+}
+
+}  // namespace
+}  // namespace phalanx::robust
