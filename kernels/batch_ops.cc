@@ -2,6 +2,7 @@
 
 #include <Eigen/Core>
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "kernels/check.h"
@@ -49,14 +50,33 @@ void reduceOverBlocks(std::size_t d, std::span<double> out, Body body) {
 
 }  // namespace
 
+namespace {
+
+// ‖a - b‖² over one block: in float (4 lanes) on short runs, which is what keeps the pass at
+// memory speed; a run whose float sum is not finite is redone in double, so finite rows near
+// FLT_MAX stay finite and only NaN/Inf rows come out non-finite.
+double blockSquaredDistance(const float* a, const float* b, std::size_t len) {
+  constexpr std::size_t kRun = 512;
+  double total = 0;
+  for (std::size_t at = 0; at < len; at += kRun) {
+    const std::size_t n = std::min(kRun, len - at);
+    const ConstArray x(a + at, Eigen::Index(n)), y(b + at, Eigen::Index(n));
+    const float fast = (x - y).square().sum();
+    total += std::isfinite(fast) ? double(fast)
+                                 : (x.cast<double>() - y.cast<double>()).square().sum();
+  }
+  return total;
+}
+
+}  // namespace
+
 void squaredDistancesTo(std::span<const float> center, Rows rows, std::span<double> out) {
   const std::size_t d = commonLength(rows);
   PHALANX_CHECK(out.size() == rows.size(), "squaredDistancesTo: output size");
   PHALANX_CHECK(rows.empty() || center.size() == d, "squaredDistancesTo: center length");
   reduceOverBlocks(d, out, [&](std::size_t start, std::size_t len, std::vector<double>& acc) {
-    const auto c = block(center, start, len).cast<double>();
     for (std::size_t k = 0; k < rows.size(); ++k) {
-      acc[k] += (block(rows[k], start, len).cast<double>() - c).square().sum();
+      acc[k] += blockSquaredDistance(rows[k].data() + start, center.data() + start, len);
     }
   });
 }
@@ -67,9 +87,8 @@ void pairwiseSquaredDistances(Rows rows, std::span<double> out) {
   PHALANX_CHECK(out.size() == n * n, "pairwiseSquaredDistances: output size");
   reduceOverBlocks(d, out, [&](std::size_t start, std::size_t len, std::vector<double>& acc) {
     for (std::size_t i = 0; i < n; ++i) {
-      const auto a = block(rows[i], start, len).cast<double>();
       for (std::size_t j = i + 1; j < n; ++j) {
-        acc[i * n + j] += (a - block(rows[j], start, len).cast<double>()).square().sum();
+        acc[i * n + j] += blockSquaredDistance(rows[i].data() + start, rows[j].data() + start, len);
       }
     }
   });
@@ -93,11 +112,14 @@ void weightedSum(Rows rows, std::span<const double> weights, std::span<float> ou
   const std::size_t d = out.size();
   PHALANX_CHECK(weights.size() == rows.size(), "weightedSum: one weight per row");
   PHALANX_CHECK(rows.empty() || commonLength(rows) == d, "weightedSum: output length");
-  const long blocks = long(blockCount(d));
+  // Larger blocks than the reductions: the output block stays in L2 while each row is
+  // streamed in long runs, which the hardware prefetchers follow better across many rows.
+  constexpr std::size_t kSumBlock = 4 * kBlock;
+  const long blocks = long((d + kSumBlock - 1) / kSumBlock);
 #pragma omp parallel for schedule(static)
   for (long b = 0; b < blocks; ++b) {
-    const std::size_t start = std::size_t(b) * kBlock;
-    const std::size_t len = std::min(kBlock, d - start);
+    const std::size_t start = std::size_t(b) * kSumBlock;
+    const std::size_t len = std::min(kSumBlock, d - start);
     Eigen::Map<Eigen::ArrayXf> z(out.data() + start, Eigen::Index(len));
     z.setZero();
     for (std::size_t k = 0; k < rows.size(); ++k) {

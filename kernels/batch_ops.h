@@ -1,7 +1,8 @@
 // Batched hot loops over a set of equal-length float vectors ("rows"): distances, weighted
 // sums and coordinate-wise order statistics, for the aggregators in robust/. CPU reference,
 // parallel over coordinate blocks with OpenMP. Pure; safe from any thread on disjoint outputs.
-// Squares and sums are formed in double, so finite rows (even near FLT_MAX) give finite
+// Distances are summed in float over short runs and in double across runs; a run that
+// overflows float is redone in double, so finite rows (even near FLT_MAX) give finite
 // distances and NaN/Inf rows, and only they, give non-finite ones.
 #pragma once
 

@@ -154,20 +154,22 @@ class Optimized final : public Base {
     std::vector<float> attack(d), z(d);
     std::vector<std::span<const float>> rows(honest.begin(), honest.end());
     rows.insert(rows.end(), config_.f, std::span<const float>(attack));
-    std::string failure;
+    std::string failure;  // the rule's last error; fatal only if no evaluation succeeded
+    int succeeded = 0;
     auto F = [&](double tau) {
       this->compose(tau, attack);
       auto agg = makeAggregator(config_.target);
-      if (!agg) {
-        failure = agg.error();
+      auto mixed = agg ? (*agg)->mix({rows, config_.target_b, {}}, z)
+                       : std::expected<MixReport, std::string>(std::unexpected(agg.error()));
+      if (!mixed) {
+        failure = mixed.error();
         return -std::numeric_limits<double>::infinity();
       }
-      auto mixed = (*agg)->mix({rows, config_.target_b, {}}, z);
-      if (!mixed) return -std::numeric_limits<double>::infinity();
+      ++succeeded;
       return std::sqrt(kernels::squaredDistance(z, this->mean_));
     };
     const double tau = lineSearch(F, config_.evals);
-    if (!failure.empty()) return std::unexpected(this->name_ + ": " + failure);
+    if (succeeded == 0) return std::unexpected(this->name_ + ": " + failure);
     return tau;
   }
 

@@ -18,5 +18,7 @@ struct Command {
 
 // Each adds its subcommand to `root`; options bind to state the returned `run` owns.
 Command addTrainCommand(CLI::App& root);
+Command addLabCommand(CLI::App& root);
+Command addBenchCommand(CLI::App& root);
 
 }  // namespace phalanx::tools

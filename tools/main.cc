@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
   app.require_subcommand(1);
 
-  std::vector<Command> commands{addTrainCommand(app)};
+  std::vector<Command> commands{addTrainCommand(app), addLabCommand(app), addBenchCommand(app)};
 
   try {
     app.parse(argc, argv);

@@ -30,9 +30,10 @@ TEST(BatchOps, DistancesMatchNaiveOnSizesAcrossBlockBoundaries) {
       for (std::size_t j = 0; j < 5; ++j) {
         double naive = 0;
         for (std::size_t c = 0; c < d; ++c) naive += std::pow(double(m[i][c]) - m[j][c], 2);
-        EXPECT_NEAR(pair[i * 5 + j], naive, 1e-9 * (naive + 1));
+        // Float sums over 512-element runs: relative error well under 1e-6.
+        EXPECT_NEAR(pair[i * 5 + j], naive, 1e-6 * naive + 1e-12);
         if (i == 0) {
-          EXPECT_NEAR(to[j], naive, 1e-9 * (naive + 1));
+          EXPECT_NEAR(to[j], naive, 1e-6 * naive + 1e-12);
         }
       }
     }

@@ -1,0 +1,37 @@
+// NumPy .npy files (format 1.0/2.0): float32, C order, 1-D or 2-D — the exchange format of
+// the `lab` commands and of GET /model. float64 input is accepted and narrowed. Thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <span>
+#include <stdexcept>
+#include <vector>
+
+namespace phalanx::node {
+
+// A malformed or unsupported .npy file; the message names the path.
+class NpyError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct NpyArray {
+  std::vector<std::size_t> shape;  // {n} or {rows, cols}
+  std::vector<float> data;         // row-major
+
+  std::size_t rows() const { return shape.size() == 2 ? shape[0] : 1; }
+  std::size_t cols() const { return shape.empty() ? 0 : shape.back(); }
+  std::span<const float> row(std::size_t i) const { return {data.data() + i * cols(), cols()}; }
+};
+
+NpyArray readNpy(const std::filesystem::path& file);
+
+// Writes `data` with `shape` (1 or 2 dimensions whose product is data.size()).
+void writeNpy(const std::filesystem::path& file, std::span<const std::size_t> shape,
+              std::span<const float> data);
+
+// The same bytes in memory (for HTTP responses).
+std::vector<char> encodeNpy(std::span<const std::size_t> shape, std::span<const float> data);
+
+}  // namespace phalanx::node

@@ -1,0 +1,159 @@
+// `phalanx bench aggregate`: Google Benchmark runs of every rule at realistic sizes, each with
+// its ratio to a memory-read floor (one parallel sum over the same rows) timed in the same run.
+// Prints Google Benchmark's JSON; extra --benchmark_* flags pass through.
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "robust/aggregator.h"
+#include "tools/command.h"
+
+namespace phalanx::tools {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// n rows of d floats in one allocation, filled with cheap deterministic noise.
+struct RowSet {
+  std::vector<float> storage;
+  std::vector<std::span<const float>> rows;
+};
+
+const RowSet& rowSet(std::size_t n, std::size_t d) {
+  static std::map<std::pair<std::size_t, std::size_t>, std::unique_ptr<RowSet>> cache;
+  auto& slot = cache[{n, d}];
+  if (!slot) {
+    slot = std::make_unique<RowSet>();
+    slot->storage.resize(n * d);
+    float* data = slot->storage.data();
+    const long total = long(n * d);
+#pragma omp parallel for schedule(static)
+    for (long i = 0; i < total; ++i) {
+      std::uint32_t x = std::uint32_t(i) * 2654435761u + 12345u;
+      x ^= x >> 15;
+      data[i] = float(x & 0xffff) / 65536.0f - 0.5f;
+    }
+    for (std::size_t k = 0; k < n; ++k) slot->rows.emplace_back(data + k * d, d);
+  }
+  return *slot;
+}
+
+// The floor: read every float of every row once — a vectorized sum in 64 KiB chunks, on the
+// same threads as the rules — best of three, so ratios compare against the fastest read.
+double readFloorSeconds(const RowSet& set) {
+  constexpr long kChunk = 16384;
+  double best = 1e300;
+  for (int rep = 0; rep < 3; ++rep) {
+    const auto start = Clock::now();
+    const long total = long(set.storage.size());
+    const float* data = set.storage.data();
+    double sum = 0;
+#pragma omp parallel for reduction(+ : sum) schedule(static)
+    for (long at = 0; at < total; at += kChunk) {
+      const long n = std::min(kChunk, total - at);
+      sum += double(Eigen::Map<const Eigen::ArrayXf>(data + at, n).sum());
+    }
+    benchmark::DoNotOptimize(sum);
+    best = std::min(best, std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  return best;
+}
+
+void runRule(benchmark::State& state, std::string rule, std::size_t n, std::size_t d) {
+  const RowSet& set = rowSet(n, d);
+  const double floor = readFloorSeconds(set);
+  auto agg = robust::makeAggregator({.rule = rule, .tau = rule == "cc" ? 1.0 : 0.0});
+  std::vector<float> z(d);
+  const std::size_t b = n / 4;
+  double total = 0;
+  for (auto _ : state) {
+    const auto start = Clock::now();
+    auto report = (*agg)->mix({set.rows, b, {}}, z);
+    benchmark::DoNotOptimize(z.data());
+    const double s = std::chrono::duration<double>(Clock::now() - start).count();
+    if (!report) state.SkipWithError(report.error().c_str());
+    state.SetIterationTime(s);
+    total += s;
+  }
+  const double per_iteration = total / double(std::max<benchmark::IterationCount>(state.iterations(), 1));
+  state.counters["floor_seconds"] = floor;
+  state.counters["ratio_to_floor"] = per_iteration / floor;
+  state.counters["GB_per_s"] = double(n * d * sizeof(float)) / per_iteration / 1e9;
+}
+
+void runFloor(benchmark::State& state, std::size_t n, std::size_t d) {
+  const RowSet& set = rowSet(n, d);
+  for (auto _ : state) state.SetIterationTime(readFloorSeconds(set));
+  state.counters["GB_per_s"] = benchmark::Counter(double(n * d * sizeof(float)),
+                                                  benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void registerAggregate(bool quick) {
+  const std::vector<std::size_t> dims = quick ? std::vector<std::size_t>{4096}
+                                              : std::vector<std::size_t>{1'000'000, 25'600'000};
+  const std::vector<std::size_t> ns = quick ? std::vector<std::size_t>{8}
+                                            : std::vector<std::size_t>{8, 32};
+  for (std::size_t d : dims) {
+    for (std::size_t n : ns) {
+      benchmark::RegisterBenchmark(fmt::format("aggregate/floor/n:{}/d:{}", n, d).c_str(), runFloor, n, d)
+          ->UseManualTime()
+          ->Unit(benchmark::kMillisecond);
+      for (const auto& rule : robust::kRuleNames) {
+        benchmark::RegisterBenchmark(fmt::format("aggregate/{}/n:{}/d:{}", rule, n, d).c_str(), runRule,
+                                     rule, n, d)
+            ->UseManualTime()
+            ->Unit(benchmark::kMillisecond);
+      }
+    }
+  }
+}
+
+struct BenchOptions {
+  std::string suite;
+  bool quick = false;
+  std::vector<std::string> passthrough;
+};
+
+int runBench(const BenchOptions& o, CLI::App* app) {
+  if (o.suite != "aggregate") return kExitBadInput;
+  registerAggregate(o.quick);
+  std::vector<std::string> args{"phalanx-bench"};
+  bool has_format = false;
+  for (const auto& extra : app->remaining()) {
+    has_format |= extra.starts_with("--benchmark_format");
+    args.push_back(extra);
+  }
+  if (!has_format) args.push_back("--benchmark_format=json");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  int argc = int(argv.size());
+  benchmark::Initialize(&argc, argv.data());
+  if (benchmark::ReportUnrecognizedArguments(argc, argv.data())) return kExitBadInput;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return kExitOk;
+}
+
+}  // namespace
+
+Command addBenchCommand(CLI::App& root) {
+  auto opts = std::make_shared<BenchOptions>();
+  CLI::App* app = root.add_subcommand(
+      "bench",
+      "Benchmarks printing Google Benchmark JSON. Suites: aggregate (every rule, n in {8, 32}, "
+      "d in {1M, 25.6M}, with its ratio to a memory-read floor timed in the same run). "
+      "--benchmark_filter=REGEX and other --benchmark_* flags pass through.");
+  app->add_option("suite", opts->suite, "aggregate")->required()->check(CLI::IsMember({"aggregate"}));
+  app->add_flag("--quick", opts->quick, "tiny sizes, for smoke tests");
+  app->allow_extras();
+  return {app, [opts, app] { return runBench(*opts, app); }};
+}
+
+}  // namespace phalanx::tools

@@ -1,0 +1,243 @@
+// `phalanx lab aggregate|attack`: one robust rule or attack on vectors from .npy files, for
+// researchers and for cross-checking against other libraries (ByzFL, MoNNA's code).
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <numeric>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "node/npy.h"
+#include "robust/aggregator.h"
+#include "robust/attacks.h"
+#include "tools/command.h"
+
+namespace phalanx::tools {
+namespace {
+
+std::vector<std::string> splitList(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+// JSON for a double, with non-finite values as null (JSON has no Inf/NaN).
+std::string jsonNumber(double v) { return std::isfinite(v) ? fmt::format("{}", v) : "null"; }
+
+struct AggregateOptions {
+  std::string rule = "nna";
+  std::size_t b = 0;
+  std::size_t pivot = 0;
+  std::string pre;
+  double tau = 0;
+  int iters = 1;
+  std::uint64_t seed = 1;
+  std::string in, out;
+  bool json = false;
+};
+
+int runAggregate(const AggregateOptions& o) {
+  node::NpyArray x;
+  try {
+    x = node::readNpy(o.in);
+  } catch (const node::NpyError& e) {
+    spdlog::error("{}", e.what());
+    return kExitBadInput;
+  }
+  if (x.shape.size() != 2 || x.rows() == 0) {
+    spdlog::error("{}: expected a 2-D array whose rows are the vectors", o.in);
+    return kExitBadInput;
+  }
+  if (o.pivot >= x.rows()) {
+    spdlog::error("--pivot {}: {} has only {} rows", o.pivot, o.in, x.rows());
+    return kExitBadInput;
+  }
+  auto agg = robust::makeAggregator(
+      {.rule = o.rule, .pre = splitList(o.pre), .tau = o.tau, .iters = o.iters, .seed = o.seed});
+  if (!agg) {
+    spdlog::error("{}", agg.error());
+    return kExitBadInput;
+  }
+  // The pivot goes first; `order[k]` is the file row of mix row k.
+  std::vector<std::size_t> order(x.rows());
+  std::iota(order.begin(), order.end(), 0);
+  std::rotate(order.begin(), order.begin() + std::ptrdiff_t(o.pivot),
+              order.begin() + std::ptrdiff_t(o.pivot) + 1);
+  std::vector<std::span<const float>> rows;
+  for (std::size_t r : order) rows.push_back(x.row(r));
+  std::vector<float> z(x.cols());
+  const auto start = std::chrono::steady_clock::now();
+  auto report = (*agg)->mix({rows, o.b, {}}, z);
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (!report) {
+    spdlog::error("{}", report.error());
+    return kExitBadInput;
+  }
+  try {
+    const std::size_t shape[] = {z.size()};
+    node::writeNpy(o.out, shape, z);
+  } catch (const node::NpyError& e) {
+    spdlog::error("{}", e.what());
+    return kExitFailure;
+  }
+  if (o.json) {
+    std::vector<int> kept(x.rows()), nonfinite(x.rows());
+    std::vector<std::string> distance(x.rows());
+    for (std::size_t k = 0; k < order.size(); ++k) {
+      kept[order[k]] = report->kept[k];
+      nonfinite[order[k]] = report->nonfinite[k];
+      distance[order[k]] = jsonNumber(report->distance[k]);
+    }
+    fmt::print("{{\"rule\": \"{}\", \"rows\": {}, \"dim\": {}, \"b\": {}, \"pivot\": {}, "
+               "\"kept\": [{}], \"nonfinite\": [{}], \"distance\": [{}], \"ms\": {:.3f}}}\n",
+               (*agg)->name(), x.rows(), x.cols(), o.b, o.pivot, fmt::join(kept, ", "),
+               fmt::join(nonfinite, ", "), fmt::join(distance, ", "), ms);
+  }
+  return kExitOk;
+}
+
+struct AttackOptions {
+  std::string name;
+  std::optional<double> tau;
+  bool alie_z = false;
+  std::size_t f = 1;
+  double sigma = 1.0;
+  bool scale_to_mean = false;
+  std::size_t mimic = 0;
+  double eps = 1.5;
+  std::optional<std::size_t> target;
+  std::string agg = "nna";
+  std::optional<std::size_t> b;
+  std::string pre;
+  std::uint64_t seed = 1;
+  std::string in, out;
+  bool json = false;
+};
+
+int runAttack(const AttackOptions& o) {
+  node::NpyArray h;
+  try {
+    h = node::readNpy(o.in);
+  } catch (const node::NpyError& e) {
+    spdlog::error("{}", e.what());
+    return kExitBadInput;
+  }
+  if (h.shape.size() != 2 || h.rows() == 0) {
+    spdlog::error("{}: expected a 2-D array whose rows are the honest vectors", o.in);
+    return kExitBadInput;
+  }
+  robust::AttackConfig c{.name = o.name, .tau = o.tau, .alie_z = o.alie_z,
+                         .n = h.rows() + o.f, .f = o.f, .sigma = o.sigma,
+                         .scale_to_mean = o.scale_to_mean, .mimic = o.mimic, .eps = o.eps,
+                         .seed = o.seed};
+  c.target = {.rule = o.agg, .pre = splitList(o.pre), .seed = o.seed};
+  c.target_b = o.b.value_or(o.f);
+  auto attack = robust::makeAttack(c);
+  if (!attack) {
+    spdlog::error("{}", attack.error());
+    return kExitBadInput;
+  }
+  std::vector<std::span<const float>> honest;
+  for (std::size_t r = 0; r < h.rows(); ++r) honest.push_back(h.row(r));
+  // Per-target attacks see a complete graph: W = 1/n for everyone, f Byzantine neighbours.
+  std::optional<robust::TargetView> view;
+  std::vector<std::span<const float>> neighbours;
+  std::vector<double> weights;
+  if ((*attack)->perTarget()) {
+    if (!o.target || *o.target >= h.rows()) {
+      spdlog::error("{}: needs --target I, the honest row under attack (0..{})", o.name, h.rows() - 1);
+      return kExitBadInput;
+    }
+    const double w = 1.0 / double(h.rows() + o.f);
+    for (std::size_t r = 0; r < h.rows(); ++r) {
+      if (r != *o.target) neighbours.push_back(h.row(r));
+    }
+    weights.assign(neighbours.size(), w);
+    view = robust::TargetView{h.row(*o.target), neighbours, weights, w * double(o.f)};
+  }
+  std::vector<float> a(h.cols());
+  const auto start = std::chrono::steady_clock::now();
+  auto ok = (*attack)->craft({honest, view ? &*view : nullptr}, a);
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (!ok) {
+    spdlog::error("{}", ok.error());
+    return kExitBadInput;
+  }
+  try {
+    const std::size_t shape[] = {a.size()};
+    node::writeNpy(o.out, shape, a);
+  } catch (const node::NpyError& e) {
+    spdlog::error("{}", e.what());
+    return kExitFailure;
+  }
+  if (o.json) {
+    double norm = 0;
+    for (float v : a) norm += double(v) * v;
+    fmt::print("{{\"attack\": \"{}\", \"honest\": {}, \"dim\": {}, \"f\": {}, \"norm\": {}, "
+               "\"ms\": {:.3f}}}\n",
+               o.name, h.rows(), h.cols(), o.f, jsonNumber(std::sqrt(norm)), ms);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Command addLabCommand(CLI::App& root) {
+  CLI::App* lab = root.add_subcommand(
+      "lab", "Run one aggregator or attack on vectors from .npy files (float32, rows = vectors)");
+  lab->require_subcommand(1);
+
+  auto agg = std::make_shared<AggregateOptions>();
+  CLI::App* a = lab->add_subcommand("aggregate", "Mix the rows of X.npy with one robust rule");
+  a->add_option("--rule", agg->rule, "rule: " + fmt::format("{}", fmt::join(robust::kRuleNames, ", ")))
+      ->check(CLI::IsMember(robust::kRuleNames));
+  a->add_option("--b", agg->b, "Byzantine budget b");
+  a->add_option("--pivot", agg->pivot, "row that is the node's own vector (default 0)");
+  a->add_option("--pre", agg->pre, "pre-aggregators in order, e.g. nnm,clip:2.0,arc,bucketing:2");
+  a->add_option("--tau", agg->tau, "clipping radius (cc; clipped_gossip, 0 = adaptive)");
+  a->add_option("--iters", agg->iters, "cc iterations")->check(CLI::PositiveNumber);
+  a->add_option("--seed", agg->seed, "seed for bucketing");
+  a->add_option("--in", agg->in, "X.npy, one vector per row")->required()->check(CLI::ExistingFile);
+  a->add_option("--out", agg->out, "z.npy, the mix")->required();
+  a->add_flag("--json", agg->json, "print one JSON line with the report");
+
+  auto att = std::make_shared<AttackOptions>();
+  CLI::App* t = lab->add_subcommand("attack", "Craft a Byzantine vector from the honest rows of H.npy");
+  t->add_option("--name", att->name, "attack: " + fmt::format("{}", fmt::join(robust::kAttackNames, ", ")))
+      ->required()
+      ->check(CLI::IsMember(robust::kAttackNames));
+  t->add_option("--tau", att->tau, "attack strength (ipm default 2.0, alie 1.5)");
+  t->add_flag("--z", att->alie_z, "alie: tau = z from n = rows + f and f");
+  t->add_option("--f", att->f, "number of Byzantine copies (opt_* searches, alie --z)");
+  t->add_option("--agg", att->agg, "opt_*: the rule attacked")->check(CLI::IsMember(robust::kRuleNames));
+  t->add_option("--b", att->b, "opt_*: that rule's budget (default f)");
+  t->add_option("--pre", att->pre, "opt_*: that rule's pre-aggregators");
+  t->add_option("--sigma", att->sigma, "gaussian: standard deviation");
+  t->add_flag("--scale-to-mean", att->scale_to_mean, "gaussian: sigma = |mean| / sqrt(d)");
+  t->add_option("--mimic", att->mimic, "mimic: which honest row to copy");
+  t->add_option("--eps", att->eps, "dissensus: eps");
+  t->add_option("--target", att->target, "dissensus: the honest row under attack");
+  t->add_option("--seed", att->seed, "seed (gaussian)");
+  t->add_option("--in", att->in, "H.npy, one honest vector per row")->required()->check(CLI::ExistingFile);
+  t->add_option("--out", att->out, "a.npy, the attack vector")->required();
+  t->add_flag("--json", att->json, "print one JSON line");
+
+  return {lab, [a, t, agg, att] {
+            if (a->parsed()) return runAggregate(*agg);
+            if (t->parsed()) return runAttack(*att);
+            return kExitBadInput;
+          }};
+}
+
+}  // namespace phalanx::tools
