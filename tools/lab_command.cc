@@ -30,6 +30,30 @@ std::vector<std::string> splitList(const std::string& text) {
   return out;
 }
 
+// The 2-D array of vectors in `file`, or nothing after logging why.
+std::optional<node::NpyArray> readRows(const std::string& file, const char* what) {
+  try {
+    node::NpyArray x = node::readNpy(file);
+    if (x.shape.size() == 2 && x.rows() > 0) return x;
+    spdlog::error("{}: expected a 2-D array whose rows are the {}", file, what);
+  } catch (const node::NpyError& e) {
+    spdlog::error("{}", e.what());
+  }
+  return std::nullopt;
+}
+
+// Writes one vector as a 1-D .npy file; the exit code.
+int writeVector(const std::string& file, std::span<const float> v) {
+  try {
+    const std::size_t shape[] = {v.size()};
+    node::writeNpy(file, shape, v);
+    return kExitOk;
+  } catch (const node::NpyError& e) {
+    spdlog::error("{}", e.what());
+    return kExitFailure;
+  }
+}
+
 // JSON for a double, with non-finite values as null (JSON has no Inf/NaN).
 std::string jsonNumber(double v) { return std::isfinite(v) ? fmt::format("{}", v) : "null"; }
 
@@ -46,17 +70,9 @@ struct AggregateOptions {
 };
 
 int runAggregate(const AggregateOptions& o) {
-  node::NpyArray x;
-  try {
-    x = node::readNpy(o.in);
-  } catch (const node::NpyError& e) {
-    spdlog::error("{}", e.what());
-    return kExitBadInput;
-  }
-  if (x.shape.size() != 2 || x.rows() == 0) {
-    spdlog::error("{}: expected a 2-D array whose rows are the vectors", o.in);
-    return kExitBadInput;
-  }
+  const auto read = readRows(o.in, "vectors");
+  if (!read) return kExitBadInput;
+  const node::NpyArray& x = *read;
   if (o.pivot >= x.rows()) {
     spdlog::error("--pivot {}: {} has only {} rows", o.pivot, o.in, x.rows());
     return kExitBadInput;
@@ -83,13 +99,7 @@ int runAggregate(const AggregateOptions& o) {
     spdlog::error("{}", report.error());
     return kExitBadInput;
   }
-  try {
-    const std::size_t shape[] = {z.size()};
-    node::writeNpy(o.out, shape, z);
-  } catch (const node::NpyError& e) {
-    spdlog::error("{}", e.what());
-    return kExitFailure;
-  }
+  if (const int rc = writeVector(o.out, z); rc != kExitOk) return rc;
   if (o.json) {
     std::vector<int> kept(x.rows()), nonfinite(x.rows());
     std::vector<std::string> distance(x.rows());
@@ -125,17 +135,9 @@ struct AttackOptions {
 };
 
 int runAttack(const AttackOptions& o) {
-  node::NpyArray h;
-  try {
-    h = node::readNpy(o.in);
-  } catch (const node::NpyError& e) {
-    spdlog::error("{}", e.what());
-    return kExitBadInput;
-  }
-  if (h.shape.size() != 2 || h.rows() == 0) {
-    spdlog::error("{}: expected a 2-D array whose rows are the honest vectors", o.in);
-    return kExitBadInput;
-  }
+  const auto read = readRows(o.in, "honest vectors");
+  if (!read) return kExitBadInput;
+  const node::NpyArray& h = *read;
   robust::AttackConfig c{.name = o.name, .tau = o.tau, .alie_z = o.alie_z,
                          .n = h.rows() + o.f, .f = o.f, .sigma = o.sigma,
                          .scale_to_mean = o.scale_to_mean, .mimic = o.mimic, .eps = o.eps,
@@ -174,13 +176,7 @@ int runAttack(const AttackOptions& o) {
     spdlog::error("{}", ok.error());
     return kExitBadInput;
   }
-  try {
-    const std::size_t shape[] = {a.size()};
-    node::writeNpy(o.out, shape, a);
-  } catch (const node::NpyError& e) {
-    spdlog::error("{}", e.what());
-    return kExitFailure;
-  }
+  if (const int rc = writeVector(o.out, a); rc != kExitOk) return rc;
   if (o.json) {
     double norm = 0;
     for (float v : a) norm += double(v) * v;
