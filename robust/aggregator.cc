@@ -61,7 +61,7 @@ class Pipeline final : public Aggregator {
       weights.push_back(in.weights.empty() ? 1.0 / double(n) : in.weights[i]);
     }
     const std::size_t b = in.byzantine_budget > dropped ? in.byzantine_budget - dropped : 0;
-    report.budget_used = b;
+    report.effective_budget = b;
 
     // Pre-aggregators, in order; `members` tracks which inputs each current row stands for.
     std::vector<std::vector<std::size_t>> members(finite.size());

@@ -47,7 +47,7 @@ struct MixReport {
   std::vector<char> kept;       // 1: the row entered the mix (possibly clipped or trimmed)
   std::vector<char> nonfinite;  // 1: the row held NaN/Inf and was dropped
   std::vector<double> distance; // ‖row - pivot‖; +inf for non-finite rows
-  std::size_t budget_used = 0;  // b after non-finite rows consumed part of it
+  std::size_t effective_budget = 0;  // b the rule ran with: max(0, b - non-finite rows)
 };
 
 class Aggregator {

@@ -82,7 +82,7 @@ TEST(Nna, NonFiniteRowsAreDroppedAndUseBudget) {
   // More poisoned rows than the budget: still never in the mix.
   m = mixWith(rule("nna"), {{0}, {kNan}, {kInf}, {2}}, 1);
   EXPECT_FLOAT_EQ(m.z[0], 1.0f);
-  EXPECT_EQ(m.report.budget_used, 0u);
+  EXPECT_EQ(m.report.effective_budget, 0u);
 }
 
 TEST(Nna, EnormousRowIsExcluded) {
