@@ -11,6 +11,8 @@
 #include <sstream>
 
 #include "node/yaml_fields.h"
+#include "robust/aggregator.h"
+#include "robust/attacks.h"
 
 namespace phalanx::node {
 namespace {
@@ -28,13 +30,13 @@ const std::vector<std::string> kCodecs{"none",  "fp16", "bf16",     "topk",     
 const std::vector<std::string> kValueTypes{"fp32", "fp16", "bf16"};
 const std::vector<std::string> kFeedbacks{"none",  "ef14",  "ef21", "ef21_sgdm",
                                           "ef21_w", "diana", "dgc"};
-const std::vector<std::string> kRules{"nna", "mean", "metropolis", "cwtm", "cwmed",
-                                      "gm",  "krum", "multikrum",  "cc",   "clipped_gossip"};
-const std::vector<std::string> kPreAggregators{"nnm", "clip", "arc", "bucketing"};
 const std::vector<std::string> kSecurityModes{"none", "tls"};
-const std::vector<std::string> kAttacks{
-    "signflip", "ipm", "alie", "opt_alie", "opt_ipm", "labelflip", "mimic", "dissensus", "gaussian",
-    "nan",      "inf", "zero", "huge",     "crash",   "hang",      "slow",  "silent"};
+// robust/'s vector attacks plus what node/ does itself: label flipping and process faults.
+const std::vector<std::string> kAttacks = [] {
+  std::vector<std::string> all = robust::kAttackNames;
+  for (const char* name : {"labelflip", "crash", "hang", "slow", "silent"}) all.push_back(name);
+  return all;
+}();
 
 constexpr std::uint64_t kU64Max = std::numeric_limits<std::uint64_t>::max();
 constexpr double kHuge = 1e12;
@@ -87,27 +89,6 @@ void applyOverride(YAML::Node& root, const std::string& assignment, Source& sour
   }
   cursor[keys.back()] = value;
   source.overridden.insert(path);
-}
-
-void checkPreAggregator(const std::string& entry, const Source& source) {
-  const auto colon = entry.find(':');
-  const std::string name = entry.substr(0, colon);
-  if (std::find(kPreAggregators.begin(), kPreAggregators.end(), name) == kPreAggregators.end()) {
-    source.fail("mixing.pre", fmt::format("unknown pre-aggregator '{}' (allowed: {})", name,
-                                          fmt::join(kPreAggregators, ", ")));
-  }
-  const bool wants_param = name == "clip" || name == "bucketing";
-  if (wants_param != (colon != std::string::npos)) {
-    source.fail("mixing.pre", wants_param
-                                  ? fmt::format("'{}' needs a parameter, e.g. {}:2", name, name)
-                                  : fmt::format("'{}' takes no parameter", name));
-  }
-  if (wants_param) {
-    double v = 0;
-    if (!YAML::convert<double>::decode(YAML::Node(entry.substr(colon + 1)), v) || !(v > 0)) {
-      source.fail("mixing.pre", fmt::format("'{}': the parameter must be a number > 0", entry));
-    }
-  }
 }
 
 Config parse(const YAML::Node& root, const Source& source) {
@@ -174,12 +155,15 @@ Config parse(const YAML::Node& root, const Source& source) {
   comp.finish();
 
   YamlFields mixing = top.section("mixing");
-  mixing.choice("rule", c.mixing.rule, kRules);
+  mixing.choice("rule", c.mixing.rule, robust::kRuleNames);
   mixing.textList("pre", c.mixing.pre);
   mixing.number("tau", c.mixing.tau, 0, kHuge);
   mixing.integer("iters", c.mixing.iters, 1, 1000);
   mixing.finish();
-  for (const auto& entry : c.mixing.pre) checkPreAggregator(entry, source);
+  // robust/ parses the pre-aggregator list; the rule here is any one that needs no parameter.
+  if (auto probe = robust::makeAggregator({.rule = "mean", .pre = c.mixing.pre}); !probe) {
+    source.fail("mixing.pre", probe.error());
+  }
 
   YamlFields rounds = top.section("rounds");
   rounds.integer("count", c.rounds.count, 1, kU64Max);

@@ -39,7 +39,6 @@ class LocalTrainer {
   std::span<float> parameters() { return params_; }
   std::span<const float> parameters() const { return params_; }
   const Mlp& model() const { return model_; }
-  MomentumOptimizer& optimizer() { return optimizer_; }
   const Dataset& shard() const { return shard_; }
   std::size_t batchSize() const { return batch_; }
 

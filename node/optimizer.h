@@ -37,7 +37,6 @@ class MomentumOptimizer {
   void step(std::span<const float> gradient, double lr, std::span<float> x);
 
   std::span<const float> momentum() const { return momentum_; }
-  std::span<float> momentum() { return momentum_; }  // for checkpoints
 
  private:
   MomentumKind kind_;

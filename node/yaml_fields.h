@@ -41,9 +41,8 @@ class YamlFields {
   // Keys of this mapping, for maps keyed by data (node ids).
   std::vector<std::string> keys() const;
 
-  // Rejects every key not read (or declared with allow()).
+  // Rejects every key not read.
   void finish();
-  void allow(std::string_view key) { asked_.insert(std::string(key)); }
 
   const std::string& path() const { return path_; }
 

@@ -82,8 +82,16 @@ class Pipeline final : public Aggregator {
       current.assign(stage.rows.begin(), stage.rows.end());
     }
 
+    // Distances to the pivot: the ones already measured, unless pre-aggregators rewrote rows.
+    std::vector<double> to_pivot;
+    if (pre_.empty()) {
+      for (std::size_t i : origin) to_pivot.push_back(sq[i]);
+    } else {
+      to_pivot.resize(current.size());
+      kernels::squaredDistancesTo(current[0], current, to_pivot);
+    }
     std::vector<char> kept(current.size(), 0);
-    if (auto ok = rule_->apply({current, b, weights}, out, kept); !ok) {
+    if (auto ok = rule_->apply({current, b, weights, to_pivot}, out, kept); !ok) {
       return std::unexpected(ok.error());
     }
     for (std::size_t i = 0; i < kept.size(); ++i) {

@@ -47,8 +47,7 @@ class Nna final : public Rule {
       kept[0] = 1;
       return {};
     }
-    std::vector<double> dist(n);
-    kernels::squaredDistancesTo(in.rows[0], in.rows, dist);
+    std::vector<double> dist(in.to_pivot.begin(), in.to_pivot.end());
     dist[0] = -1.0;  // the pivot is always kept, whatever rounding says
     auto order = orderByKey(dist);
     order.resize(n - in.b);
@@ -206,8 +205,8 @@ class ClippedGossip final : public Rule {
   std::expected<void, std::string> apply(const RuleInput& in, std::span<float> z,
                                          std::vector<char>& kept) override {
     const std::size_t n = in.rows.size();
-    std::vector<double> dist(n), w(n, 0.0);
-    kernels::squaredDistancesTo(in.rows[0], in.rows, dist);
+    const std::span<const double> dist = in.to_pivot;
+    std::vector<double> w(n, 0.0);
     double tau = tau_;
     if (tau == 0 && n > 1) {
       std::vector<double> norms;

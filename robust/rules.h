@@ -16,6 +16,7 @@ struct RuleInput {
   Rows rows;                       // finite; rows[0] is the pivot
   std::size_t b = 0;               // budget left after non-finite rows were dropped
   std::span<const double> weights; // per row, row 0 included (its entry unused); never empty
+  std::span<const double> to_pivot;  // ‖rows[k] - rows[0]‖², computed once by the pipeline
 };
 
 class Rule {
