@@ -1,0 +1,57 @@
+// A compressed message as it travels: the 8-byte header of compress/FORMAT.md (format
+// version, codec id, dense length) and the codec's payload. A plain value owned by whoever
+// holds it; the bytes are the same on every machine for the same input and seed.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <expected>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace phalanx::compress {
+
+// Wire ids; never renumber (FORMAT.md).
+enum class CodecId : std::uint8_t {
+  kNone = 0,
+  kFp16 = 1,
+  kBf16 = 2,
+  kTopk = 3,
+  kTopkSampled = 4,
+  kThreshold = 5,
+  kRandk = 6,
+  kQsgd = 7,
+  kSign = 8,
+  kTerngrad = 9,
+  kNatural = 10,
+  kPowersgd = 11,
+  kLayered = 12,  // per-layer segments, each a whole message (DGC, Accordion)
+};
+
+inline constexpr std::uint8_t kFormatVersion = 1;
+inline constexpr std::size_t kHeaderBytes = 8;
+
+// How sparse codecs carry their values.
+enum class ValueType : std::uint8_t { kFp32 = 0, kFp16 = 1, kBf16 = 2 };
+
+struct Encoded {
+  std::vector<std::uint8_t> bytes;
+};
+
+struct Header {
+  CodecId codec = CodecId::kNone;
+  std::uint32_t dim = 0;  // the decoded vector's length
+};
+
+// Reads and checks the header (version, known codec, reserved bytes zero).
+std::expected<Header, std::string> readHeader(std::span<const std::uint8_t> bytes);
+
+// "topk", "qsgd", ...; "layered" for kLayered; "unknown" otherwise.
+std::string_view codecName(CodecId id);
+
+// The wire size of a value type (4 or 2 bytes).
+constexpr std::size_t valueBytes(ValueType t) { return t == ValueType::kFp32 ? 4 : 2; }
+
+}  // namespace phalanx::compress
