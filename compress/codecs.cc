@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstring>
 
 #include "compress/byte_io.h"
 #include "compress/compressor.h"
@@ -42,21 +43,14 @@ class DenseCompressor final : public Compressor {
     detail::writeHeader(w, id_, checkedDim(x.size()));
     if (id_ == CodecId::kNone) {
       if (!kernels::allFinite(x)) return notFinite(name());
-      const auto dst = w.grow(x.size() * 4);
-      for (std::size_t j = 0; j < x.size(); ++j) {
-        const std::uint32_t u = std::bit_cast<std::uint32_t>(x[j]);
-        for (int b = 0; b < 4; ++b) dst[j * 4 + std::size_t(b)] = std::uint8_t(u >> (8 * b));
-      }
+      static_assert(std::endian::native == std::endian::little, "the wire is little-endian");
+      std::memcpy(w.grow(x.size() * 4).data(), x.data(), x.size() * 4);
       return {};
     }
     half_.resize(x.size());
     const bool ok = id_ == CodecId::kFp16 ? kernels::toHalf(x, half_) : kernels::toBfloat16(x, half_);
     if (!ok) return notFinite(name());
-    const auto dst = w.grow(x.size() * 2);
-    for (std::size_t j = 0; j < x.size(); ++j) {
-      dst[j * 2] = std::uint8_t(half_[j]);
-      dst[j * 2 + 1] = std::uint8_t(half_[j] >> 8);
-    }
+    std::memcpy(w.grow(x.size() * 2).data(), half_.data(), x.size() * 2);
     return {};
   }
   std::string_view name() const override { return codecName(id_); }

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "compress/byte_io.h"
@@ -83,16 +84,64 @@ std::expected<std::span<const std::uint8_t>, std::string> readValues(ByteReader&
   return *bytes;
 }
 
+// The wire is little-endian; so are the hosts we build for, which lets dense payloads be
+// copied instead of assembled byte by byte.
+static_assert(std::endian::native == std::endian::little, "phalanx assumes a little-endian host");
+
+template <typename Word>
+bool allWordsFinite(std::span<const std::uint8_t> bytes, Word exponent_mask) {
+  const std::size_t n = bytes.size() / sizeof(Word);
+  Word bad = 0;
+  for (std::size_t j = 0; j < n; ++j) {
+    Word w;
+    std::memcpy(&w, bytes.data() + j * sizeof(Word), sizeof(Word));
+    bad |= Word((w & exponent_mask) == exponent_mask);
+  }
+  return bad == 0;
+}
+
 Result decodeDense(CodecId codec, ByteReader& r, const Target& t) {
   const std::size_t d = t.out.size();
   const ValueType type = codec == CodecId::kNone   ? ValueType::kFp32
                          : codec == CodecId::kFp16 ? ValueType::kFp16
                                                    : ValueType::kBf16;
-  auto values = readValues(r, type, d);
-  if (!values) return std::unexpected(values.error());
+  const auto bytes = r.take(d * valueBytes(type));
+  if (!bytes) return fail(fmt::format("truncated: {} values need {} bytes, {} left", d, d * valueBytes(type), r.remaining()));
   if (auto done = finish(r); !done) return done;
-  if (t.write) {
-    for (std::size_t j = 0; j < d; ++j) t.set(j, readValue(type, *values, j));
+  if (!t.write) {
+    const bool ok = type == ValueType::kFp32   ? allWordsFinite<std::uint32_t>(*bytes, 0x7f800000u)
+                    : type == ValueType::kFp16 ? allWordsFinite<std::uint16_t>(*bytes, 0x7c00u)
+                                               : allWordsFinite<std::uint16_t>(*bytes, 0x7f80u);
+    if (!ok) return fail("a value is not finite");
+    return {};
+  }
+  if (type == ValueType::kFp32 && !t.add) {
+    std::memcpy(t.out.data(), bytes->data(), d * 4);
+    return {};
+  }
+  // Converted in chunks through a small buffer, then assigned or added.
+  constexpr std::size_t kChunk = 4096;
+  float buffer[kChunk];
+  std::uint16_t half[kChunk];
+  for (std::size_t at = 0; at < d; at += kChunk) {
+    const std::size_t n = std::min(kChunk, d - at);
+    const std::uint8_t* src = bytes->data() + at * valueBytes(type);
+    if (type == ValueType::kFp32) {
+      std::memcpy(buffer, src, n * 4);
+    } else {
+      std::memcpy(half, src, n * 2);
+      if (type == ValueType::kFp16) {
+        kernels::fromHalf({half, n}, {buffer, n});
+      } else {
+        kernels::fromBfloat16({half, n}, {buffer, n});
+      }
+    }
+    float* dst = t.out.data() + at;
+    if (t.add) {
+      for (std::size_t j = 0; j < n; ++j) dst[j] += t.alpha * buffer[j];
+    } else {
+      std::memcpy(dst, buffer, n * 4);
+    }
   }
   return {};
 }

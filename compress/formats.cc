@@ -150,13 +150,10 @@ void sampledTopk(std::span<const float> x, std::size_t k, kernels::CounterRng rn
   if (k == 0 || d == 0) return;
   // A ~1% strided sample: odd stride 101 from a random start (every entry when d is small).
   const std::size_t stride = d >= 101 * 64 ? 101 : 1;
-  std::vector<std::uint32_t> sample;
-  kernels::sampleKeys(x, std::size_t(rng.below(0, stride)), stride, sample);
-  const std::size_t m = sample.size();
+  const std::size_t start = std::size_t(rng.below(0, stride));
+  const std::size_t m = kernels::sampleCount(d, start, stride);
   const std::size_t top = std::clamp<std::size_t>((k * m + d - 1) / d, 1, m);  // ceil(k·m/d)
-  std::nth_element(sample.begin(), sample.begin() + std::ptrdiff_t(top - 1), sample.end(),
-                   std::greater<>());
-  float threshold = std::bit_cast<float>(sample[top - 1]);
+  float threshold = std::bit_cast<float>(kernels::sampledKthLargestKey(x, start, stride, top));
   for (int attempt = 0;; ++attempt) {
     kernels::indicesAtLeast(x, kernels::magnitudeKey(threshold), out);
     if (out.size() * 10 > k * 13) {  // more than 1.3k: exact top-k among the candidates

@@ -29,6 +29,20 @@ void keepLargest(std::span<const float> x, std::size_t k, std::vector<std::uint3
 void sampleKeys(std::span<const float> x, std::size_t start, std::size_t stride,
                 std::vector<std::uint32_t>& out);
 
+// The r-th largest of keys (1 <= r <= keys.size()); keys is reordered. A bounded min-heap
+// when r is small next to the count (one compare per key), nth_element otherwise.
+std::uint32_t kthLargestKey(std::span<std::uint32_t> keys, std::size_t r);
+
+// The same on the strided sample x[start], x[start + stride], ... without storing it: each
+// thread keeps a heap of its r largest, the heaps are merged. r <= the sample's size.
+std::uint32_t sampledKthLargestKey(std::span<const float> x, std::size_t start, std::size_t stride,
+                                   std::size_t r);
+
+// Number of entries in that sample.
+constexpr std::size_t sampleCount(std::size_t n, std::size_t start, std::size_t stride) {
+  return start >= n ? 0 : (n - start + stride - 1) / stride;
+}
+
 // Exact top-k by |x|, ties to the lower index; out ascending; k <= x.size().
 // A strided sample guesses a threshold that keeps a few more than k, one pass collects the
 // candidates, and an exact selection among them finishes; a guess that keeps fewer than k

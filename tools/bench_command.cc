@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "compress/compressor.h"
+#include "compress/decode.h"
 #include "robust/aggregator.h"
 #include "tools/command.h"
 
@@ -115,6 +117,80 @@ void registerAggregate(bool quick) {
   }
 }
 
+// compress: every codec on one vector of d floats (n = 1 row of the same noise), encode and
+// decode timed separately, each with its ratio to the read floor of that vector.
+void runCodec(benchmark::State& state, compress::CompressorConfig config, std::size_t d, bool decode) {
+  const RowSet& set = rowSet(1, d);
+  const std::span<const float> x = set.rows[0];
+  const double floor = readFloorSeconds(set);
+  if (config.codec == "powersgd") config.layers = {{d / 1000, 1000}};  // a 1000-wide matrix
+  auto made = compress::makeCompressor(config);
+  if (!made) {
+    state.SkipWithError(made.error().c_str());
+    return;
+  }
+  compress::Encoded e;
+  if (auto ok = (*made)->encode(x, e); !ok) {
+    state.SkipWithError(ok.error().c_str());
+    return;
+  }
+  std::vector<float> y(d);
+  double total = 0;
+  for (auto _ : state) {
+    const auto start = Clock::now();
+    if (decode) {
+      auto ok = compress::decode(e.bytes, y);
+      if (!ok) state.SkipWithError(ok.error().c_str());
+    } else {
+      auto ok = (*made)->encode(x, e);
+      if (!ok) state.SkipWithError(ok.error().c_str());
+    }
+    benchmark::DoNotOptimize(e.bytes.data());
+    benchmark::DoNotOptimize(y.data());
+    const double s = std::chrono::duration<double>(Clock::now() - start).count();
+    state.SetIterationTime(s);
+    total += s;
+  }
+  const double per_iteration = total / double(std::max<benchmark::IterationCount>(state.iterations(), 1));
+  state.counters["floor_seconds"] = floor;
+  state.counters["ratio_to_floor"] = per_iteration / floor;
+  state.counters["elements_per_s"] = double(d) / per_iteration;
+  state.counters["GB_per_s"] = double(d * sizeof(float)) / per_iteration / 1e9;
+  state.counters["bytes"] = double(e.bytes.size());
+  state.counters["compression_ratio"] = double(d * sizeof(float)) / double(e.bytes.size());
+}
+
+void registerCompress(bool quick) {
+  const std::vector<std::size_t> dims = quick ? std::vector<std::size_t>{1'000'000 / 64}
+                                              : std::vector<std::size_t>{1'000'000, 25'600'000};
+  const auto add = [](const std::string& name, const compress::CompressorConfig& c, std::size_t d) {
+    for (const bool decode : {false, true}) {
+      benchmark::RegisterBenchmark(
+          fmt::format("compress/{}/{}/d:{}", name, decode ? "decode" : "encode", d).c_str(), runCodec, c, d, decode)
+          ->UseManualTime()
+          ->Unit(benchmark::kMillisecond);
+    }
+  };
+  for (std::size_t d : dims) {
+    benchmark::RegisterBenchmark(fmt::format("compress/floor/d:{}", d).c_str(), runFloor, 1, d)
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond);
+    for (const auto& codec : compress::kCodecNames) {
+      const bool sparse = codec == "topk" || codec == "topk_sampled" || codec == "randk" || codec == "threshold";
+      if (!sparse) {
+        add(codec, {.codec = codec}, d);
+        continue;
+      }
+      for (const double density : {0.01, 0.001}) {
+        // threshold: lambda set to give about that density on this data (uniform in ±0.5).
+        const double lambda = 0.5 * (1.0 - density);
+        add(fmt::format("{}:{}", codec, density),
+            {.codec = codec, .density = density, .threshold = codec == "threshold" ? lambda : 0.0}, d);
+      }
+    }
+  }
+}
+
 struct BenchOptions {
   std::string suite;
   bool quick = false;
@@ -122,8 +198,13 @@ struct BenchOptions {
 };
 
 int runBench(const BenchOptions& o, CLI::App* app) {
-  if (o.suite != "aggregate") return kExitBadInput;
-  registerAggregate(o.quick);
+  if (o.suite == "aggregate") {
+    registerAggregate(o.quick);
+  } else if (o.suite == "compress") {
+    registerCompress(o.quick);
+  } else {
+    return kExitBadInput;
+  }
   std::vector<std::string> args{"phalanx-bench"};
   bool has_format = false;
   for (const auto& extra : app->remaining()) {
@@ -148,9 +229,12 @@ Command addBenchCommand(CLI::App& root) {
   CLI::App* app = root.add_subcommand(
       "bench",
       "Benchmarks printing Google Benchmark JSON. Suites: aggregate (every rule, n in {8, 32}, "
-      "d in {1M, 25.6M}, with its ratio to a memory-read floor timed in the same run). "
-      "--benchmark_filter=REGEX and other --benchmark_* flags pass through.");
-  app->add_option("suite", opts->suite, "aggregate")->required()->check(CLI::IsMember({"aggregate"}));
+      "d in {1M, 25.6M}, with its ratio to a memory-read floor timed in the same run); compress "
+      "(every codec's encode and decode at d in {1M, 25.6M}, sparse ones at density 1% and 0.1%, "
+      "with the same floor). --benchmark_filter=REGEX and other --benchmark_* flags pass through.");
+  app->add_option("suite", opts->suite, "aggregate | compress")
+      ->required()
+      ->check(CLI::IsMember({"aggregate", "compress"}));
   app->add_flag("--quick", opts->quick, "tiny sizes, for smoke tests");
   app->allow_extras();
   return {app, [opts, app] { return runBench(*opts, app); }};

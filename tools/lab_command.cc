@@ -1,4 +1,4 @@
-// `phalanx lab aggregate|attack`: one robust rule or attack on vectors from .npy files, for
+// `phalanx lab aggregate|attack|compress`: one robust rule, attack or codec on .npy vectors, for
 // researchers and for cross-checking against other libraries (ByzFL, MoNNA's code).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -9,10 +9,13 @@
 #include <memory>
 #include <numeric>
 #include <optional>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "compress/compressor.h"
+#include "compress/decode.h"
 #include "node/npy.h"
 #include "robust/aggregator.h"
 #include "robust/attacks.h"
@@ -187,11 +190,103 @@ int runAttack(const AttackOptions& o) {
   return kExitOk;
 }
 
+struct CompressOptions {
+  std::string codec = "topk";
+  double density = 0.01;
+  std::string values = "fp32";
+  int bits = 8;
+  int rank = 2;
+  std::size_t bucket = 128;
+  double threshold = 0;
+  bool biased = false;
+  std::uint64_t seed = 1;
+  std::string in;
+  std::size_t dim = 0;
+  std::string dist = "gauss";
+  std::string out;
+  bool json = false;
+};
+
+int runCompress(const CompressOptions& o) {
+  node::NpyArray x;
+  if (!o.in.empty()) {
+    try {
+      x = node::readNpy(o.in);
+    } catch (const node::NpyError& e) {
+      spdlog::error("{}", e.what());
+      return kExitBadInput;
+    }
+  } else if (o.dim > 0) {
+    x.shape = {o.dim};
+    x.data.resize(o.dim);
+    std::mt19937_64 rng(o.seed);
+    std::normal_distribution<float> gauss;
+    std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+    for (float& v : x.data) v = o.dist == "gauss" ? gauss(rng) : uniform(rng);
+  } else {
+    spdlog::error("give the vector: --in x.npy or --dim D");
+    return kExitBadInput;
+  }
+  compress::CompressorConfig config{.codec = o.codec, .density = o.density, .values = o.values,
+                                    .bits = o.bits, .bucket = o.bucket, .rank = o.rank,
+                                    .threshold = o.threshold, .unbiased = !o.biased, .seed = o.seed};
+  // A 2-D input is one matrix-shaped layer (what powersgd factors); 1-D is one vector.
+  if (x.shape.size() == 2) config.layers = {{x.rows(), x.cols()}};
+  auto codec = compress::makeCompressor(config);
+  if (!codec) {
+    spdlog::error("{}", codec.error());
+    return kExitBadInput;
+  }
+  compress::Encoded e;
+  const auto t0 = std::chrono::steady_clock::now();
+  if (auto ok = (*codec)->encode(x.data, e); !ok) {
+    spdlog::error("{}: {}", o.in.empty() ? "input" : o.in, ok.error());
+    return kExitBadInput;
+  }
+  const auto t1 = std::chrono::steady_clock::now();
+  std::vector<float> y(x.data.size());
+  if (auto ok = compress::decode(e.bytes, y); !ok) {
+    spdlog::error("own message did not decode: {}", ok.error());
+    return kExitFailure;
+  }
+  const auto t2 = std::chrono::steady_clock::now();
+  double err = 0, norm = 0;
+  for (std::size_t j = 0; j < y.size(); ++j) {
+    err += (double(y[j]) - x.data[j]) * (double(y[j]) - x.data[j]);
+    norm += double(x.data[j]) * x.data[j];
+  }
+  const double rel_error = norm > 0 ? std::sqrt(err / norm) : std::sqrt(err);
+  if (!o.out.empty()) {
+    try {
+      node::writeNpy(o.out, x.shape, y);
+    } catch (const node::NpyError& ex) {
+      spdlog::error("{}", ex.what());
+      return kExitFailure;
+    }
+  }
+  const double dense_bytes = double(y.size() * sizeof(float));
+  const double ratio = dense_bytes / double(e.bytes.size());
+  const double encode_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+  const double decode_ms = std::chrono::duration<double, std::milli>(t2 - t1).count();
+  if (o.json) {
+    fmt::print("{{\"codec\": \"{}\", \"dim\": {}, \"bytes\": {}, \"dense_bytes\": {}, "
+               "\"ratio\": {}, \"encode_ms\": {:.3f}, \"decode_ms\": {:.3f}, \"rel_error\": {}}}\n",
+               o.codec, y.size(), e.bytes.size(), std::size_t(dense_bytes), jsonNumber(ratio), encode_ms,
+               decode_ms, jsonNumber(rel_error));
+  } else {
+    fmt::print("{}: {} entries -> {} bytes (ratio {:.1f}x), encode {:.3f} ms, decode {:.3f} ms, "
+               "relative error {:.4g}\n",
+               o.codec, y.size(), e.bytes.size(), ratio, encode_ms, decode_ms, rel_error);
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 Command addLabCommand(CLI::App& root) {
   CLI::App* lab = root.add_subcommand(
-      "lab", "Run one aggregator or attack on vectors from .npy files (float32, rows = vectors)");
+      "lab",
+      "Run one aggregator, attack or compressor on vectors from .npy files (float32, rows = vectors)");
   lab->require_subcommand(1);
 
   auto agg = std::make_shared<AggregateOptions>();
@@ -229,9 +324,31 @@ Command addLabCommand(CLI::App& root) {
   t->add_option("--out", att->out, "a.npy, the attack vector")->required();
   t->add_flag("--json", att->json, "print one JSON line");
 
-  return {lab, [a, t, agg, att] {
+  auto comp = std::make_shared<CompressOptions>();
+  CLI::App* c = lab->add_subcommand("compress", "Encode and decode one vector with one compressor");
+  c->add_option("--codec", comp->codec, fmt::format("codec: {}", fmt::join(compress::kCodecNames, ", ")))
+      ->required()
+      ->check(CLI::IsMember(compress::kCodecNames));
+  c->add_option("--density", comp->density, "topk, topk_sampled, randk: fraction kept");
+  c->add_option("--values", comp->values, "sparse values: fp32, fp16, bf16")
+      ->check(CLI::IsMember(compress::kValueTypeNames));
+  c->add_option("--bits", comp->bits, "qsgd: bits per entry with the sign (2..16)");
+  c->add_option("--rank", comp->rank, "powersgd: rank (the input must be 2-D)");
+  c->add_option("--bucket", comp->bucket, "qsgd, sign: bucket size");
+  c->add_option("--threshold", comp->threshold, "threshold: lambda (0: 1/(2 sqrt(k)))");
+  c->add_flag("--biased", comp->biased, "randk without the d/k scale; qsgd with its shrink");
+  c->add_option("--seed", comp->seed, "the codec's seed (and --dim's data)");
+  c->add_option("--in", comp->in, "x.npy: a vector, or a matrix (one layer)")->check(CLI::ExistingFile);
+  c->add_option("--dim", comp->dim, "instead of --in: a random vector of this length");
+  c->add_option("--dist", comp->dist, "--dim's distribution: gauss, uniform")
+      ->check(CLI::IsMember({"gauss", "uniform"}));
+  c->add_option("--out", comp->out, "y.npy: the decoded vector");
+  c->add_flag("--json", comp->json, "print one JSON line");
+
+  return {lab, [a, t, c, agg, att, comp] {
             if (a->parsed()) return runAggregate(*agg);
             if (t->parsed()) return runAttack(*att);
+            if (c->parsed()) return runCompress(*comp);
             return kExitBadInput;
           }};
 }
