@@ -39,7 +39,7 @@ struct CompressorConfig {
   double density = 0.01;       // topk, topk_sampled, randk: k = clamp(round(density·d), 1, d)
   std::string values = "fp32"; // sparse values on the wire: fp32 | fp16 | bf16
   int bits = 8;                // qsgd: bits per entry with the sign; s = 2^(bits-1) - 1 levels
-  std::size_t bucket = 128;    // qsgd, sign
+  std::size_t bucket = 0;      // qsgd, sign; 0: the codec's default (qsgd 128, sign 1024)
   int rank = 2;                // powersgd
   double threshold = 0;        // threshold: lambda; 0 picks 1/(2·sqrt(k))
   bool unbiased = true;        // randk (scale d/k), qsgd (no variance-reducing shrink)
@@ -70,7 +70,7 @@ class Compressor {
 };
 
 // Errors name the field: unknown codec, density outside (0, 1], bits outside 2..16 for
-// qsgd, rank < 1, bucket 0, unknown value type, powersgd without a matrix-shaped layer.
+// qsgd, rank < 1, bucket >= 2^32, unknown value type, powersgd without a matrix-shaped layer.
 std::expected<std::unique_ptr<Compressor>, std::string> makeCompressor(const CompressorConfig& c);
 
 // k for a density at length d (what topk/randk send; the target of topk_sampled).

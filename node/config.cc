@@ -10,6 +10,9 @@
 #include <set>
 #include <sstream>
 
+#include "compress/accordion.h"
+#include "compress/compressor.h"
+#include "compress/feedback.h"
 #include "node/yaml_fields.h"
 #include "robust/aggregator.h"
 #include "robust/attacks.h"
@@ -24,12 +27,12 @@ const std::vector<std::string> kModels{"mlp", "softmax"};
 const std::vector<std::string> kMomentumKinds{"ema", "heavy_ball"};
 const std::vector<std::string> kSchedules{"constant", "hyperbolic", "cosine"};
 const std::vector<std::string> kExchanges{"model", "gradient"};
-const std::vector<std::string> kCodecs{"none",  "fp16", "bf16",     "topk",     "topk_sampled",
-                                       "threshold", "randk", "qsgd", "sign", "terngrad",
-                                       "natural",   "powersgd"};
-const std::vector<std::string> kValueTypes{"fp32", "fp16", "bf16"};
-const std::vector<std::string> kFeedbacks{"none",  "ef14",  "ef21", "ef21_sgdm",
-                                          "ef21_w", "diana", "dgc"};
+// compress/'s error-feedback wrappers plus dgc, the gradient codec the node runs itself.
+const std::vector<std::string> kFeedbacks = [] {
+  std::vector<std::string> all = compress::kFeedbackNames;
+  all.push_back("dgc");
+  return all;
+}();
 const std::vector<std::string> kSecurityModes{"none", "tls"};
 // robust/'s vector attacks plus what node/ does itself: label flipping and process faults.
 const std::vector<std::string> kAttacks = [] {
@@ -54,6 +57,31 @@ struct Source {
         fmt::format("{}: {}: {}{}", name, field, problem, from_cli ? " (set with --set)" : ""));
   }
 };
+
+// compress/ validates its own settings; its errors read "compression.FIELD: problem".
+[[noreturn]] void failFromCompress(const std::string& error, const Source& source) {
+  const auto colon = error.find(": ");
+  if (colon == std::string::npos) source.fail("compression", error);
+  source.fail(error.substr(0, colon), error.substr(colon + 2));
+}
+
+// Builds the configured codec once (with a stand-in 64 x 64 layer: the model's layout is
+// only known later) so a bad combination fails at start-up, not at the first round.
+void checkCompression(const CompressionConfig& c, const Source& source) {
+  compress::CompressorConfig codec{.codec = c.codec, .density = c.density, .values = c.values,
+                                   .bits = c.bits, .bucket = c.bucket, .rank = c.rank,
+                                   .threshold = c.threshold, .unbiased = c.unbiased,
+                                   .layers = {{64, 64}}};
+  auto made = compress::makeCompressor(codec);
+  if (!made) failFromCompress(made.error(), source);
+  if (c.feedback != "dgc") {
+    auto fb = compress::FeedbackEncoder::make(std::move(*made), {.kind = c.feedback}, 64 * 64);
+    if (!fb) failFromCompress(fb.error(), source);
+  }
+  if (c.adaptive) {
+    if (auto levels = compress::accordionLevels(codec); !levels) failFromCompress(levels.error(), source);
+  }
+}
 
 void applyOverride(YAML::Node& root, const std::string& assignment, Source& source) {
   const auto eq = assignment.find('=');
@@ -139,11 +167,11 @@ Config parse(const YAML::Node& root, const Source& source) {
   top.choice("exchange", c.exchange, kExchanges);
 
   YamlFields comp = top.section("compression");
-  comp.choice("codec", c.compression.codec, kCodecs);
+  comp.choice("codec", c.compression.codec, compress::kCodecNames);
   comp.number("density", c.compression.density, 1e-9, 1.0);
-  comp.choice("values", c.compression.values, kValueTypes);
+  comp.choice("values", c.compression.values, compress::kValueTypeNames);
   comp.integer("bits", c.compression.bits, 1, 16);
-  comp.integer("bucket", c.compression.bucket, 1, 1 << 30);
+  comp.integer("bucket", c.compression.bucket, 0, 1 << 30);
   comp.integer("rank", c.compression.rank, 1, 1024);
   comp.number("threshold", c.compression.threshold, 0, kHuge);
   comp.boolean("unbiased", c.compression.unbiased);
@@ -153,6 +181,7 @@ Config parse(const YAML::Node& root, const Source& source) {
   comp.integer("keyframe_every", c.compression.keyframe_every, 1, kU64Max);
   comp.boolean("adaptive", c.compression.adaptive);
   comp.finish();
+  checkCompression(c.compression, source);
 
   YamlFields mixing = top.section("mixing");
   mixing.choice("rule", c.mixing.rule, robust::kRuleNames);

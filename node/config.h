@@ -65,10 +65,10 @@ struct CompressionConfig {
   double density = 0.01;          // topk, topk_sampled, randk
   std::string values = "fp32";    // fp32 | fp16 | bf16 (sparse values)
   int bits = 8;                   // qsgd
-  std::size_t bucket = 128;       // qsgd, sign
+  std::size_t bucket = 0;         // qsgd, sign; 0: the codec's default (qsgd 128, sign 1024)
   int rank = 2;                   // powersgd
   double threshold = 0;           // threshold codec's lambda; 0 = 1/(2 sqrt(k))
-  bool unbiased = false;          // randk, qsgd
+  bool unbiased = true;           // randk (d/k scale), qsgd (no shrink); DIANA needs it
   bool shared_seed = false;       // randomness shared by all nodes instead of independent
   std::string feedback = "none";  // none | ef14 | ef21 | ef21_sgdm | ef21_w | diana
   double gamma = 1.0;             // consensus step

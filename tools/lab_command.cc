@@ -196,7 +196,7 @@ struct CompressOptions {
   std::string values = "fp32";
   int bits = 8;
   int rank = 2;
-  std::size_t bucket = 128;
+  std::size_t bucket = 0;
   double threshold = 0;
   bool biased = false;
   std::uint64_t seed = 1;
@@ -334,7 +334,7 @@ Command addLabCommand(CLI::App& root) {
       ->check(CLI::IsMember(compress::kValueTypeNames));
   c->add_option("--bits", comp->bits, "qsgd: bits per entry with the sign (2..16)");
   c->add_option("--rank", comp->rank, "powersgd: rank (the input must be 2-D)");
-  c->add_option("--bucket", comp->bucket, "qsgd, sign: bucket size");
+  c->add_option("--bucket", comp->bucket, "qsgd, sign: bucket size (0: 128 for qsgd, 1024 for sign)");
   c->add_option("--threshold", comp->threshold, "threshold: lambda (0: 1/(2 sqrt(k)))");
   c->add_flag("--biased", comp->biased, "randk without the d/k scale; qsgd with its shrink");
   c->add_option("--seed", comp->seed, "the codec's seed (and --dim's data)");
