@@ -89,5 +89,60 @@ TEST(BenchCli, QuickAggregateRunPrintsJsonWithFloorRatios) {
   EXPECT_THAT(r.output, HasSubstr("\"ratio_to_floor\""));
 }
 
+TEST(LabCli, CompressRoundTripsAFileAndReportsJson) {
+  testing::TempDir dir;
+  const auto in = writeRows(dir, "w.npy", {{1, 2, 3, 4}, {2, 4, 6, 8}, {-1, -2, -3, -4}});
+  const auto out = (dir.path() / "y.npy").string();
+  // A rank-1 matrix: powersgd at rank 1 recovers it (the 2-D input is one layer).
+  auto r = runProcess(phalanxBinary() + " lab compress --codec powersgd --rank 1 --in " + in +
+                      " --out " + out + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("\"codec\": \"powersgd\", \"dim\": 12"));
+  EXPECT_THAT(r.output, HasSubstr("\"dense_bytes\": 48"));
+  const auto y = node::readNpy(out);
+  EXPECT_EQ(y.shape, (std::vector<std::size_t>{3, 4}));
+  EXPECT_NEAR(y.data[11], -4.0f, 1e-4f);
+  r = runProcess(phalanxBinary() + " lab compress --codec topk --density 0.25 --in " + in + " --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // |4| at 3 and |-4| at 11 tie: the lower index wins.
+  EXPECT_EQ(node::readNpy(out).data, (std::vector<float>{0, 0, 0, 4, 0, 0, 6, 8, 0, 0, 0, 0}));
+}
+
+TEST(LabCli, CompressGeneratesVectorsAndMeetsTheSizeTargets) {
+  auto r = runProcess(phalanxBinary() + " lab compress --codec topk --density 0.01 --values fp16 "
+                                        "--dim 1000000 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto ratio_at = r.output.find("\"ratio\": ");
+  ASSERT_NE(ratio_at, std::string::npos) << r.output;
+  EXPECT_GE(std::stod(r.output.substr(ratio_at + 9)), 100.0) << r.output;
+  r = runProcess(phalanxBinary() + " lab compress --codec sign --dim 1000000 --dist uniform --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_GE(std::stod(r.output.substr(r.output.find("\"ratio\": ") + 9)), 30.0) << r.output;
+}
+
+TEST(LabCli, CompressRejectsBadInput) {
+  auto r = runProcess(phalanxBinary() + " lab compress --codec topk");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("--in x.npy or --dim D"));
+  r = runProcess(phalanxBinary() + " lab compress --codec qsgd --bits 1 --dim 10");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("compression.bits"));
+  r = runProcess(phalanxBinary() + " lab compress --codec powersgd --dim 10");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("layer shapes"));
+  r = runProcess(phalanxBinary() + " lab compress --codec zip --dim 10");
+  EXPECT_EQ(r.exit_code, 2);
+}
+
+TEST(BenchCli, QuickCompressRunPrintsJsonWithFloorRatios) {
+  const auto r = runProcess(phalanxBinary() +
+                            " bench compress --quick --benchmark_filter='floor|topk|sign' "
+                            "--benchmark_min_time=0.01");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("\"name\": \"compress/topk_sampled:0.001/encode/d:15625/manual_time\""));
+  EXPECT_THAT(r.output, HasSubstr("\"compression_ratio\""));
+  EXPECT_THAT(r.output, HasSubstr("\"ratio_to_floor\""));
+}
+
 }  // namespace
 }  // namespace phalanx
