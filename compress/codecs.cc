@@ -44,13 +44,13 @@ class DenseCompressor final : public Compressor {
     if (id_ == CodecId::kNone) {
       if (!kernels::allFinite(x)) return notFinite(name());
       static_assert(std::endian::native == std::endian::little, "the wire is little-endian");
-      std::memcpy(w.grow(x.size() * 4).data(), x.data(), x.size() * 4);
+      if (!x.empty()) std::memcpy(w.grow(x.size() * 4).data(), x.data(), x.size() * 4);
       return {};
     }
     half_.resize(x.size());
     const bool ok = id_ == CodecId::kFp16 ? kernels::toHalf(x, half_) : kernels::toBfloat16(x, half_);
     if (!ok) return notFinite(name());
-    std::memcpy(w.grow(x.size() * 2).data(), half_.data(), x.size() * 2);
+    if (!x.empty()) std::memcpy(w.grow(x.size() * 2).data(), half_.data(), x.size() * 2);
     return {};
   }
   std::string_view name() const override { return codecName(id_); }

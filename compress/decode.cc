@@ -115,6 +115,7 @@ Result decodeDense(CodecId codec, ByteReader& r, const Target& t) {
     if (!ok) return fail("a value is not finite");
     return {};
   }
+  if (d == 0) return {};
   if (type == ValueType::kFp32 && !t.add) {
     std::memcpy(t.out.data(), bytes->data(), d * 4);
     return {};
