@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstring>
 
 #include "kernels/check.h"
 #include "kernels/pack.h"
@@ -37,27 +38,33 @@ void writeHeader(ByteWriter& w, CodecId codec, std::uint32_t dim) {
 std::expected<void, std::string> writeValues(ByteWriter& w, std::span<const float> x,
                                              std::span<const std::uint32_t> indices, float scale,
                                              ValueType type) {
-  std::vector<float> values(indices.size());
-  for (std::size_t i = 0; i < indices.size(); ++i) values[i] = scale * x[indices[i]];
-  for (const float v : values) {
-    if (!std::isfinite(v)) return std::unexpected("a value to send is not finite");
-  }
-  switch (type) {
-    case ValueType::kFp32:
-      for (const float v : values) w.f32(v);
-      break;
-    case ValueType::kFp16:
-    case ValueType::kBf16: {
-      std::vector<std::uint16_t> half(values.size());
+  static_assert(std::endian::native == std::endian::little, "the wire is little-endian");
+  const std::size_t k = indices.size();
+  if (k == 0) return {};
+  // Gathered straight into the message in chunks; one OR of exponent tests catches NaN/Inf.
+  constexpr std::size_t kChunk = 1024;
+  float values[kChunk];
+  std::uint16_t half[kChunk];
+  const std::span<std::uint8_t> dst = w.grow(k * valueBytes(type));
+  std::uint32_t bad = 0;
+  for (std::size_t at = 0; at < k; at += kChunk) {
+    const std::size_t n = std::min(kChunk, k - at);
+    for (std::size_t i = 0; i < n; ++i) {
+      values[i] = scale * x[indices[at + i]];
+      bad |= std::uint32_t((std::bit_cast<std::uint32_t>(values[i]) & 0x7f800000u) == 0x7f800000u);
+    }
+    if (type == ValueType::kFp32) {
+      std::memcpy(dst.data() + at * 4, values, n * 4);
+    } else {
       if (type == ValueType::kFp16) {
-        kernels::toHalf(values, half);
+        kernels::toHalf({values, n}, {half, n});
       } else {
-        kernels::toBfloat16(values, half);
+        kernels::toBfloat16({values, n}, {half, n});
       }
-      for (const std::uint16_t h : half) w.u16(h);
-      break;
+      std::memcpy(dst.data() + at * 2, half, n * 2);
     }
   }
+  if (bad) return std::unexpected("a value to send is not finite");
   return {};
 }
 

@@ -2,6 +2,10 @@
 
 #include <omp.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <algorithm>
 #include <bit>
 
@@ -13,33 +17,66 @@ namespace {
 constexpr std::size_t kBlock = 16;           // one branch per 16 entries in the scan
 constexpr std::size_t kParallelMin = 1 << 16;  // below this, threads cost more than they save
 
-// Appends the indices in [begin, end) whose key >= threshold. Most blocks hold no hit, so
-// the block test is a branch-free OR the compiler vectorizes; a block with a hit is
-// compacted branch-free too (write every index, advance by the compare), since hits are
-// unpredictable and a branch per entry there cost as much as the whole scan.
+// Bit t of the result is set when magnitudeKey(x[t]) >= bar, for t in [0, 16). Keys fit in
+// 31 bits, so a signed compare orders them too; with SSE2 that is 4 compares and movemasks.
+inline std::uint32_t hitMask16(const float* x, std::int32_t bar) {
+#if defined(__SSE2__)
+  const __m128i abs_bits = _mm_set1_epi32(0x7fffffff);
+  const __m128i below = _mm_set1_epi32(bar - 1);  // key >= bar <=> key > bar - 1 (bar >= 0)
+  __m128i cmp[4];
+  for (int q = 0; q < 4; ++q) {
+    const __m128i key = _mm_and_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + 4 * q)), abs_bits);
+    cmp[q] = _mm_cmpgt_epi32(key, below);
+  }
+  const __m128i any = _mm_or_si128(_mm_or_si128(cmp[0], cmp[1]), _mm_or_si128(cmp[2], cmp[3]));
+  if (_mm_movemask_epi8(any) == 0) return 0;  // the common case: one test for 16 entries
+  std::uint32_t mask = 0;
+  for (int q = 0; q < 4; ++q) mask |= std::uint32_t(_mm_movemask_ps(_mm_castsi128_ps(cmp[q]))) << (4 * q);
+  return mask;
+#else
+  std::uint32_t mask = 0;
+  for (int t = 0; t < 16; ++t) {
+    mask |= std::uint32_t((std::bit_cast<std::int32_t>(x[t]) & 0x7fffffff) >= bar) << t;
+  }
+  return mask;
+#endif
+}
+
+// True when some key among x[0..32) is >= bar.
+inline bool anyHit32(const float* x, std::int32_t bar) {
+#if defined(__SSE2__)
+  const __m128i abs_bits = _mm_set1_epi32(0x7fffffff);
+  const __m128i below = _mm_set1_epi32(bar - 1);
+  __m128i any = _mm_setzero_si128();
+  for (int q = 0; q < 8; ++q) {
+    const __m128i key = _mm_and_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + 4 * q)), abs_bits);
+    any = _mm_or_si128(any, _mm_cmpgt_epi32(key, below));
+  }
+  return _mm_movemask_epi8(any) != 0;
+#else
+  return hitMask16(x, bar) != 0 || hitMask16(x + 16, bar) != 0;
+#endif
+}
+
+// Appends the indices in [begin, end) whose key >= threshold, 16 entries per step: a mask of
+// hits, usually zero; when not, its set bits are walked (hits are rare and scattered, so a
+// branch per entry would mispredict constantly).
 void scanRange(const float* x, std::size_t begin, std::size_t end, std::uint32_t threshold,
                std::vector<std::uint32_t>& out) {
   if (threshold > 0x7fffffffu) return;  // above every key
-  // Keys fit in 31 bits, so a signed compare orders them too, and SSE2 has one (pcmpgtd).
   const std::int32_t bar = std::int32_t(threshold);
-  const auto key = [x](std::size_t j) { return std::bit_cast<std::int32_t>(x[j]) & 0x7fffffff; };
-  std::size_t n = out.size();
   std::size_t j = begin;
-  for (; j + kBlock <= end; j += kBlock) {
-    std::int32_t hit = 0;
-    for (std::size_t t = 0; t < kBlock; ++t) hit |= std::int32_t(key(j + t) >= bar);
-    if (hit) {
-      if (out.size() < n + kBlock) out.resize(std::max(2 * out.size(), n + kBlock));
-      std::uint32_t* dst = out.data();
-      for (std::size_t t = 0; t < kBlock; ++t) {
-        dst[n] = std::uint32_t(j + t);
-        n += std::size_t(key(j + t) >= bar);
+  for (; j + 2 * kBlock <= end; j += 2 * kBlock) {
+    if (!anyHit32(x + j, bar)) continue;  // the common case: one test for 32 entries
+    for (std::size_t half = 0; half < 2; ++half) {
+      const std::size_t at = j + half * kBlock;
+      for (std::uint32_t mask = hitMask16(x + at, bar); mask != 0; mask &= mask - 1) {
+        out.push_back(std::uint32_t(at + std::size_t(std::countr_zero(mask))));
       }
     }
   }
-  out.resize(n);
   for (; j < end; ++j) {
-    if (key(j) >= bar) out.push_back(std::uint32_t(j));
+    if ((std::bit_cast<std::int32_t>(x[j]) & 0x7fffffff) >= bar) out.push_back(std::uint32_t(j));
   }
 }
 
@@ -55,20 +92,25 @@ void indicesAtLeast(std::span<const float> x, std::uint32_t threshold_key,
     return;
   }
   // Contiguous chunks in thread order, concatenated in order: ascending whatever the schedule.
+  // Each pool thread keeps its buffer between calls: fresh buffers cost page faults that,
+  // taken by two threads at once, doubled the scan's time.
   const int threads = omp_get_max_threads();
-  std::vector<std::vector<std::uint32_t>> parts(static_cast<std::size_t>(threads));
+  std::vector<const std::vector<std::uint32_t>*> parts(static_cast<std::size_t>(threads), nullptr);
 #pragma omp parallel num_threads(threads)
   {
+    thread_local std::vector<std::uint32_t> local;
+    local.clear();
     const std::size_t t = std::size_t(omp_get_thread_num());
     const std::size_t per = (n + std::size_t(threads) - 1) / std::size_t(threads);
     const std::size_t begin = std::min(n, t * per);
     const std::size_t end = std::min(n, begin + per);
-    scanRange(x.data(), begin, end, threshold_key, parts[t]);
+    scanRange(x.data(), begin, end, threshold_key, local);
+    parts[t] = &local;
   }
   std::size_t total = 0;
-  for (const auto& p : parts) total += p.size();
+  for (const auto* p : parts) total += p->size();
   out.reserve(total);
-  for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
+  for (const auto* p : parts) out.insert(out.end(), p->begin(), p->end());
 }
 
 void keepLargest(std::span<const float> x, std::size_t k, std::vector<std::uint32_t>& indices) {
@@ -154,7 +196,8 @@ void topkIndices(std::span<const float> x, std::size_t k, std::vector<std::uint3
   out.clear();
   if (k == 0) return;
   constexpr std::size_t kStride = 61;  // odd and coprime to common layer widths
-  std::vector<std::uint32_t> sample;
+  thread_local std::vector<std::uint32_t> sample;  // kept: a fresh one costs page faults
+  sample.clear();
   if (k * 8 < d) sampleKeys(x, kStride / 2, kStride, sample);
   // Aim for about twice k candidates (plus slack for sampling noise), widening 4x per miss.
   std::size_t rank = sample.empty() ? 0 : std::min(sample.size(), 2 * k * sample.size() / d + 8);
