@@ -246,7 +246,7 @@ std::expected<std::vector<float>, std::string> readScales(ByteReader& r, std::si
   return scales;
 }
 
-// The packed codes of d entries of `width` bits, exactly; each passed to `use(j, code)`,
+// The packed codes of d entries of `width` bits, exactly, ending the payload; each passed to `use(j, code)`,
 // which returns false to reject. Streams without allocating d codes.
 template <typename Use>
 Result readCodes(ByteReader& r, std::size_t d, unsigned width, Use use) {
@@ -267,7 +267,7 @@ Result readCodes(ByteReader& r, std::size_t d, unsigned width, Use use) {
     have -= width;
   }
   if (acc != 0) return fail("nonzero padding bits after the codes");
-  return {};
+  return finish(r);  // the codes are always the payload's last field
 }
 
 Result decodeQsgd(ByteReader& r, const Target& t) {
@@ -282,7 +282,7 @@ Result decodeQsgd(ByteReader& r, const Target& t) {
   auto norms = readScales(r, d, bucket);
   if (!norms) return std::unexpected(norms.error());
   const std::uint32_t negative = 1u << (bits - 1);
-  auto read = readCodes(r, d, bits, [&](std::size_t j, std::uint32_t code) {
+  return readCodes(r, d, bits, [&](std::size_t j, std::uint32_t code) {
     const std::uint32_t level = code & (negative - 1);
     if (level > levels || code == negative) return false;  // beyond s, or a negative zero
     if (t.write) {
@@ -291,8 +291,6 @@ Result decodeQsgd(ByteReader& r, const Target& t) {
     }
     return true;
   });
-  if (!read) return read;
-  return finish(r);
 }
 
 Result decodeSign(ByteReader& r, const Target& t) {
@@ -301,32 +299,28 @@ Result decodeSign(ByteReader& r, const Target& t) {
   if (!r.u32(bucket)) return fail("truncated sign header");
   auto scales = readScales(r, d, bucket);
   if (!scales) return std::unexpected(scales.error());
-  auto read = readCodes(r, d, 1, [&](std::size_t j, std::uint32_t negative) {
+  return readCodes(r, d, 1, [&](std::size_t j, std::uint32_t negative) {
     if (t.write) t.set(j, negative ? -(*scales)[j / bucket] : (*scales)[j / bucket]);
     return true;
   });
-  if (!read) return read;
-  return finish(r);
 }
 
 Result decodeTerngrad(ByteReader& r, const Target& t) {
   float scale = 0;
   if (!r.f32(scale)) return fail("truncated terngrad header");
   if (!finiteNonNegative(scale)) return fail("terngrad scale is negative or not finite");
-  auto read = readCodes(r, t.out.size(), 2, [&](std::size_t j, std::uint32_t code) {
+  return readCodes(r, t.out.size(), 2, [&](std::size_t j, std::uint32_t code) {
     if (code == 3) return false;
     if (t.write) t.set(j, code == 0 ? 0.0f : code == 1 ? scale : -scale);
     return true;
   });
-  if (!read) return read;
-  return finish(r);
 }
 
 Result decodeNatural(ByteReader& r, const Target& t) {
   std::int16_t top = 0;
   if (!r.i16(top)) return fail("truncated natural header");
   if (top < -23 || top > 127) return fail(fmt::format("natural top exponent {} outside -23..127", top));
-  auto read = readCodes(r, t.out.size(), 8, [&](std::size_t j, std::uint32_t code) {
+  return readCodes(r, t.out.size(), 8, [&](std::size_t j, std::uint32_t code) {
     if (code == 0x80) return false;  // a negative zero is not canonical
     if (t.write) {
       const unsigned c = code & 0x7f;
@@ -335,8 +329,6 @@ Result decodeNatural(ByteReader& r, const Target& t) {
     }
     return true;
   });
-  if (!read) return read;
-  return finish(r);
 }
 
 Result decodePowersgd(ByteReader& r, const Target& t) {
