@@ -1,0 +1,69 @@
+// Frames on the wire (net/FORMAT.md): a u32 little-endian body length, then one serialized
+// v1::Envelope. Every length is checked against the limit before anything is allocated;
+// a peer's garbage becomes a FrameError (counted by the transport, which closes that peer),
+// never a crash. Pure functions and a value-type reader; any thread.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <expected>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "net/proto/phalanx.pb.h"
+
+namespace phalanx::net {
+
+inline constexpr std::uint32_t kProtocolVersion = 1;
+inline constexpr std::size_t kLengthBytes = 4;
+
+// The largest frame body a node of model dimension `dim` accepts: the largest legal
+// compressed message for that dimension (compress/FORMAT.md: at most 8 bytes per entry, e.g.
+// a sparse message listing every index, plus headers) and the envelope's own fields.
+std::size_t maxFrameBytes(std::uint64_t dim);
+
+enum class FrameError : std::uint8_t {
+  kEmpty,      // a zero length prefix
+  kOversized,  // a length prefix above the limit
+  kMalformed,  // the body is not a valid Envelope
+  kNoBody,     // a valid Envelope with nothing in it
+  kInvalid,    // well-formed, but a field is out of range (unknown kind, huge strings, ...)
+};
+// Metric label: "empty", "oversized", "malformed", "no_body", "invalid".
+std::string_view frameErrorName(FrameError e);
+
+// Appends one frame holding `envelope` to `out`.
+void appendFrame(const v1::Envelope& envelope, std::vector<std::uint8_t>& out);
+std::vector<std::uint8_t> encodeFrame(const v1::Envelope& envelope);
+
+// The body length announced by a frame's first four bytes; refused when 0 or above max_body.
+std::expected<std::uint32_t, FrameError> readLength(std::span<const std::uint8_t, kLengthBytes> prefix,
+                                                    std::size_t max_body);
+
+// Parses and checks one body (see FORMAT.md "Checks").
+std::expected<v1::Envelope, FrameError> parseBody(std::span<const std::uint8_t> body);
+
+// Cuts a byte stream into envelopes, for transports that read in chunks, tests and fuzzing.
+// After the first error the stream is unusable (framing is lost): the peer must be closed.
+class FrameReader {
+ public:
+  explicit FrameReader(std::size_t max_body) : max_body_(max_body) {}
+
+  void feed(std::span<const std::uint8_t> bytes);
+
+  // The next envelope, the error that ended the stream, or nullopt when more bytes are needed.
+  std::optional<std::expected<v1::Envelope, FrameError>> next();
+
+  std::size_t buffered() const { return buffer_.size() - consumed_; }
+
+ private:
+  std::size_t max_body_;
+  std::vector<std::uint8_t> buffer_;
+  std::size_t consumed_ = 0;
+  std::optional<FrameError> failed_;
+};
+
+}  // namespace phalanx::net

@@ -1,0 +1,73 @@
+// The round inbox (DESIGN.md "Rounds over a real network"): messages per (round, sender) for
+// the open round and a bounded window of future rounds; stale ones, duplicates, unknown
+// senders and equivocation (a second, different message from one sender for one round) are
+// counted and ignored. Pure bookkeeping: the transport feeds it, the node's round loop asks
+// it whether the round is complete and takes the messages. Owned by the node's network
+// thread; not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "net/proto/phalanx.pb.h"
+
+namespace phalanx::net {
+
+enum class Admission : std::uint8_t {
+  kAccepted,
+  kDuplicate,     // the same bytes again (a resend): harmless, ignored
+  kEquivocation,  // different content for a (round, sender) already heard: the first stands
+  kStale,         // for a round already closed
+  kTooFarAhead,   // beyond the buffering window
+  kUnknownSender, // not a neighbour
+};
+std::string_view admissionName(Admission a);  // metric label: "accepted", "duplicate", ...
+
+struct InboxCounters {
+  std::uint64_t accepted = 0, duplicate = 0, equivocation = 0, stale = 0, too_far_ahead = 0,
+                unknown_sender = 0;
+};
+
+class RoundInbox {
+ public:
+  // Messages are expected from `neighbours`; rounds open from `first_round`; up to `window`
+  // rounds after the open one are buffered.
+  RoundInbox(std::span<const std::uint32_t> neighbours, std::uint64_t first_round, std::uint64_t window);
+
+  // The transport has checked that message.sender() is the authenticated peer.
+  Admission add(v1::RoundMessage message);
+
+  std::uint64_t openRound() const { return open_; }
+
+  // True when every neighbour in `live` has a message for the open round.
+  bool complete(std::span<const std::uint32_t> live) const;
+
+  // Senders heard for the open round so far.
+  std::vector<std::uint32_t> heard() const;
+
+  // Closes the open round (at completion or at the deadline) and returns its messages by
+  // sender; the next round opens. Later messages for it are stale.
+  std::map<std::uint32_t, v1::RoundMessage> close();
+
+  // Moves the open round forward to `round` (a restarted node adopting its neighbours'
+  // round); buffered rounds before it are dropped and counted stale.
+  void advanceTo(std::uint64_t round);
+
+  const InboxCounters& counters() const { return counters_; }
+  // Per sender: how many times it equivocated (for the node's metrics).
+  const std::map<std::uint32_t, std::uint64_t>& equivocations() const { return equivocations_; }
+
+ private:
+  std::set<std::uint32_t> neighbours_;
+  std::uint64_t open_;
+  std::uint64_t window_;
+  std::map<std::uint64_t, std::map<std::uint32_t, v1::RoundMessage>> rounds_;
+  InboxCounters counters_;
+  std::map<std::uint32_t, std::uint64_t> equivocations_;
+};
+
+}  // namespace phalanx::net

@@ -1,0 +1,125 @@
+// Framing and envelope checks: round trips, and every kind of hostile byte stream.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "net/frame.h"
+
+namespace phalanx::net {
+namespace {
+
+v1::Envelope roundMessage(std::uint64_t round, std::uint32_t sender, std::string payload) {
+  v1::Envelope e;
+  auto* m = e.mutable_round();
+  m->set_round(round);
+  m->set_sender(sender);
+  m->set_sequence(7);
+  m->set_kind(v1::RoundMessage::DELTA);
+  m->set_codec(3);
+  m->set_payload(std::move(payload));
+  return e;
+}
+
+TEST(Frame, LengthPrefixIsLittleEndianAndRoundTrips) {
+  const auto e = roundMessage(5, 2, std::string(300, 'x'));
+  const auto bytes = encodeFrame(e);
+  const std::size_t body = bytes.size() - kLengthBytes;
+  EXPECT_EQ(bytes[0], std::uint8_t(body));
+  EXPECT_EQ(bytes[1], std::uint8_t(body >> 8));
+  EXPECT_EQ(bytes[2], 0);
+  FrameReader reader(maxFrameBytes(100));
+  reader.feed(bytes);
+  auto got = reader.next();
+  ASSERT_TRUE(got && got->has_value());
+  EXPECT_EQ((*got)->round().payload(), std::string(300, 'x'));
+  EXPECT_EQ((*got)->round().round(), 5u);
+  EXPECT_FALSE(reader.next().has_value());  // needs more bytes
+}
+
+TEST(Frame, ByteAtATimeAndManyFramesInOneChunk) {
+  std::vector<std::uint8_t> stream;
+  for (int i = 0; i < 20; ++i) appendFrame(roundMessage(std::uint64_t(i), 1, std::string(std::size_t(i), 'a')), stream);
+  FrameReader reader(maxFrameBytes(10));
+  int seen = 0;
+  for (const std::uint8_t b : stream) {
+    reader.feed({&b, 1});
+    while (auto got = reader.next()) {
+      ASSERT_TRUE(got->has_value());
+      EXPECT_EQ((*got)->round().round(), std::uint64_t(seen));
+      ++seen;
+    }
+  }
+  EXPECT_EQ(seen, 20);
+  EXPECT_EQ(reader.buffered(), 0u);
+}
+
+TEST(Frame, OversizedAndEmptyLengthsAreRefusedBeforeReadingTheBody) {
+  FrameReader reader(1000);
+  const std::vector<std::uint8_t> huge{0xff, 0xff, 0xff, 0x7f};
+  reader.feed(huge);
+  auto got = reader.next();
+  ASSERT_TRUE(got && !got->has_value());
+  EXPECT_EQ(got->error(), FrameError::kOversized);
+  EXPECT_EQ(frameErrorName(got->error()), "oversized");
+  // The stream is dead after an error, whatever follows.
+  reader.feed(encodeFrame(roundMessage(1, 1, "ok")));
+  EXPECT_FALSE(reader.next()->has_value());
+  FrameReader empty(1000);
+  const std::vector<std::uint8_t> zero{0, 0, 0, 0};
+  empty.feed(zero);
+  EXPECT_EQ(empty.next()->error(), FrameError::kEmpty);
+}
+
+TEST(Frame, MalformedEmptyAndInvalidBodies) {
+  const std::vector<std::uint8_t> garbage{0xff, 0xff, 0xff, 0xff, 0xff};
+  EXPECT_EQ(parseBody(garbage).error(), FrameError::kMalformed);
+  v1::Envelope nothing;
+  nothing.mutable_heartbeat();
+  nothing.clear_body();
+  EXPECT_EQ(parseBody({}).error(), FrameError::kNoBody);
+  auto bad_kind = roundMessage(1, 1, "");
+  bad_kind.mutable_round()->set_kind(v1::RoundMessage::Kind(42));
+  const auto bytes = encodeFrame(bad_kind);
+  EXPECT_EQ(parseBody(std::span(bytes).subspan(kLengthBytes)).error(), FrameError::kInvalid);
+  v1::Envelope hello;
+  hello.mutable_hello()->set_cluster_id(std::string(5000, 'c'));
+  const auto hb = encodeFrame(hello);
+  EXPECT_EQ(parseBody(std::span(hb).subspan(kLengthBytes)).error(), FrameError::kInvalid);
+}
+
+TEST(Frame, TruncatedFramesWaitAndNeverParseAsSomethingElse) {
+  const auto bytes = encodeFrame(roundMessage(9, 3, std::string(100, 'z')));
+  for (std::size_t cut = 0; cut < bytes.size(); ++cut) {
+    FrameReader reader(maxFrameBytes(100));
+    reader.feed(std::span(bytes).first(cut));
+    EXPECT_FALSE(reader.next().has_value()) << cut;
+  }
+}
+
+TEST(Frame, LimitFollowsTheModelDimension) {
+  EXPECT_GE(maxFrameBytes(25'600'000), 8u * 25'600'000u);
+  EXPECT_LT(maxFrameBytes(10), 8192u);
+}
+
+// Random streams: any outcome but a crash (ASan runs this) or an unbounded buffer.
+TEST(Frame, RandomStreamsNeverCrash) {
+  std::mt19937 rng(77);
+  for (int trial = 0; trial < 3000; ++trial) {
+    FrameReader reader(4096);
+    std::vector<std::uint8_t> chunk(rng() % 300);
+    for (auto& b : chunk) b = std::uint8_t(rng());
+    if (trial % 3 == 0 && chunk.size() >= 4) {  // a plausible length prefix
+      chunk[0] = std::uint8_t(rng() % 200);
+      chunk[1] = chunk[2] = chunk[3] = 0;
+    }
+    reader.feed(chunk);
+    for (int i = 0; i < 10; ++i) {
+      auto got = reader.next();
+      if (!got || !got->has_value()) break;
+    }
+    EXPECT_LE(reader.buffered(), 4096u + 300u);
+  }
+}
+
+}  // namespace
+}  // namespace phalanx::net
