@@ -13,6 +13,11 @@ function(phalanx_target_options target)
       $<$<COMPILE_LANGUAGE:CXX>:-Wno-maybe-uninitialized>)
     target_link_options(${target} PRIVATE -fsanitize=address,undefined)
   endif()
+  if(PHALANX_TSAN)
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=thread -fno-omit-frame-pointer>
+                                             $<$<COMPILE_LANGUAGE:CXX>:-Wno-maybe-uninitialized -Wno-tsan>)
+    target_link_options(${target} PRIVATE -fsanitize=thread)
+  endif()
 endfunction()
 
 # phalanx_library(NAME SOURCES ... DEPS ...): the static library phalanx_NAME, alias phalanx::NAME.

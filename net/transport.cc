@@ -1,0 +1,450 @@
+#include "net/transport.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <deque>
+
+namespace phalanx::net {
+namespace {
+
+using asio::ip::tcp;
+using Clock = std::chrono::steady_clock;
+
+constexpr std::size_t kMaxPendingHandshakes = 64;  // a connection flood costs at most this many sockets
+
+std::string_view reasonLabel(v1::Goodbye::Reason r) {
+  switch (r) {
+    case v1::Goodbye::WRONG_CLUSTER:
+      return "wrong_cluster";
+    case v1::Goodbye::WRONG_VERSION:
+      return "wrong_version";
+    case v1::Goodbye::WRONG_DIMENSION:
+      return "wrong_dimension";
+    case v1::Goodbye::WRONG_DIGEST:
+      return "wrong_digest";
+    case v1::Goodbye::UNKNOWN_NODE:
+      return "unknown_node";
+    case v1::Goodbye::IDENTITY_MISMATCH:
+      return "identity_mismatch";
+    case v1::Goodbye::DUPLICATE_CONNECTION:
+      return "duplicate_connection";
+    case v1::Goodbye::LEAVING:
+      return "leaving";
+    default:
+      return "protocol_error";
+  }
+}
+
+}  // namespace
+
+class Transport::Session : public std::enable_shared_from_this<Session> {
+ public:
+  // expected_peer: the neighbour we dialled, or nullopt for an accepted connection.
+  Session(Transport& owner, tcp::socket socket, std::optional<std::uint32_t> expected_peer)
+      : owner_(owner),
+        alive_(owner.alive_),
+        socket_(std::move(socket)),
+        timer_(owner.io_),
+        initiated_(expected_peer.has_value()),
+        peer_(expected_peer.value_or(0)),
+        last_received_(Clock::now()) {}
+
+  void start() {
+    v1::Envelope hello;
+    auto* h = hello.mutable_hello();
+    h->set_protocol_version(kProtocolVersion);
+    h->set_cluster_id(owner_.config_.cluster_id);
+    h->set_node_id(owner_.config_.self);
+    h->set_model_dim(owner_.config_.model_dim);
+    h->set_config_digest(owner_.config_.config_digest);
+    enqueue(hello, /*force=*/true);
+    timer_.expires_after(owner_.config_.handshake_timeout);
+    timer_.async_wait([self = shared_from_this()](const asio::error_code& ec) {
+      if (ec || !self->usable() || self->open_) return;
+      self->owner_.reject("handshake_timeout");
+      ++self->owner_.stats_.handshake_failures;
+      self->close("no Hello before the handshake timeout");
+    });
+    readHeader();
+  }
+
+  bool enqueue(const v1::Envelope& envelope, bool force = false) {
+    if (closed_ || closing_) return false;
+    std::vector<std::uint8_t> frame = encodeFrame(envelope);
+    if (!force && queued_bytes_ + frame.size() > owner_.config_.max_queued_bytes) return false;
+    queued_bytes_ += frame.size();
+    queue_.push_back(std::move(frame));
+    writeNext();
+    return true;
+  }
+
+  void goodbyeAndClose(v1::Goodbye::Reason reason, std::string detail) {
+    v1::Envelope bye;
+    bye.mutable_goodbye()->set_reason(reason);
+    bye.mutable_goodbye()->set_detail(std::move(detail));
+    enqueue(bye, /*force=*/true);
+    closing_ = true;
+    if (!writing_) close(reasonLabel(reason));
+  }
+
+  void close(std::string_view why) {
+    if (closed_) return;
+    closed_ = true;
+    timer_.cancel();
+    asio::error_code ignored;
+    socket_.shutdown(tcp::socket::shutdown_both, ignored);
+    socket_.close(ignored);
+    if (!alive_.expired()) owner_.closed(shared_from_this(), why);
+  }
+
+  // Closes the socket without telling the owner (the owner is tearing down).
+  void drop() {
+    closed_ = true;
+    timer_.cancel();
+    asio::error_code ignored;
+    socket_.close(ignored);
+  }
+
+  std::uint32_t peer() const { return peer_; }
+  bool isOpen() const { return open_ && !closed_ && !closing_; }
+  bool initiated() const { return initiated_; }
+  Clock::time_point lastReceived() const { return last_received_; }
+
+ private:
+  bool usable() const { return !alive_.expired() && !closed_; }
+
+  PeerStats* stats() { return open_ || initiated_ ? &owner_.stats_.peers[peer_] : nullptr; }
+
+  void readHeader() {
+    asio::async_read(socket_, asio::buffer(header_), [self = shared_from_this()](const asio::error_code& ec, std::size_t) {
+      if (!self->usable()) return;
+      if (ec) return self->close(ec == asio::error::eof ? "closed by peer" : ec.message());
+      const auto length = readLength(self->header_, maxFrameBytes(self->owner_.config_.model_dim));
+      if (!length) {
+        self->owner_.reject(frameErrorName(length.error()));
+        return self->close(fmt::format("bad frame: {}", frameErrorName(length.error())));
+      }
+      self->body_.resize(*length);
+      self->readBody();
+    });
+  }
+
+  void readBody() {
+    asio::async_read(socket_, asio::buffer(body_), [self = shared_from_this()](const asio::error_code& ec, std::size_t) {
+      if (!self->usable()) return;
+      if (ec) return self->close(ec == asio::error::eof ? "closed by peer mid-frame" : ec.message());
+      auto envelope = parseBody(self->body_);
+      if (!envelope) {
+        self->owner_.reject(frameErrorName(envelope.error()));
+        return self->close(fmt::format("bad frame: {}", frameErrorName(envelope.error())));
+      }
+      self->last_received_ = Clock::now();
+      const std::size_t bytes = kLengthBytes + self->body_.size();
+      self->dispatch(std::move(*envelope), bytes);
+      if (self->usable() && !self->closing_) self->readHeader();
+    });
+  }
+
+  void dispatch(v1::Envelope&& e, std::size_t bytes) {
+    if (!open_) {
+      if (e.body_case() != v1::Envelope::kHello) {
+        owner_.reject("expected_hello");
+        ++owner_.stats_.handshake_failures;
+        return close("first frame was not a Hello");
+      }
+      std::string detail;
+      auto refusal = owner_.checkHello(e.hello(), detail);
+      if (!refusal && initiated_ && e.hello().node_id() != peer_) {
+        refusal = v1::Goodbye::UNKNOWN_NODE;
+        detail = fmt::format("dialled node {} but node {} answered", peer_, e.hello().node_id());
+      }
+      if (refusal) {
+        owner_.reject(reasonLabel(*refusal));
+        ++owner_.stats_.handshake_failures;
+        return goodbyeAndClose(*refusal, detail);
+      }
+      peer_ = e.hello().node_id();
+      open_ = true;
+      timer_.cancel();
+      account(bytes);
+      owner_.adopt(shared_from_this());
+      return;
+    }
+    account(bytes);
+    switch (e.body_case()) {
+      case v1::Envelope::kRound:
+        if (e.round().sender() != peer_) {  // a peer speaking for someone else
+          owner_.reject("sender_mismatch");
+          return;
+        }
+        if (owner_.open_.contains(peer_) && owner_.open_[peer_].get() == this && owner_.handlers_.on_round) {
+          owner_.handlers_.on_round(peer_, std::move(*e.mutable_round()));
+        }
+        return;
+      case v1::Envelope::kResync:
+        if (owner_.handlers_.on_resync) owner_.handlers_.on_resync(peer_, e.resync());
+        return;
+      case v1::Envelope::kHeartbeat:
+        if (owner_.handlers_.on_heartbeat) owner_.handlers_.on_heartbeat(peer_, e.heartbeat().round());
+        return;
+      case v1::Envelope::kGoodbye:
+        return close(fmt::format("Goodbye: {}", reasonLabel(e.goodbye().reason())));
+      default:
+        owner_.reject("unexpected_hello");
+        return close("a second Hello");
+    }
+  }
+
+  void account(std::size_t bytes) {
+    PeerStats& s = owner_.stats_.peers[peer_];
+    s.bytes_received += bytes;
+    ++s.frames_received;
+  }
+
+  void writeNext() {
+    if (writing_ || queue_.empty() || closed_) return;
+    writing_ = true;
+    asio::async_write(socket_, asio::buffer(queue_.front()), [self = shared_from_this()](const asio::error_code& ec, std::size_t n) {
+      if (!self->usable()) return;
+      self->writing_ = false;
+      if (ec) return self->close(ec.message());
+      if (PeerStats* s = self->stats()) {
+        s->bytes_sent += n;
+        ++s->frames_sent;
+      }
+      self->queued_bytes_ -= self->queue_.front().size();
+      self->queue_.pop_front();
+      if (self->queue_.empty() && self->closing_) return self->close("closed after Goodbye");
+      self->writeNext();
+    });
+  }
+
+  Transport& owner_;
+  std::weak_ptr<bool> alive_;
+  tcp::socket socket_;
+  asio::steady_timer timer_;
+  bool initiated_;
+  std::uint32_t peer_;
+  bool open_ = false, closing_ = false, closed_ = false, writing_ = false;
+  std::array<std::uint8_t, kLengthBytes> header_{};
+  std::vector<std::uint8_t> body_;
+  std::deque<std::vector<std::uint8_t>> queue_;
+  std::size_t queued_bytes_ = 0;
+  Clock::time_point last_received_;
+};
+
+Transport::Transport(asio::io_context& io, TransportConfig config, TransportHandlers handlers)
+    : io_(io),
+      config_(std::move(config)),
+      handlers_(std::move(handlers)),
+      acceptor_(io),
+      heartbeat_timer_(io),
+      jitter_(config_.seed ^ (std::uint64_t(config_.self) << 32)) {}
+
+Transport::~Transport() { abort(); }
+
+std::uint16_t Transport::listen() {
+  const tcp::endpoint at(asio::ip::make_address(config_.listen_host), config_.listen_port);
+  acceptor_.open(at.protocol());
+  acceptor_.set_option(tcp::acceptor::reuse_address(true));
+  acceptor_.bind(at);
+  acceptor_.listen();
+  port_ = acceptor_.local_endpoint().port();
+  accept();
+  heartbeat();
+  return port_;
+}
+
+void Transport::accept() {
+  acceptor_.async_accept([this, alive = std::weak_ptr<bool>(alive_)](const asio::error_code& ec, tcp::socket socket) {
+    if (alive.expired() || stopped_) return;
+    if (!ec) {
+      const auto pending = std::count_if(sessions_.begin(), sessions_.end(), [](const auto& s) { return !s->isOpen(); });
+      if (std::size_t(pending) >= kMaxPendingHandshakes) {
+        reject("too_many_pending");
+        asio::error_code ignored;
+        socket.close(ignored);
+      } else {
+        auto session = std::make_shared<Session>(*this, std::move(socket), std::nullopt);
+        sessions_.push_back(session);
+        session->start();
+      }
+    }
+    accept();
+  });
+}
+
+void Transport::connect(std::vector<PeerAddress> addresses) {
+  for (auto& a : addresses) {
+    if (std::find(config_.neighbours.begin(), config_.neighbours.end(), a.id) == config_.neighbours.end()) continue;
+    addresses_[a.id] = a;
+    backoff_[a.id] = config_.backoff_initial;
+    dial(a.id);
+  }
+}
+
+void Transport::dial(std::uint32_t peer) {
+  if (stopped_ || open_.contains(peer) || dialling_[peer]) return;
+  dialling_[peer] = true;
+  const PeerAddress& a = addresses_.at(peer);
+  auto resolver = std::make_shared<tcp::resolver>(io_);
+  resolver->async_resolve(a.host, std::to_string(a.port), [this, peer, resolver, alive = std::weak_ptr<bool>(alive_)](
+                                                              const asio::error_code& ec, tcp::resolver::results_type results) {
+    if (alive.expired() || stopped_) return;
+    if (ec) {
+      dialling_[peer] = false;
+      return scheduleDial(peer, true);
+    }
+    auto socket = std::make_shared<tcp::socket>(io_);
+    asio::async_connect(*socket, results, [this, peer, socket, alive](const asio::error_code& ec2, const tcp::endpoint&) {
+      if (alive.expired() || stopped_) return;
+      dialling_[peer] = false;
+      if (ec2) return scheduleDial(peer, true);
+      if (open_.contains(peer)) return;  // the peer's own dial won the race: nothing to do
+      auto session = std::make_shared<Session>(*this, std::move(*socket), peer);
+      sessions_.push_back(session);
+      session->start();
+    });
+  });
+}
+
+void Transport::scheduleDial(std::uint32_t peer, bool after_failure) {
+  if (stopped_ || !addresses_.contains(peer)) return;
+  auto& backoff = backoff_[peer];
+  backoff = after_failure ? std::min(backoff * 2, config_.backoff_max) : config_.backoff_initial;
+  const auto jitter = std::chrono::milliseconds(std::uniform_int_distribution<long>(0, std::max<long>(backoff.count() / 2, 1))(jitter_));
+  auto& timer = dial_timers_[peer];
+  if (!timer) timer = std::make_unique<asio::steady_timer>(io_);
+  timer->expires_after(backoff + jitter);
+  timer->async_wait([this, peer, alive = std::weak_ptr<bool>(alive_)](const asio::error_code& ec) {
+    if (ec || alive.expired() || stopped_) return;
+    dial(peer);
+  });
+}
+
+std::optional<v1::Goodbye::Reason> Transport::checkHello(const v1::Hello& h, std::string& detail) const {
+  if (h.protocol_version() != kProtocolVersion) {
+    detail = fmt::format("protocol version {} (this node speaks {})", h.protocol_version(), kProtocolVersion);
+    return v1::Goodbye::WRONG_VERSION;
+  }
+  if (h.cluster_id() != config_.cluster_id) {
+    detail = fmt::format("cluster '{}' (this node is in '{}')", h.cluster_id(), config_.cluster_id);
+    return v1::Goodbye::WRONG_CLUSTER;
+  }
+  if (std::find(config_.neighbours.begin(), config_.neighbours.end(), h.node_id()) == config_.neighbours.end()) {
+    detail = fmt::format("node {} is not a neighbour of node {}", h.node_id(), config_.self);
+    return v1::Goodbye::UNKNOWN_NODE;
+  }
+  if (h.model_dim() != config_.model_dim) {
+    detail = fmt::format("model dimension {} (this node has {})", h.model_dim(), config_.model_dim);
+    return v1::Goodbye::WRONG_DIMENSION;
+  }
+  if (h.config_digest() != config_.config_digest) {
+    detail = "a different configuration digest";
+    return v1::Goodbye::WRONG_DIGEST;
+  }
+  return std::nullopt;
+}
+
+bool Transport::adopt(const std::shared_ptr<Session>& s) {
+  const std::uint32_t peer = s->peer();
+  // When both sides dial, both keep the connection dialled by the lower id.
+  const auto preferred = [&](const Session& x) {
+    return (x.initiated() ? config_.self : peer) == std::min(config_.self, peer);
+  };
+  if (stopped_) {
+    s->goodbyeAndClose(v1::Goodbye::LEAVING, "shutting down");
+    return false;
+  }
+  const auto it = open_.find(peer);
+  if (it != open_.end()) {
+    if (preferred(*it->second) && !preferred(*s)) {
+      s->goodbyeAndClose(v1::Goodbye::DUPLICATE_CONNECTION, "keeping the connection dialled by the lower id");
+      return false;
+    }
+    // s is preferred, or both are equal (a peer that restarted): the newer one stays.
+    auto old = it->second;
+    it->second = s;
+    old->goodbyeAndClose(v1::Goodbye::DUPLICATE_CONNECTION, "replaced by a newer connection");
+    return true;
+  }
+  open_[peer] = s;
+  backoff_[peer] = config_.backoff_initial;
+  if (++stats_.peers[peer].connects > 1) ++stats_.reconnects;
+  if (handlers_.on_up) handlers_.on_up(peer);
+  return true;
+}
+
+void Transport::closed(const std::shared_ptr<Session>& s, std::string_view why) {
+  std::erase(sessions_, s);
+  const auto it = open_.find(s->peer());
+  if (it == open_.end() || it->second != s) return;  // not the pair's connection: no event
+  open_.erase(it);
+  if (handlers_.on_down) handlers_.on_down(s->peer(), why);
+  if (!stopped_) scheduleDial(s->peer(), false);
+}
+
+bool Transport::send(std::uint32_t peer, const v1::Envelope& envelope) {
+  const auto it = open_.find(peer);
+  if (it == open_.end() || !it->second->enqueue(envelope)) {
+    ++stats_.peers[peer].dropped_sends;
+    return false;
+  }
+  return true;
+}
+
+std::vector<std::uint32_t> Transport::livePeers() const {
+  std::vector<std::uint32_t> out;
+  for (const auto& [peer, s] : open_) {
+    if (s->isOpen()) out.push_back(peer);
+  }
+  return out;
+}
+
+void Transport::heartbeat() {
+  heartbeat_timer_.expires_after(config_.heartbeat_every);
+  heartbeat_timer_.async_wait([this, alive = std::weak_ptr<bool>(alive_)](const asio::error_code& ec) {
+    if (ec || alive.expired() || stopped_) return;
+    const auto now = Clock::now();
+    v1::Envelope beat;
+    beat.mutable_heartbeat()->set_round(round_);
+    for (auto& [peer, s] : std::map(open_)) {
+      if (now - s->lastReceived() > config_.liveness_timeout) {
+        s->close("liveness timeout");
+      } else {
+        s->enqueue(beat);
+      }
+    }
+    heartbeat();
+  });
+}
+
+void Transport::stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  asio::error_code ignored;
+  acceptor_.close(ignored);
+  heartbeat_timer_.cancel();
+  for (auto& [_, t] : dial_timers_) t->cancel();
+  for (auto& s : std::vector(sessions_)) {
+    if (s->isOpen()) {
+      s->goodbyeAndClose(v1::Goodbye::LEAVING, "shutting down");
+    } else {
+      s->close("shutting down");
+    }
+  }
+}
+
+void Transport::abort() {
+  stopped_ = true;
+  asio::error_code ignored;
+  acceptor_.close(ignored);
+  heartbeat_timer_.cancel();
+  for (auto& [_, t] : dial_timers_) t->cancel();
+  for (auto& s : sessions_) s->drop();
+  sessions_.clear();
+  open_.clear();
+}
+
+}  // namespace phalanx::net

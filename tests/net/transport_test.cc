@@ -1,0 +1,283 @@
+// The transport in one process on 127.0.0.1, port 0: eight endpoints all-to-all, crashes,
+// restarts, shutdown, and hostile connections — driven by io.run_for, never sleep.
+#include <gtest/gtest.h>
+
+#include <asio.hpp>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <set>
+
+#include "net/frame.h"
+#include "net/transport.h"
+
+namespace phalanx::net {
+namespace {
+
+using namespace std::chrono_literals;
+using asio::ip::tcp;
+
+struct Endpoint {
+  std::unique_ptr<Transport> transport;
+  std::map<std::uint32_t, std::vector<v1::RoundMessage>> received;
+  std::set<std::uint32_t> up;
+  std::vector<std::string> downs;
+  std::uint16_t port = 0;
+};
+
+class Cluster {
+ public:
+  // n endpoints, each a neighbour of every other one.
+  explicit Cluster(std::uint32_t n, std::chrono::milliseconds handshake_timeout = 2000ms) : n_(n) {
+    for (std::uint32_t id = 0; id < n; ++id) {
+      nodes_.push_back(std::make_unique<Endpoint>());
+      start(id, 0, handshake_timeout);
+    }
+    for (std::uint32_t id = 0; id < n; ++id) connect(id);
+  }
+
+  TransportConfig config(std::uint32_t id, std::uint16_t port, std::chrono::milliseconds handshake_timeout) const {
+    TransportConfig c{.self = id, .cluster_id = "test", .model_dim = 1000, .config_digest = "digest",
+                      .listen_port = port, .heartbeat_every = 50ms, .liveness_timeout = 2000ms,
+                      .handshake_timeout = handshake_timeout, .backoff_initial = 10ms, .backoff_max = 200ms};
+    for (std::uint32_t j = 0; j < n_; ++j) {
+      if (j != id) c.neighbours.push_back(j);
+    }
+    return c;
+  }
+
+  void start(std::uint32_t id, std::uint16_t port, std::chrono::milliseconds handshake_timeout = 2000ms) {
+    Endpoint& e = *nodes_[id];
+    e = Endpoint{};
+    e.transport = std::make_unique<Transport>(io, config(id, port, handshake_timeout), TransportHandlers{
+        .on_round = [&e](std::uint32_t peer, v1::RoundMessage&& m) { e.received[peer].push_back(std::move(m)); },
+        .on_up = [&e](std::uint32_t peer) { e.up.insert(peer); },
+        .on_down = [&e](std::uint32_t peer, std::string_view why) {
+          e.up.erase(peer);
+          e.downs.emplace_back(why);
+        }});
+    e.port = e.transport->listen();
+  }
+
+  void connect(std::uint32_t id) {
+    std::vector<PeerAddress> all;
+    for (std::uint32_t j = 0; j < n_; ++j) all.push_back({j, "127.0.0.1", nodes_[j]->port});
+    nodes_[id]->transport->connect(all);
+  }
+
+  template <typename Pred>
+  bool runUntil(Pred done, std::chrono::milliseconds limit = 10s) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (!done() && std::chrono::steady_clock::now() < deadline) {
+      io.run_for(5ms);
+      io.restart();
+    }
+    return done();
+  }
+
+  bool allConnected() {
+    for (std::uint32_t id = 0; id < n_; ++id) {
+      if (nodes_[id]->transport && nodes_[id]->up.size() != n_ - 1) return false;
+    }
+    return true;
+  }
+
+  Endpoint& operator[](std::uint32_t id) { return *nodes_[id]; }
+
+  asio::io_context io;
+
+ private:
+  std::uint32_t n_;
+  std::vector<std::unique_ptr<Endpoint>> nodes_;
+};
+
+v1::Envelope roundMessage(std::uint64_t round, std::uint32_t sender, std::string payload) {
+  v1::Envelope e;
+  auto* m = e.mutable_round();
+  m->set_round(round);
+  m->set_sender(sender);
+  m->set_kind(v1::RoundMessage::DELTA);
+  m->set_payload(std::move(payload));
+  return e;
+}
+
+TEST(Transport, EightEndpointsAllToAll) {
+  Cluster c(8);
+  ASSERT_TRUE(c.runUntil([&] { return c.allConnected(); }));
+  for (std::uint32_t round = 0; round < 3; ++round) {
+    for (std::uint32_t i = 0; i < 8; ++i) {
+      for (std::uint32_t j = 0; j < 8; ++j) {
+        if (i == j) continue;
+        ASSERT_TRUE(c[i].transport->send(j, roundMessage(round, i, std::string(1000, char('a' + i)))));
+      }
+    }
+  }
+  ASSERT_TRUE(c.runUntil([&] {
+    for (std::uint32_t i = 0; i < 8; ++i) {
+      for (std::uint32_t j = 0; j < 8; ++j) {
+        if (i != j && c[i].received[j].size() != 3) return false;
+      }
+    }
+    return true;
+  }));
+  for (std::uint32_t i = 0; i < 8; ++i) {
+    EXPECT_EQ(c[i].transport->livePeers().size(), 7u);
+    EXPECT_TRUE(c[i].downs.empty());
+    for (std::uint32_t j = 0; j < 8; ++j) {
+      if (i == j) continue;
+      EXPECT_EQ(c[i].received[j][2].round(), 2u);
+      EXPECT_EQ(c[i].transport->stats().peers.at(j).connects, 1u);  // one connection per pair
+      EXPECT_GT(c[i].transport->stats().peers.at(j).bytes_sent, 3000u);
+    }
+  }
+}
+
+TEST(Transport, CrashIsDetectedAndTheRestartedPeerReconnects) {
+  Cluster c(3);
+  ASSERT_TRUE(c.runUntil([&] { return c.allConnected(); }));
+  const std::uint16_t port = c[2].port;
+  c[2].transport->abort();  // a crash: no Goodbye
+  ASSERT_TRUE(c.runUntil([&] { return !c[0].up.contains(2) && !c[1].up.contains(2); }));
+  c.start(2, port);  // restarted on the same port
+  c.connect(2);
+  ASSERT_TRUE(c.runUntil([&] { return c.allConnected(); }));
+  EXPECT_GE(c[0].transport->stats().reconnects, 1u);
+  ASSERT_TRUE(c[0].transport->send(2, roundMessage(5, 0, "after restart")));
+  ASSERT_TRUE(c.runUntil([&] { return c[2].received[0].size() == 1; }));
+}
+
+TEST(Transport, StopSaysGoodbyeSoNeighboursStopWaitingAtOnce) {
+  Cluster c(3);
+  ASSERT_TRUE(c.runUntil([&] { return c.allConnected(); }));
+  c[1].transport->stop();
+  ASSERT_TRUE(c.runUntil([&] { return !c[0].up.contains(1) && !c[2].up.contains(1); }, 1s));
+  ASSERT_FALSE(c[0].downs.empty());
+  EXPECT_EQ(c[0].downs.back(), "Goodbye: leaving");
+  EXPECT_FALSE(c[0].transport->send(1, roundMessage(1, 0, "x")));
+}
+
+// A raw client for hostile tests: blocking writes (small, so the kernel buffers them).
+struct RawClient {
+  RawClient(asio::io_context& io, std::uint16_t port) : socket(io) {
+    socket.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port));
+  }
+  void write(const std::vector<std::uint8_t>& bytes) { asio::write(socket, asio::buffer(bytes)); }
+  tcp::socket socket;
+};
+
+v1::Envelope hello(std::uint32_t id, std::string cluster = "test", std::uint64_t dim = 1000) {
+  v1::Envelope e;
+  auto* h = e.mutable_hello();
+  h->set_protocol_version(kProtocolVersion);
+  h->set_cluster_id(std::move(cluster));
+  h->set_node_id(id);
+  h->set_model_dim(dim);
+  h->set_config_digest("digest");
+  return e;
+}
+
+TEST(Transport, HostileBytesAreCountedAndDropped) {
+  Cluster c(2, 300ms);
+  ASSERT_TRUE(c.runUntil([&] { return c.allConnected(); }));
+  const auto& rejected = c[0].transport->stats().rejected;
+  const auto count = [&](const std::string& r) { return rejected.contains(r) ? rejected.at(r) : 0; };
+
+  RawClient oversized(c.io, c[0].port);
+  oversized.write({0xff, 0xff, 0xff, 0x7f});
+  RawClient garbage(c.io, c[0].port);
+  garbage.write({5, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff});
+  RawClient heartbeat_first(c.io, c[0].port);
+  v1::Envelope beat;
+  beat.mutable_heartbeat()->set_round(1);
+  heartbeat_first.write(encodeFrame(beat));
+  RawClient wrong_cluster(c.io, c[0].port);
+  wrong_cluster.write(encodeFrame(hello(1, "other")));
+  RawClient wrong_dim(c.io, c[0].port);
+  wrong_dim.write(encodeFrame(hello(1, "test", 7)));
+  RawClient stranger(c.io, c[0].port);
+  stranger.write(encodeFrame(hello(42)));
+  RawClient truncated(c.io, c[0].port);
+  truncated.write({100, 0, 0, 0, 1, 2, 3});
+  truncated.socket.close();
+  RawClient silent(c.io, c[0].port);
+
+  ASSERT_TRUE(c.runUntil([&] {
+    return count("oversized") == 1 && count("malformed") == 1 && count("expected_hello") == 1 &&
+           count("wrong_cluster") == 1 && count("wrong_dimension") == 1 && count("unknown_node") == 1 &&
+           count("handshake_timeout") >= 1;
+  })) << "oversized " << count("oversized") << " malformed " << count("malformed");
+  // The refused Hello was answered with Goodbye(WRONG_CLUSTER) after ours.
+  FrameReader reader(maxFrameBytes(1000));
+  std::vector<std::uint8_t> buf(wrong_cluster.socket.available());
+  asio::read(wrong_cluster.socket, asio::buffer(buf));
+  reader.feed(buf);
+  auto first = reader.next();
+  ASSERT_TRUE(first && first->has_value());
+  EXPECT_EQ((*first)->body_case(), v1::Envelope::kHello);
+  auto second = reader.next();
+  ASSERT_TRUE(second && second->has_value());
+  EXPECT_EQ((*second)->goodbye().reason(), v1::Goodbye::WRONG_CLUSTER);
+  // The real neighbour never noticed.
+  EXPECT_TRUE(c[0].up.contains(1));
+  ASSERT_TRUE(c[1].transport->send(0, roundMessage(0, 1, "still fine")));
+  ASSERT_TRUE(c.runUntil([&] { return c[0].received[1].size() == 1; }));
+}
+
+TEST(Transport, APeerSpeakingForAnotherIsIgnored) {
+  // Node 0 expects neighbours 1 and 2; a raw client that says it is 2 and then sends as 1.
+  Cluster c(3);
+  ASSERT_TRUE(c.runUntil([&] { return c.allConnected(); }));
+  c[2].transport->abort();
+  ASSERT_TRUE(c.runUntil([&] { return !c[0].up.contains(2); }));
+  RawClient liar(c.io, c[0].port);
+  liar.write(encodeFrame(hello(2)));
+  ASSERT_TRUE(c.runUntil([&] { return c[0].up.contains(2); }));
+  liar.write(encodeFrame(roundMessage(0, 1, "forged")));
+  const auto& rejected = c[0].transport->stats().rejected;
+  ASSERT_TRUE(c.runUntil([&] { return rejected.contains("sender_mismatch"); }));
+  EXPECT_TRUE(c[0].received[1].empty());
+  EXPECT_TRUE(c[0].received[2].empty());
+}
+
+TEST(Transport, AFloodOfConnectionsIsSurvived) {
+  Cluster c(2, 200ms);
+  ASSERT_TRUE(c.runUntil([&] { return c.allConnected(); }));
+  std::vector<std::unique_ptr<RawClient>> flood;
+  for (int i = 0; i < 150; ++i) flood.push_back(std::make_unique<RawClient>(c.io, c[0].port));
+  const auto& rejected = c[0].transport->stats().rejected;
+  const auto count = [&](const std::string& r) { return rejected.contains(r) ? rejected.at(r) : 0; };
+  ASSERT_TRUE(c.runUntil([&] { return count("handshake_timeout") + count("too_many_pending") >= 150; }));
+  EXPECT_GT(count("too_many_pending"), 0u);  // at most 64 waited for a Hello at once
+  ASSERT_TRUE(c[1].transport->send(0, roundMessage(0, 1, "through the flood")));
+  ASSERT_TRUE(c.runUntil([&] { return c[0].received[1].size() == 1; }));
+}
+
+TEST(Transport, ASlowPeerHitsTheQueueBoundNotMemory) {
+  // A neighbour that handshakes and then never reads: sends fail once the queue is full.
+  asio::io_context io;
+  TransportConfig config{.self = 0, .cluster_id = "test", .model_dim = 1'000'000, .config_digest = "digest",
+                         .neighbours = {1}, .max_queued_bytes = 1 << 20};
+  std::set<std::uint32_t> up;
+  Transport t(io, config, {.on_up = [&](std::uint32_t p) { up.insert(p); }});
+  const auto port = t.listen();
+  RawClient lazy(io, port);
+  lazy.write(encodeFrame(hello(1, "test", 1'000'000)));
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (!up.contains(1) && std::chrono::steady_clock::now() < deadline) {
+    io.run_for(5ms);
+    io.restart();
+  }
+  ASSERT_TRUE(up.contains(1));
+  int accepted = 0;
+  for (int i = 0; i < 2000; ++i) {
+    if (t.send(1, roundMessage(0, 0, std::string(64 << 10, 'x')))) ++accepted;
+    io.poll();
+    io.restart();
+  }
+  EXPECT_LT(accepted, 2000);
+  EXPECT_GT(t.stats().peers.at(1).dropped_sends, 0u);
+  t.abort();
+}
+
+}  // namespace
+}  // namespace phalanx::net
