@@ -66,30 +66,85 @@ std::expected<std::uint32_t, FrameError> readLength(std::span<const std::uint8_t
   return n;
 }
 
-std::expected<v1::Envelope, FrameError> parseBody(std::span<const std::uint8_t> body) {
-  v1::Envelope e;
+std::optional<FrameError> parseBodyInto(std::span<const std::uint8_t> body, v1::Envelope& e) {
   if (body.size() > std::size_t(INT32_MAX) || !e.ParseFromArray(body.data(), int(body.size()))) {
-    return std::unexpected(FrameError::kMalformed);
+    return FrameError::kMalformed;
   }
   switch (e.body_case()) {
     case v1::Envelope::BODY_NOT_SET:
-      return std::unexpected(FrameError::kNoBody);
+      return FrameError::kNoBody;
     case v1::Envelope::kHello:
-      if (!validHello(e.hello())) return std::unexpected(FrameError::kInvalid);
+      if (!validHello(e.hello())) return FrameError::kInvalid;
       break;
     case v1::Envelope::kGoodbye:
       if (!v1::Goodbye::Reason_IsValid(e.goodbye().reason()) || e.goodbye().detail().size() > kMaxDetailBytes) {
-        return std::unexpected(FrameError::kInvalid);
+        return FrameError::kInvalid;
       }
       break;
     case v1::Envelope::kRound:
-      if (!validRoundMessage(e.round())) return std::unexpected(FrameError::kInvalid);
+      if (!validRoundMessage(e.round())) return FrameError::kInvalid;
       break;
     case v1::Envelope::kResync:
     case v1::Envelope::kHeartbeat:
       break;
   }
+  return std::nullopt;
+}
+
+std::optional<std::expected<void, FrameError>> parseRoundInto(std::span<const std::uint8_t> body,
+                                                              v1::RoundMessage& out) {
+  constexpr std::uint8_t kRoundTag = (3 << 3) | 2;
+  if (body.empty() || body[0] != kRoundTag) return std::nullopt;
+  std::uint64_t length = 0;
+  std::size_t at = 1;
+  for (int shift = 0; at < body.size() && shift < 35; shift += 7) {
+    const std::uint8_t b = body[at++];
+    length |= std::uint64_t(b & 0x7f) << shift;
+    if (!(b & 0x80)) {
+      if (at + length != body.size()) return std::nullopt;  // more fields follow: general path
+      if (!out.ParseFromArray(body.data() + at, int(length))) return std::unexpected(FrameError::kMalformed);
+      if (!validRoundMessage(out)) return std::unexpected(FrameError::kInvalid);
+      return std::expected<void, FrameError>{};
+    }
+  }
+  return std::nullopt;
+}
+
+std::expected<v1::Envelope, FrameError> parseBody(std::span<const std::uint8_t> body) {
+  v1::Envelope e;
+  if (auto error = parseBodyInto(body, e)) return std::unexpected(*error);
   return e;
+}
+
+void appendRoundFrameHead(const v1::RoundMessage& header, std::size_t payload_bytes,
+                          std::vector<std::uint8_t>& head) {
+  const auto varint = [&](std::uint64_t v) {
+    while (v >= 0x80) {
+      head.push_back(std::uint8_t(v | 0x80));
+      v >>= 7;
+    }
+    head.push_back(std::uint8_t(v));
+  };
+  const auto varintSize = [](std::uint64_t v) {
+    std::size_t n = 1;
+    for (; v >= 0x80; v >>= 7) ++n;
+    return n;
+  };
+  constexpr std::uint8_t kRoundTag = (3 << 3) | 2;    // Envelope.round, length-delimited
+  constexpr std::uint8_t kPayloadTag = (6 << 3) | 2;  // RoundMessage.payload, length-delimited
+  const std::size_t fields = header.ByteSizeLong();  // header.payload() must be empty
+  const std::size_t message = fields + (payload_bytes ? 1 + varintSize(payload_bytes) + payload_bytes : 0);
+  const std::size_t body = 1 + varintSize(message) + message;
+  for (std::size_t b = 0; b < kLengthBytes; ++b) head.push_back(std::uint8_t(body >> (8 * b)));
+  head.push_back(kRoundTag);
+  varint(message);
+  const std::size_t at = head.size();
+  head.resize(at + fields);
+  header.SerializeWithCachedSizesToArray(head.data() + at);
+  if (payload_bytes) {
+    head.push_back(kPayloadTag);
+    varint(payload_bytes);
+  }
 }
 
 void FrameReader::feed(std::span<const std::uint8_t> bytes) {

@@ -46,6 +46,24 @@ std::expected<std::uint32_t, FrameError> readLength(std::span<const std::uint8_t
 // Parses and checks one body (see FORMAT.md "Checks").
 std::expected<v1::Envelope, FrameError> parseBody(std::span<const std::uint8_t> body);
 
+// The same into an existing envelope, whose string capacity is reused (a receiver parsing
+// 100 MB messages into one envelope does not fault in 100 MB of fresh pages per message).
+// Returns the error, or nullopt when `out` holds a valid envelope.
+std::optional<FrameError> parseBodyInto(std::span<const std::uint8_t> body, v1::Envelope& out);
+
+// The receive fast path for the common frame, a body holding exactly one Envelope.round field:
+// parses the RoundMessage into `out`, whose payload capacity survives (a oneof would free
+// it). nullopt when the body has another shape (then use parseBodyInto); otherwise the
+// result of parsing and checking it.
+std::optional<std::expected<void, FrameError>> parseRoundInto(std::span<const std::uint8_t> body,
+                                                              v1::RoundMessage& out);
+
+// The frame of an Envelope{round: header + payload} without copying the payload: `head` gets
+// the length prefix and every byte before the payload; the payload's bytes follow it on the
+// wire. (Protocol Buffers allows the payload field to come last, after the others.)
+void appendRoundFrameHead(const v1::RoundMessage& header, std::size_t payload_bytes,
+                          std::vector<std::uint8_t>& head);
+
 // Cuts a byte stream into envelopes, for transports that read in chunks, tests and fuzzing.
 // After the first error the stream is unusable (framing is lost): the peer must be closed.
 class FrameReader {

@@ -70,13 +70,15 @@ class Transport::Session : public std::enable_shared_from_this<Session> {
   }
 
   bool enqueue(const v1::Envelope& envelope, bool force = false) {
-    if (closed_ || closing_) return false;
-    std::vector<std::uint8_t> frame = encodeFrame(envelope);
-    if (!force && queued_bytes_ + frame.size() > owner_.config_.max_queued_bytes) return false;
-    queued_bytes_ += frame.size();
-    queue_.push_back(std::move(frame));
-    writeNext();
-    return true;
+    Outgoing out{.head = spareHead()};
+    appendFrame(envelope, out.head);
+    return push(std::move(out), force);
+  }
+
+  bool enqueueRound(const v1::RoundMessage& header, Transport::Payload payload) {
+    Outgoing out{.head = spareHead(), .payload = std::move(payload)};
+    appendRoundFrameHead(header, out.payload ? out.payload->size() : 0, out.head);
+    return push(std::move(out), false);
   }
 
   void goodbyeAndClose(v1::Goodbye::Reason reason, std::string detail) {
@@ -134,19 +136,31 @@ class Transport::Session : public std::enable_shared_from_this<Session> {
     asio::async_read(socket_, asio::buffer(body_), [self = shared_from_this()](const asio::error_code& ec, std::size_t) {
       if (!self->usable()) return;
       if (ec) return self->close(ec == asio::error::eof ? "closed by peer mid-frame" : ec.message());
-      auto envelope = parseBody(self->body_);
-      if (!envelope) {
-        self->owner_.reject(frameErrorName(envelope.error()));
-        return self->close(fmt::format("bad frame: {}", frameErrorName(envelope.error())));
+      if (self->open_) {
+        if (auto round = parseRoundInto(self->body_, self->round_in_)) {
+          if (!*round) {
+            self->owner_.reject(frameErrorName(round->error()));
+            return self->close(fmt::format("bad frame: {}", frameErrorName(round->error())));
+          }
+          self->last_received_ = Clock::now();
+          self->account(kLengthBytes + self->body_.size());
+          self->deliver(self->round_in_);
+          if (self->usable() && !self->closing_) self->readHeader();
+          return;
+        }
+      }
+      if (const auto error = parseBodyInto(self->body_, self->incoming_)) {
+        self->owner_.reject(frameErrorName(*error));
+        return self->close(fmt::format("bad frame: {}", frameErrorName(*error)));
       }
       self->last_received_ = Clock::now();
       const std::size_t bytes = kLengthBytes + self->body_.size();
-      self->dispatch(std::move(*envelope), bytes);
+      self->dispatch(self->incoming_, bytes);
       if (self->usable() && !self->closing_) self->readHeader();
     });
   }
 
-  void dispatch(v1::Envelope&& e, std::size_t bytes) {
+  void dispatch(v1::Envelope& e, std::size_t bytes) {
     if (!open_) {
       if (e.body_case() != v1::Envelope::kHello) {
         owner_.reject("expected_hello");
@@ -174,14 +188,7 @@ class Transport::Session : public std::enable_shared_from_this<Session> {
     account(bytes);
     switch (e.body_case()) {
       case v1::Envelope::kRound:
-        if (e.round().sender() != peer_) {  // a peer speaking for someone else
-          owner_.reject("sender_mismatch");
-          return;
-        }
-        if (owner_.open_.contains(peer_) && owner_.open_[peer_].get() == this && owner_.handlers_.on_round) {
-          owner_.handlers_.on_round(peer_, std::move(*e.mutable_round()));
-        }
-        return;
+        return deliver(*e.mutable_round());
       case v1::Envelope::kResync:
         if (owner_.handlers_.on_resync) owner_.handlers_.on_resync(peer_, e.resync());
         return;
@@ -196,16 +203,55 @@ class Transport::Session : public std::enable_shared_from_this<Session> {
     }
   }
 
+  void deliver(v1::RoundMessage& m) {
+    if (m.sender() != peer_) {  // a peer speaking for someone else
+      owner_.reject("sender_mismatch");
+      return;
+    }
+    const auto it = owner_.open_.find(peer_);
+    if (it != owner_.open_.end() && it->second.get() == this && owner_.handlers_.on_round) {
+      owner_.handlers_.on_round(peer_, m);
+    }
+  }
+
   void account(std::size_t bytes) {
     PeerStats& s = owner_.stats_.peers[peer_];
     s.bytes_received += bytes;
     ++s.frames_received;
   }
 
+  // One frame to write: `head`, then the shared payload's bytes (if any).
+  struct Outgoing {
+    std::vector<std::uint8_t> head;
+    Transport::Payload payload;
+    std::size_t size() const { return head.size() + (payload ? payload->size() : 0); }
+  };
+
+  // Head buffers are recycled: fresh large buffers cost page faults on every message.
+  std::vector<std::uint8_t> spareHead() {
+    if (spare_.empty()) return {};
+    std::vector<std::uint8_t> v = std::move(spare_.back());
+    spare_.pop_back();
+    v.clear();
+    return v;
+  }
+
+  bool push(Outgoing out, bool force) {
+    if (closed_ || closing_) return false;
+    if (!force && queued_bytes_ + out.size() > owner_.config_.max_queued_bytes) return false;
+    queued_bytes_ += out.size();
+    queue_.push_back(std::move(out));
+    writeNext();
+    return true;
+  }
+
   void writeNext() {
     if (writing_ || queue_.empty() || closed_) return;
     writing_ = true;
-    asio::async_write(socket_, asio::buffer(queue_.front()), [self = shared_from_this()](const asio::error_code& ec, std::size_t n) {
+    const Outgoing& out = queue_.front();
+    std::array<asio::const_buffer, 2> buffers{asio::buffer(out.head),
+                                              out.payload ? asio::buffer(*out.payload) : asio::const_buffer()};
+    asio::async_write(socket_, buffers, [self = shared_from_this()](const asio::error_code& ec, std::size_t n) {
       if (!self->usable()) return;
       self->writing_ = false;
       if (ec) return self->close(ec.message());
@@ -213,8 +259,10 @@ class Transport::Session : public std::enable_shared_from_this<Session> {
         s->bytes_sent += n;
         ++s->frames_sent;
       }
-      self->queued_bytes_ -= self->queue_.front().size();
+      Outgoing done = std::move(self->queue_.front());
       self->queue_.pop_front();
+      self->queued_bytes_ -= done.size();
+      if (self->spare_.size() < 2) self->spare_.push_back(std::move(done.head));
       if (self->queue_.empty() && self->closing_) return self->close("closed after Goodbye");
       self->writeNext();
     });
@@ -229,7 +277,10 @@ class Transport::Session : public std::enable_shared_from_this<Session> {
   bool open_ = false, closing_ = false, closed_ = false, writing_ = false;
   std::array<std::uint8_t, kLengthBytes> header_{};
   std::vector<std::uint8_t> body_;
-  std::deque<std::vector<std::uint8_t>> queue_;
+  std::deque<Outgoing> queue_;
+  std::vector<std::vector<std::uint8_t>> spare_;
+  v1::Envelope incoming_;      // parsed into again and again: its buffers are reused
+  v1::RoundMessage round_in_;  // the same for the round fast path (a oneof would free it)
   std::size_t queued_bytes_ = 0;
   Clock::time_point last_received_;
 };
@@ -383,6 +434,15 @@ void Transport::closed(const std::shared_ptr<Session>& s, std::string_view why) 
   open_.erase(it);
   if (handlers_.on_down) handlers_.on_down(s->peer(), why);
   if (!stopped_) scheduleDial(s->peer(), false);
+}
+
+bool Transport::sendRound(std::uint32_t peer, const v1::RoundMessage& header, Payload payload) {
+  const auto it = open_.find(peer);
+  if (it == open_.end() || !it->second->enqueueRound(header, std::move(payload))) {
+    ++stats_.peers[peer].dropped_sends;
+    return false;
+  }
+  return true;
 }
 
 bool Transport::send(std::uint32_t peer, const v1::Envelope& envelope) {

@@ -53,7 +53,9 @@ struct TransportConfig {
 };
 
 struct TransportHandlers {
-  std::function<void(std::uint32_t peer, v1::RoundMessage&& message)> on_round;
+  // The message lives in the session's receive buffer: move from it to keep it, otherwise
+  // its storage is reused for the next one.
+  std::function<void(std::uint32_t peer, v1::RoundMessage& message)> on_round;
   std::function<void(std::uint32_t peer, const v1::ResyncRequest& request)> on_resync;
   std::function<void(std::uint32_t peer, std::uint64_t round)> on_heartbeat;
   std::function<void(std::uint32_t peer)> on_up;
@@ -90,6 +92,11 @@ class Transport {
   // Queues one envelope to `peer`. False (and counted) when there is no open connection to
   // it or its queue is full: a slow peer never grows memory without bound.
   bool send(std::uint32_t peer, const v1::Envelope& envelope);
+
+  // Queues a RoundMessage whose payload is shared, not copied: one encoded delta goes to every
+  // neighbour from the same buffer, written straight from it. header.payload() must be empty.
+  using Payload = std::shared_ptr<const std::vector<std::uint8_t>>;
+  bool sendRound(std::uint32_t peer, const v1::RoundMessage& header, Payload payload);
 
   // Heartbeats carry this round.
   void setRound(std::uint64_t round) { round_ = round; }

@@ -15,6 +15,7 @@
 #include "compress/compressor.h"
 #include "compress/decode.h"
 #include "robust/aggregator.h"
+#include "tools/bench_net.h"
 #include "tools/command.h"
 
 namespace phalanx::tools {
@@ -194,10 +195,12 @@ void registerCompress(bool quick) {
 struct BenchOptions {
   std::string suite;
   bool quick = false;
+  NetBenchOptions net;
   std::vector<std::string> passthrough;
 };
 
 int runBench(const BenchOptions& o, CLI::App* app) {
+  if (o.suite == "net") return runNetBench(o.net);
   if (o.suite == "aggregate") {
     registerAggregate(o.quick);
   } else if (o.suite == "compress") {
@@ -231,10 +234,13 @@ Command addBenchCommand(CLI::App& root) {
       "Benchmarks printing Google Benchmark JSON. Suites: aggregate (every rule, n in {8, 32}, "
       "d in {1M, 25.6M}, with its ratio to a memory-read floor timed in the same run); compress "
       "(every codec's encode and decode at d in {1M, 25.6M}, sparse ones at density 1% and 0.1%, "
-      "with the same floor). --benchmark_filter=REGEX and other --benchmark_* flags pass through.");
-  app->add_option("suite", opts->suite, "aggregate | compress")
+      "with the same floor); net (the transport's loopback throughput against raw sockets in the "
+      "same run, and round-trip latency; --bytes, --json). --benchmark_filter=REGEX and other --benchmark_* flags pass through.");
+  app->add_option("suite", opts->suite, "aggregate | compress | net")
       ->required()
-      ->check(CLI::IsMember({"aggregate", "compress"}));
+      ->check(CLI::IsMember({"aggregate", "compress", "net"}));
+  app->add_option("--bytes", opts->net.bytes, "net: message size in bytes (default 100 MB)");
+  app->add_flag("--json", opts->net.json, "net: one JSON line");
   app->add_flag("--quick", opts->quick, "tiny sizes, for smoke tests");
   app->allow_extras();
   return {app, [opts, app] { return runBench(*opts, app); }};

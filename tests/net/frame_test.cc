@@ -96,6 +96,42 @@ TEST(Frame, TruncatedFramesWaitAndNeverParseAsSomethingElse) {
   }
 }
 
+TEST(Frame, SharedPayloadFramesParseOnBothPaths) {
+  v1::RoundMessage header;
+  header.set_round(3);
+  header.set_sender(4);
+  header.set_sequence(9);
+  header.set_kind(v1::RoundMessage::KEYFRAME);
+  for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{200}, std::size_t{70000}}) {
+    const std::vector<std::uint8_t> payload(n, 0xab);
+    std::vector<std::uint8_t> frame;
+    appendRoundFrameHead(header, payload.size(), frame);
+    frame.insert(frame.end(), payload.begin(), payload.end());
+    // The general parser agrees with the hand-written head.
+    FrameReader reader(maxFrameBytes(100000));
+    reader.feed(frame);
+    auto got = reader.next();
+    ASSERT_TRUE(got && got->has_value()) << n;
+    EXPECT_EQ((*got)->round().payload(), std::string(n, char(0xab)));
+    EXPECT_EQ((*got)->round().sequence(), 9u);
+    // The fast path gives the same message, reusing its object.
+    v1::RoundMessage into;
+    auto fast = parseRoundInto(std::span(frame).subspan(kLengthBytes), into);
+    ASSERT_TRUE(fast && fast->has_value());
+    EXPECT_EQ(into.SerializeAsString(), (*got)->round().SerializeAsString());
+  }
+  // Other bodies are left to the general path; broken round bodies are errors.
+  v1::Envelope beat;
+  beat.mutable_heartbeat()->set_round(1);
+  const auto hb = encodeFrame(beat);
+  v1::RoundMessage into;
+  EXPECT_FALSE(parseRoundInto(std::span(hb).subspan(kLengthBytes), into).has_value());
+  const std::vector<std::uint8_t> broken{0x1a, 0x02, 0x20, 0x63};  // kind = 99
+  auto bad = parseRoundInto(broken, into);
+  ASSERT_TRUE(bad.has_value());
+  EXPECT_EQ(bad->error(), FrameError::kInvalid);
+}
+
 TEST(Frame, LimitFollowsTheModelDimension) {
   EXPECT_GE(maxFrameBytes(25'600'000), 8u * 25'600'000u);
   EXPECT_LT(maxFrameBytes(10), 8192u);

@@ -50,7 +50,7 @@ class Cluster {
     Endpoint& e = *nodes_[id];
     e = Endpoint{};
     e.transport = std::make_unique<Transport>(io, config(id, port, handshake_timeout), TransportHandlers{
-        .on_round = [&e](std::uint32_t peer, v1::RoundMessage&& m) { e.received[peer].push_back(std::move(m)); },
+        .on_round = [&e](std::uint32_t peer, v1::RoundMessage& m) { e.received[peer].push_back(std::move(m)); },
         .on_up = [&e](std::uint32_t peer) { e.up.insert(peer); },
         .on_down = [&e](std::uint32_t peer, std::string_view why) {
           e.up.erase(peer);
