@@ -1,6 +1,9 @@
 #include "net/transport.h"
 
 #include <fmt/format.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <deque>
@@ -44,13 +47,65 @@ class Transport::Session : public std::enable_shared_from_this<Session> {
   Session(Transport& owner, tcp::socket socket, std::optional<std::uint32_t> expected_peer)
       : owner_(owner),
         alive_(owner.alive_),
-        socket_(std::move(socket)),
+        stream_(std::move(socket), owner.ssl_),
+        tls_(owner.config_.tls.enabled),
         timer_(owner.io_),
         initiated_(expected_peer.has_value()),
         peer_(expected_peer.value_or(0)),
         last_received_(Clock::now()) {}
 
   void start() {
+    timer_.expires_after(owner_.config_.handshake_timeout);
+    timer_.async_wait([self = shared_from_this()](const asio::error_code& ec) {
+      if (ec || !self->usable() || self->open_) return;
+      self->owner_.reject("handshake_timeout");
+      ++self->owner_.stats_.handshake_failures;
+      self->close("no Hello before the handshake timeout");
+    });
+    if (!tls_) return begin();
+    stream_.async_handshake(initiated_ ? asio::ssl::stream_base::client : asio::ssl::stream_base::server,
+                            [self = shared_from_this()](const asio::error_code& ec) {
+                              if (!self->usable()) return;
+                              if (ec || !(self->certificate_id_ = self->peerCertificateId())) {
+                                self->owner_.reject("tls_handshake");
+                                ++self->owner_.stats_.handshake_failures;
+                                return self->close(ec ? "TLS handshake: " + ec.message()
+                                                      : std::string("certificate names no node (CN=node-<id>)"));
+                              }
+                              self->begin();
+                            });
+  }
+
+ private:
+  // Runs f on the byte stream: the TLS stream, or the bare socket under it.
+  template <typename F>
+  void onStream(F&& f) {
+    if (tls_) {
+      f(stream_);
+    } else {
+      f(stream_.next_layer());
+    }
+  }
+
+  // The node id in the verified peer certificate's CN ("node-<id>").
+  std::optional<std::uint32_t> peerCertificateId() {
+    X509* cert = SSL_get1_peer_certificate(stream_.native_handle());
+    if (!cert) return std::nullopt;
+    char cn[256] = {};
+    const int n = X509_NAME_get_text_by_NID(X509_get_subject_name(cert), NID_commonName, cn, sizeof cn);
+    X509_free(cert);
+    const std::string_view name(cn, n > 0 ? std::size_t(n) : 0);
+    if (!name.starts_with("node-") || name.size() <= 5 || name.size() > 15) return std::nullopt;
+    std::uint64_t id = 0;
+    for (const char c : name.substr(5)) {
+      if (c < '0' || c > '9') return std::nullopt;
+      id = id * 10 + std::uint64_t(c - '0');
+    }
+    if (id > 0xffffffffull) return std::nullopt;
+    return std::uint32_t(id);
+  }
+
+  void begin() {
     v1::Envelope hello;
     auto* h = hello.mutable_hello();
     h->set_protocol_version(kProtocolVersion);
@@ -59,15 +114,10 @@ class Transport::Session : public std::enable_shared_from_this<Session> {
     h->set_model_dim(owner_.config_.model_dim);
     h->set_config_digest(owner_.config_.config_digest);
     enqueue(hello, /*force=*/true);
-    timer_.expires_after(owner_.config_.handshake_timeout);
-    timer_.async_wait([self = shared_from_this()](const asio::error_code& ec) {
-      if (ec || !self->usable() || self->open_) return;
-      self->owner_.reject("handshake_timeout");
-      ++self->owner_.stats_.handshake_failures;
-      self->close("no Hello before the handshake timeout");
-    });
     readHeader();
   }
+
+ public:
 
   bool enqueue(const v1::Envelope& envelope, bool force = false) {
     Outgoing out{.head = spareHead()};
@@ -95,8 +145,8 @@ class Transport::Session : public std::enable_shared_from_this<Session> {
     closed_ = true;
     timer_.cancel();
     asio::error_code ignored;
-    socket_.shutdown(tcp::socket::shutdown_both, ignored);
-    socket_.close(ignored);
+    stream_.lowest_layer().shutdown(tcp::socket::shutdown_both, ignored);
+    stream_.lowest_layer().close(ignored);
     if (!alive_.expired()) owner_.closed(shared_from_this(), why);
   }
 
@@ -105,7 +155,7 @@ class Transport::Session : public std::enable_shared_from_this<Session> {
     closed_ = true;
     timer_.cancel();
     asio::error_code ignored;
-    socket_.close(ignored);
+    stream_.lowest_layer().close(ignored);
   }
 
   std::uint32_t peer() const { return peer_; }
@@ -119,7 +169,7 @@ class Transport::Session : public std::enable_shared_from_this<Session> {
   PeerStats* stats() { return open_ || initiated_ ? &owner_.stats_.peers[peer_] : nullptr; }
 
   void readHeader() {
-    asio::async_read(socket_, asio::buffer(header_), [self = shared_from_this()](const asio::error_code& ec, std::size_t) {
+    onStream([&](auto& s) { asio::async_read(s, asio::buffer(header_), [self = shared_from_this()](const asio::error_code& ec, std::size_t) {
       if (!self->usable()) return;
       if (ec) return self->close(ec == asio::error::eof ? "closed by peer" : ec.message());
       const auto length = readLength(self->header_, maxFrameBytes(self->owner_.config_.model_dim));
@@ -129,11 +179,11 @@ class Transport::Session : public std::enable_shared_from_this<Session> {
       }
       self->body_.resize(*length);
       self->readBody();
-    });
+    }); });
   }
 
   void readBody() {
-    asio::async_read(socket_, asio::buffer(body_), [self = shared_from_this()](const asio::error_code& ec, std::size_t) {
+    onStream([&](auto& s) { asio::async_read(s, asio::buffer(body_), [self = shared_from_this()](const asio::error_code& ec, std::size_t) {
       if (!self->usable()) return;
       if (ec) return self->close(ec == asio::error::eof ? "closed by peer mid-frame" : ec.message());
       if (self->open_) {
@@ -157,7 +207,7 @@ class Transport::Session : public std::enable_shared_from_this<Session> {
       const std::size_t bytes = kLengthBytes + self->body_.size();
       self->dispatch(self->incoming_, bytes);
       if (self->usable() && !self->closing_) self->readHeader();
-    });
+    }); });
   }
 
   void dispatch(v1::Envelope& e, std::size_t bytes) {
@@ -169,11 +219,16 @@ class Transport::Session : public std::enable_shared_from_this<Session> {
       }
       std::string detail;
       auto refusal = owner_.checkHello(e.hello(), detail);
+      if (!refusal && certificate_id_ && e.hello().node_id() != *certificate_id_) {
+        refusal = v1::Goodbye::IDENTITY_MISMATCH;
+        detail = fmt::format("certificate of node {} claims to be node {}", *certificate_id_, e.hello().node_id());
+      }
       if (!refusal && initiated_ && e.hello().node_id() != peer_) {
         refusal = v1::Goodbye::UNKNOWN_NODE;
         detail = fmt::format("dialled node {} but node {} answered", peer_, e.hello().node_id());
       }
       if (refusal) {
+        spdlog::warn("node {}: refused a connection: {}", owner_.config_.self, detail);
         owner_.reject(reasonLabel(*refusal));
         ++owner_.stats_.handshake_failures;
         return goodbyeAndClose(*refusal, detail);
@@ -251,7 +306,7 @@ class Transport::Session : public std::enable_shared_from_this<Session> {
     const Outgoing& out = queue_.front();
     std::array<asio::const_buffer, 2> buffers{asio::buffer(out.head),
                                               out.payload ? asio::buffer(*out.payload) : asio::const_buffer()};
-    asio::async_write(socket_, buffers, [self = shared_from_this()](const asio::error_code& ec, std::size_t n) {
+    onStream([&](auto& s) { asio::async_write(s, buffers, [self = shared_from_this()](const asio::error_code& ec, std::size_t n) {
       if (!self->usable()) return;
       self->writing_ = false;
       if (ec) return self->close(ec.message());
@@ -265,12 +320,14 @@ class Transport::Session : public std::enable_shared_from_this<Session> {
       if (self->spare_.size() < 2) self->spare_.push_back(std::move(done.head));
       if (self->queue_.empty() && self->closing_) return self->close("closed after Goodbye");
       self->writeNext();
-    });
+    }); });
   }
 
   Transport& owner_;
   std::weak_ptr<bool> alive_;
-  tcp::socket socket_;
+  asio::ssl::stream<tcp::socket> stream_;
+  bool tls_;
+  std::optional<std::uint32_t> certificate_id_;  // from the peer's certificate (TLS)
   asio::steady_timer timer_;
   bool initiated_;
   std::uint32_t peer_;
@@ -289,6 +346,7 @@ Transport::Transport(asio::io_context& io, TransportConfig config, TransportHand
     : io_(io),
       config_(std::move(config)),
       handlers_(std::move(handlers)),
+      ssl_(asio::ssl::context::tls),
       acceptor_(io),
       heartbeat_timer_(io),
       jitter_(config_.seed ^ (std::uint64_t(config_.self) << 32)) {}
@@ -296,6 +354,18 @@ Transport::Transport(asio::io_context& io, TransportConfig config, TransportHand
 Transport::~Transport() { abort(); }
 
 std::uint16_t Transport::listen() {
+  if (config_.tls.enabled) {
+    // Both sides present a certificate from the cluster CA and verify the other's.
+    ssl_.set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
+                     asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 | asio::ssl::context::no_tlsv1_1);
+    ssl_.load_verify_file(config_.tls.ca);
+    ssl_.use_certificate_chain_file(config_.tls.cert);
+    ssl_.use_private_key_file(config_.tls.key, asio::ssl::context::pem);
+    ssl_.set_verify_mode(asio::ssl::verify_peer | asio::ssl::verify_fail_if_no_peer_cert);
+  } else {
+    spdlog::info("node {}: security: none — peers are neither authenticated nor encrypted (local "
+                 "experiments only; use security: tls across machines)", config_.self);
+  }
   const tcp::endpoint at(asio::ip::make_address(config_.listen_host), config_.listen_port);
   acceptor_.open(at.protocol());
   acceptor_.set_option(tcp::acceptor::reuse_address(true));

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <asio.hpp>
+#include <asio/ssl.hpp>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -35,6 +36,13 @@ struct PeerAddress {
   std::uint16_t port = 0;
 };
 
+// security: tls — mutual TLS with a cluster CA (tools/gen-certs); a peer's certificate
+// (CN=node-<id>) must name the id it claims in its Hello.
+struct TlsFiles {
+  bool enabled = false;
+  std::string ca, cert, key;  // PEM files
+};
+
 struct TransportConfig {
   std::uint32_t self = 0;
   std::string cluster_id = "phalanx";
@@ -50,6 +58,7 @@ struct TransportConfig {
   std::chrono::milliseconds backoff_initial{20};
   std::chrono::milliseconds backoff_max{2000};
   std::uint64_t seed = 1;                      // reconnect jitter
+  TlsFiles tls;
 };
 
 struct TransportHandlers {
@@ -83,6 +92,7 @@ class Transport {
   Transport(const Transport&) = delete;
   Transport& operator=(const Transport&) = delete;
 
+  // With TLS, an unreadable CA, certificate or key throws std::system_error here.
   // Starts listening; returns the bound port. Errors (port taken) throw std::system_error.
   std::uint16_t listen();
 
@@ -128,6 +138,7 @@ class Transport {
   asio::io_context& io_;
   TransportConfig config_;
   TransportHandlers handlers_;
+  asio::ssl::context ssl_;  // used only with config_.tls.enabled
   asio::ip::tcp::acceptor acceptor_;
   asio::steady_timer heartbeat_timer_;
   std::uint16_t port_ = 0;

@@ -7,6 +7,9 @@
 #include <asio.hpp>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <unistd.h>
 #include <future>
 #include <optional>
 #include <thread>
@@ -65,11 +68,17 @@ struct Pair {
   std::thread ta, tb;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> wa, wb;
 
-  explicit Pair(std::uint64_t dim) {
-    const auto config = [dim](std::uint32_t self, std::uint32_t other) {
-      return net::TransportConfig{.self = self, .cluster_id = "bench", .model_dim = dim, .config_digest = "d",
-                                  .neighbours = {other}, .max_queued_bytes = std::size_t(16 * dim + (64u << 20)),
-                                  .liveness_timeout = std::chrono::milliseconds(60000)};
+  // certs: a directory from tools/gen-certs for a TLS pair; empty for plain TCP.
+  explicit Pair(std::uint64_t dim, const std::string& certs = {}) {
+    const auto config = [dim, &certs](std::uint32_t self, std::uint32_t other) {
+      net::TransportConfig c{.self = self, .cluster_id = "bench", .model_dim = dim, .config_digest = "d",
+                             .neighbours = {other}, .max_queued_bytes = std::size_t(16 * dim + (64u << 20)),
+                             .liveness_timeout = std::chrono::milliseconds(60000)};
+      if (!certs.empty()) {
+        c.tls = {.enabled = true, .ca = certs + "/ca.pem", .cert = fmt::format("{}/node-{}.pem", certs, self),
+                 .key = fmt::format("{}/node-{}.key", certs, self)};
+      }
+      return c;
     };
     std::promise<void> up_a, up_b;
     auto fa = up_a.get_future(), fb = up_b.get_future();
@@ -115,8 +124,8 @@ net::v1::Envelope message(std::uint32_t sender, std::uint64_t round, std::string
   return e;
 }
 
-double plainGbps(const NetBenchOptions& o) {
-  Pair pair(o.bytes / 4 + 1);
+double transportGbps(const NetBenchOptions& o, const std::string& certs = {}) {
+  Pair pair(o.bytes / 4 + 1, certs);
   std::promise<void>* arrived = nullptr;
   pair.on_b = [&](std::uint32_t, net::v1::RoundMessage&) { arrived->set_value(); };
   pair.on_a = [](std::uint32_t, net::v1::RoundMessage&) {};
@@ -136,7 +145,8 @@ double plainGbps(const NetBenchOptions& o) {
     });
     done.get_future().wait();
     best = std::min(best, seconds(Clock::now() - start));
-    spdlog::debug("transport repeat {}: {:.1f} ms", r, seconds(Clock::now() - start) * 1e3);
+    spdlog::debug("transport{} repeat {}: {:.1f} ms", certs.empty() ? "" : " (TLS)", r,
+                  seconds(Clock::now() - start) * 1e3);
   }
   return double(o.bytes) * 8 / best / 1e9;
 }
@@ -159,6 +169,20 @@ double rttMicrosP50(const NetBenchOptions& o) {
   return rtts[rtts.size() / 2];
 }
 
+// Certificates for the TLS run, made by tools/gen-certs next to this binary's build folder
+// (build/phalanx -> tools/gen-certs). Empty when that script is not there.
+std::string makeCerts() {
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return {};
+  const auto script = exe.parent_path().parent_path() / "tools" / "gen-certs";
+  if (!std::filesystem::exists(script)) return {};
+  const auto dir = std::filesystem::temp_directory_path() / fmt::format("phalanx-bench-certs-{}", ::getpid());
+  const std::string command = fmt::format("'{}' '{}' 2 >/dev/null", script.string(), dir.string());
+  if (std::system(command.c_str()) != 0) return {};
+  return dir.string();
+}
+
 }  // namespace
 
 int runNetBench(const NetBenchOptions& o) {
@@ -167,16 +191,25 @@ int runNetBench(const NetBenchOptions& o) {
     return kExitBadInput;
   }
   const double raw = rawGbps(o);
-  const double plain = plainGbps(o);
+  const double plain = transportGbps(o);
+  const std::string certs = makeCerts();
+  std::optional<double> tls;
+  if (certs.empty()) {
+    spdlog::warn("bench net: no TLS run (tools/gen-certs or openssl not found)");
+  } else {
+    tls = transportGbps(o, certs);
+    std::filesystem::remove_all(certs);
+  }
   const double rtt = rttMicrosP50(o);
+  const std::string tls_json = tls ? fmt::format("{:.3f}", *tls) : "null";
   if (o.json) {
     fmt::print("{{\"bytes\": {}, \"raw_gbps\": {:.3f}, \"plain_gbps\": {:.3f}, \"plain_vs_raw\": {:.3f}, "
-               "\"tls_gbps\": null, \"rtt_us_p50\": {:.1f}}}\n",
-               o.bytes, raw, plain, plain / raw, rtt);
+               "\"tls_gbps\": {}, \"rtt_us_p50\": {:.1f}}}\n",
+               o.bytes, raw, plain, plain / raw, tls_json, rtt);
   } else {
-    fmt::print("{} MB messages over loopback: raw sockets {:.2f} Gbit/s, transport {:.2f} Gbit/s ({:.0f}% of raw); "
-               "round trip p50 {:.1f} us\n",
-               double(o.bytes) / 1e6, raw, plain, 100 * plain / raw, rtt);
+    fmt::print("{:.1f} MB messages over loopback: raw sockets {:.2f} Gbit/s, transport {:.2f} Gbit/s "
+               "({:.0f}% of raw), with TLS {} Gbit/s; round trip p50 {:.1f} us\n",
+               double(o.bytes) / 1e6, raw, plain, 100 * plain / raw, tls_json, rtt);
   }
   return kExitOk;
 }

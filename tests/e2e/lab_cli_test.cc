@@ -144,5 +144,16 @@ TEST(BenchCli, QuickCompressRunPrintsJsonWithFloorRatios) {
   EXPECT_THAT(r.output, HasSubstr("\"ratio_to_floor\""));
 }
 
+TEST(BenchCli, NetPrintsThroughputAgainstRawSocketsAndTls) {
+  const auto r = runProcess(phalanxBinary() + " bench net --bytes 2000000 --json 2>/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("\"raw_gbps\": "));
+  EXPECT_THAT(r.output, HasSubstr("\"plain_gbps\": "));
+  EXPECT_THAT(r.output, HasSubstr("\"rtt_us_p50\": "));
+  EXPECT_THAT(r.output, ::testing::Not(HasSubstr("\"tls_gbps\": null")));  // gen-certs is in the tree
+  const auto bad = runProcess(phalanxBinary() + " bench net --bytes 0");
+  EXPECT_EQ(bad.exit_code, 2);
+}
+
 }  // namespace
 }  // namespace phalanx
