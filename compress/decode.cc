@@ -8,6 +8,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "compress/byte_io.h"
@@ -360,6 +361,23 @@ Result decodePowersgd(ByteReader& r, const Target& t) {
       if (!p) return fail(fmt::format("segment {}: P: {}", s, p.error()));
       auto q = readValues(r, ValueType::kFp32, cols * rank);
       if (!q) return fail(fmt::format("segment {}: Q: {}", s, q.error()));
+      // |(P Qᵀ)_ij| <= ‖P_i‖·‖Q_j‖: factors whose largest rows could overflow float are
+      // refused, so an accepted message always decodes to finite values.
+      const auto largestRow = [rank](std::span<const std::uint8_t> m, std::size_t count) {
+        double largest = 0;
+        for (std::size_t i = 0; i < count; ++i) {
+          double sq = 0;
+          for (std::size_t c = 0; c < rank; ++c) {
+            const double v = readValue(ValueType::kFp32, m, i * rank + c);
+            sq += v * v;
+          }
+          largest = std::max(largest, std::sqrt(sq));
+        }
+        return largest;
+      };
+      if (largestRow(*p, rows) * largestRow(*q, cols) > double(std::numeric_limits<float>::max())) {
+        return fail(fmt::format("segment {}: factors large enough to overflow", s));
+      }
       if (t.write) {
         std::vector<float> pf(rows * rank), qf(cols * rank);
         for (std::size_t i = 0; i < pf.size(); ++i) pf[i] = readValue(ValueType::kFp32, *p, i);

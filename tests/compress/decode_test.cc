@@ -183,6 +183,16 @@ TEST(Decode, SegmentedMessagesMustTileTheVector) {
   w1.varint(2);
   w1.u8(3);  // rank 3 on a 2 x 2 matrix
   expectRejected(r, 4, "rank 3 invalid");
+  // Finite factors whose product overflows float (found by the fuzz smoke run).
+  auto big = header(CodecId::kPowersgd, 4);
+  ByteWriter wb(big);
+  wb.varint(1);
+  wb.u8(1);
+  wb.varint(2);
+  wb.varint(2);
+  wb.u8(1);
+  for (int i = 0; i < 4; ++i) wb.f32(1e30f);
+  expectRejected(big, 4, "overflow");
   // A layered message may not nest another one.
   auto inner = header(CodecId::kLayered, 1);
   ByteWriter wi(inner);

@@ -1,0 +1,52 @@
+// Fuzz target for everything a peer's bytes reach before the node's logic: the frame reader,
+// the envelope checks, the round fast path, and compress/'s decoder on RoundMessage payloads.
+// libFuzzer's entry point; tests/fuzz/fuzz_driver.cc runs it without libFuzzer.
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <span>
+#include <vector>
+
+#include "compress/decode.h"
+#include "net/frame.h"
+
+namespace {
+
+constexpr std::uint64_t kDim = 4096;  // the model dimension the target pretends to have
+
+void decodePayload(const std::string& payload) {
+  std::vector<float> out(kDim, 0.0f);
+  const std::span<const std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(payload.data()), payload.size());
+  if (phalanx::compress::decode(bytes, out)) {
+    for (const float v : out) {
+      if (!(v - v == 0.0f)) {  // an accepted message must decode to finite values
+        std::fprintf(stderr, "accepted a %s message that decodes to a non-finite value\n",
+                     std::string(phalanx::compress::codecName(phalanx::compress::CodecId(bytes[1]))).c_str());
+        __builtin_trap();
+      }
+    }
+  }
+  (void)phalanx::compress::decodeAdd(bytes, 0.5f, out);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::span<const std::uint8_t> input(data, size);
+  // As a stream of frames.
+  phalanx::net::FrameReader reader(phalanx::net::maxFrameBytes(kDim));
+  reader.feed(input);
+  for (int i = 0; i < 64; ++i) {
+    auto next = reader.next();
+    if (!next || !next->has_value()) break;
+    if ((*next)->body_case() == phalanx::net::v1::Envelope::kRound) decodePayload((*next)->round().payload());
+  }
+  // As one body, on both parse paths.
+  phalanx::net::v1::RoundMessage round;
+  if (auto fast = phalanx::net::parseRoundInto(input, round); fast && fast->has_value()) decodePayload(round.payload());
+  (void)phalanx::net::parseBody(input);
+  // As a bare compressed message.
+  decodePayload(std::string(reinterpret_cast<const char*>(data), size));
+  return 0;
+}
