@@ -186,6 +186,10 @@ class Transport::Session : public std::enable_shared_from_this<Session> {
     onStream([&](auto& s) { asio::async_read(s, asio::buffer(body_), [self = shared_from_this()](const asio::error_code& ec, std::size_t) {
       if (!self->usable()) return;
       if (ec) return self->close(ec == asio::error::eof ? "closed by peer mid-frame" : ec.message());
+      if (self->open_ && self->owner_.partitioned(self->peer_)) {
+        self->owner_.reject("partitioned");  // as if the bytes never arrived
+        return self->readHeader();
+      }
       if (self->open_) {
         if (auto round = parseRoundInto(self->body_, self->round_in_)) {
           if (!*round) {
@@ -202,6 +206,10 @@ class Transport::Session : public std::enable_shared_from_this<Session> {
       if (const auto error = parseBodyInto(self->body_, self->incoming_)) {
         self->owner_.reject(frameErrorName(*error));
         return self->close(fmt::format("bad frame: {}", frameErrorName(*error)));
+      }
+      if (self->open_ && self->owner_.partitioned(self->peer_)) {
+        self->owner_.reject("partitioned");
+        return self->readHeader();
       }
       self->last_received_ = Clock::now();
       const std::size_t bytes = kLengthBytes + self->body_.size();
@@ -263,10 +271,9 @@ class Transport::Session : public std::enable_shared_from_this<Session> {
       owner_.reject("sender_mismatch");
       return;
     }
-    const auto it = owner_.open_.find(peer_);
-    if (it != owner_.open_.end() && it->second.get() == this && owner_.handlers_.on_round) {
-      owner_.handlers_.on_round(peer_, m);
-    }
+    // Any authenticated connection of the peer delivers, not only the one kept for sending:
+    // frames still arriving on a duplicate being closed are as genuine as the others.
+    if (owner_.open_.contains(peer_) && owner_.handlers_.on_round) owner_.handlers_.on_round(peer_, m);
   }
 
   void account(std::size_t bytes) {
@@ -401,7 +408,13 @@ void Transport::connect(std::vector<PeerAddress> addresses) {
     if (std::find(config_.neighbours.begin(), config_.neighbours.end(), a.id) == config_.neighbours.end()) continue;
     addresses_[a.id] = a;
     backoff_[a.id] = config_.backoff_initial;
-    dial(a.id);
+    // Both sides dial, but the higher id waits a little first, so the connection the pair
+    // keeps (dialled by the lower id) usually comes up alone and no duplicate is torn down.
+    if (config_.self < a.id) {
+      dial(a.id);
+    } else {
+      scheduleDial(a.id, false, config_.backoff_initial * 5);
+    }
   }
 }
 
@@ -430,14 +443,14 @@ void Transport::dial(std::uint32_t peer) {
   });
 }
 
-void Transport::scheduleDial(std::uint32_t peer, bool after_failure) {
+void Transport::scheduleDial(std::uint32_t peer, bool after_failure, std::chrono::milliseconds extra) {
   if (stopped_ || !addresses_.contains(peer)) return;
   auto& backoff = backoff_[peer];
   backoff = after_failure ? std::min(backoff * 2, config_.backoff_max) : config_.backoff_initial;
   const auto jitter = std::chrono::milliseconds(std::uniform_int_distribution<long>(0, std::max<long>(backoff.count() / 2, 1))(jitter_));
   auto& timer = dial_timers_[peer];
   if (!timer) timer = std::make_unique<asio::steady_timer>(io_);
-  timer->expires_after(backoff + jitter);
+  timer->expires_after(backoff + jitter + extra);
   timer->async_wait([this, peer, alive = std::weak_ptr<bool>(alive_)](const asio::error_code& ec) {
     if (ec || alive.expired() || stopped_) return;
     dial(peer);
@@ -501,6 +514,14 @@ void Transport::closed(const std::shared_ptr<Session>& s, std::string_view why) 
   std::erase(sessions_, s);
   const auto it = open_.find(s->peer());
   if (it == open_.end() || it->second != s) return;  // not the pair's connection: no event
+  // Another authenticated connection to the same peer (the other half of a dial race) takes
+  // over silently: the peer never went away.
+  for (const auto& other : sessions_) {
+    if (other != s && other->isOpen() && other->peer() == s->peer()) {
+      it->second = other;
+      return;
+    }
+  }
   open_.erase(it);
   if (handlers_.on_down) handlers_.on_down(s->peer(), why);
   if (!stopped_) scheduleDial(s->peer(), false);
@@ -508,7 +529,7 @@ void Transport::closed(const std::shared_ptr<Session>& s, std::string_view why) 
 
 bool Transport::sendRound(std::uint32_t peer, const v1::RoundMessage& header, Payload payload) {
   const auto it = open_.find(peer);
-  if (it == open_.end() || !it->second->enqueueRound(header, std::move(payload))) {
+  if (it == open_.end() || partitioned(peer) || !it->second->enqueueRound(header, std::move(payload))) {
     ++stats_.peers[peer].dropped_sends;
     return false;
   }
@@ -517,7 +538,7 @@ bool Transport::sendRound(std::uint32_t peer, const v1::RoundMessage& header, Pa
 
 bool Transport::send(std::uint32_t peer, const v1::Envelope& envelope) {
   const auto it = open_.find(peer);
-  if (it == open_.end() || !it->second->enqueue(envelope)) {
+  if (it == open_.end() || partitioned(peer) || !it->second->enqueue(envelope)) {
     ++stats_.peers[peer].dropped_sends;
     return false;
   }
@@ -542,7 +563,7 @@ void Transport::heartbeat() {
     for (auto& [peer, s] : std::map(open_)) {
       if (now - s->lastReceived() > config_.liveness_timeout) {
         s->close("liveness timeout");
-      } else {
+      } else if (!partitioned(peer)) {
         s->enqueue(beat);
       }
     }

@@ -17,6 +17,7 @@
 #include <asio/ssl.hpp>
 #include <chrono>
 #include <cstdint>
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
@@ -108,6 +109,14 @@ class Transport {
   using Payload = std::shared_ptr<const std::vector<std::uint8_t>>;
   bool sendRound(std::uint32_t peer, const v1::RoundMessage& header, Payload payload);
 
+  // Fault injection (a network partition): frames to and from these peers are dropped and
+  // counted, heartbeats included, so their connections die of liveness timeouts and keep
+  // being redialled until the partition heals (an empty set).
+  void setPartitioned(std::vector<std::uint32_t> peers) { partitioned_ = std::move(peers); }
+  bool partitioned(std::uint32_t peer) const {
+    return std::find(partitioned_.begin(), partitioned_.end(), peer) != partitioned_.end();
+  }
+
   // Heartbeats carry this round.
   void setRound(std::uint64_t round) { round_ = round; }
 
@@ -127,7 +136,8 @@ class Transport {
 
   void accept();
   void dial(std::uint32_t peer);
-  void scheduleDial(std::uint32_t peer, bool after_failure);
+  void scheduleDial(std::uint32_t peer, bool after_failure,
+                    std::chrono::milliseconds extra = std::chrono::milliseconds(0));
   void heartbeat();
   // Session callbacks.
   std::optional<v1::Goodbye::Reason> checkHello(const v1::Hello& hello, std::string& detail) const;
@@ -151,6 +161,7 @@ class Transport {
   std::map<std::uint32_t, std::chrono::milliseconds> backoff_;
   std::map<std::uint32_t, bool> dialling_;
   std::mt19937_64 jitter_;
+  std::vector<std::uint32_t> partitioned_;
   TransportStats stats_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // guards late handlers
 };

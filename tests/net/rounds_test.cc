@@ -1,0 +1,235 @@
+// Rounds over the real transport, in one process on 127.0.0.1 port 0: eight peers
+// all-to-all; a peer killed mid-run (the others finish that round at the deadline and go on);
+// its restart (it adopts the neighbours' round from their heartbeats, they resync it with a
+// keyframe); a partition and its healing. The per-edge sequence and keyframe bookkeeping is
+// the node's protocol (DESIGN.md "Rounds over a real network"), kept minimal here.
+#include <gtest/gtest.h>
+
+#include <asio.hpp>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <set>
+
+#include "net/round_gate.h"
+#include "net/transport.h"
+
+namespace phalanx::net {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr std::uint32_t kPeers = 8;
+
+struct Peer {
+  std::uint32_t id = 0;
+  std::uint16_t port = 0;
+  std::unique_ptr<Transport> transport;
+  std::unique_ptr<RoundGate> gate;
+  std::vector<RoundResult> results;
+  std::map<std::uint32_t, std::uint64_t> next_out;  // sequence to send, per neighbour
+  std::map<std::uint32_t, std::uint64_t> next_in;   // sequence expected, per sender (absent: needs a keyframe)
+  std::set<std::uint32_t> keyframe_to;              // neighbours owed a keyframe
+  std::map<std::uint32_t, int> keyframes_from;
+  int gaps = 0;
+  bool running = false;
+  bool adopting = false;  // restarted: waits for a neighbour's round before its first
+  std::uint64_t stop_after = 0;
+};
+
+class Rounds {
+ public:
+  Rounds() {
+    for (std::uint32_t id = 0; id < kPeers; ++id) {
+      peers_.push_back(std::make_unique<Peer>());
+      create(id, 0, 0);
+    }
+    for (auto& p : peers_) connect(*p);
+  }
+
+  void beginAll() {
+    for (auto& p : peers_) begin(*p);
+  }
+
+  void create(std::uint32_t id, std::uint16_t port, std::uint64_t first_round) {
+    Peer& p = *peers_[id];
+    p = Peer{.id = id};
+    TransportConfig c{.self = id, .cluster_id = "rounds", .model_dim = 16, .config_digest = "d", .listen_port = port,
+                      .heartbeat_every = 40ms, .liveness_timeout = 300ms, .backoff_initial = 10ms,
+                      .backoff_max = 100ms};
+    for (std::uint32_t j = 0; j < kPeers; ++j) {
+      if (j != id) c.neighbours.push_back(j);
+    }
+    p.transport = std::make_unique<Transport>(io, c, TransportHandlers{
+        .on_round = [&p](std::uint32_t, v1::RoundMessage& m) { p.gate->add(std::move(m)); },
+        .on_resync = [&p](std::uint32_t from, const v1::ResyncRequest&) { p.keyframe_to.insert(from); },
+        .on_heartbeat = [this, &p](std::uint32_t from, std::uint64_t round) {
+          p.gate->noteRound(from, round);
+          if (p.adopting && round > 0) {  // a restarted peer joins at its neighbours' round
+            p.adopting = false;
+            p.gate->advanceTo(round);
+            begin(p);
+          }
+        },
+        .on_up = [&p](std::uint32_t peer) { p.keyframe_to.insert(peer); },
+        .on_down = [&p](std::uint32_t, std::string_view) { p.gate->poke(); }});
+    p.port = p.transport->listen();
+    p.gate = std::make_unique<RoundGate>(io, *p.transport, c.neighbours, DeadlineConfig{.fixed_ms = 200},
+                                         first_round, 8);
+  }
+
+  void connect(Peer& p) {
+    std::vector<PeerAddress> all;
+    for (auto& q : peers_) all.push_back({q->id, "127.0.0.1", q->port});
+    p.transport->connect(all);
+  }
+
+  void begin(Peer& p) {
+    p.running = true;
+    step(p);
+  }
+
+  void step(Peer& p) {
+    if (!p.running || (p.stop_after && p.gate->openRound() >= p.stop_after)) return;
+    const std::uint64_t round = p.gate->openRound();
+    p.transport->setRound(round);
+    auto payload = std::make_shared<const std::vector<std::uint8_t>>(4, std::uint8_t(round));
+    for (const std::uint32_t j : p.transport->livePeers()) {
+      v1::RoundMessage h;
+      h.set_round(round);
+      h.set_sender(p.id);
+      h.set_sequence(p.next_out[j]++);
+      h.set_kind(p.keyframe_to.erase(j) ? v1::RoundMessage::KEYFRAME : v1::RoundMessage::DELTA);
+      p.transport->sendRound(j, h, payload);
+    }
+    p.gate->wait([this, &p](RoundResult&& r) {
+      for (auto& [sender, m] : r.messages) {
+        if (m.kind() == v1::RoundMessage::KEYFRAME) {
+          ++p.keyframes_from[sender];
+          p.next_in[sender] = m.sequence() + 1;
+        } else if (p.next_in.contains(sender) && p.next_in[sender] == m.sequence()) {
+          ++p.next_in[sender];
+        } else {  // a gap: this replica is invalid until a keyframe
+          ++p.gaps;
+          p.next_in.erase(sender);
+          v1::Envelope ask;
+          ask.mutable_resync()->set_round(r.round);
+          p.transport->send(sender, ask);
+        }
+      }
+      p.results.push_back(std::move(r));
+      asio::post(io, [this, &p] { step(p); });
+    });
+  }
+
+  template <typename Pred>
+  bool runUntil(Pred done, std::chrono::milliseconds limit = 20s) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (!done() && std::chrono::steady_clock::now() < deadline) {
+      io.run_for(5ms);
+      io.restart();
+    }
+    return done();
+  }
+
+  // Every listed peer has finished at least `round` rounds.
+  bool reached(std::uint64_t round, std::vector<std::uint32_t> ids = {}) {
+    if (ids.empty()) {
+      for (std::uint32_t i = 0; i < kPeers; ++i) ids.push_back(i);
+    }
+    return std::all_of(ids.begin(), ids.end(), [&](std::uint32_t i) { return peers_[i]->gate->openRound() >= round; });
+  }
+
+  Peer& operator[](std::uint32_t id) { return *peers_[id]; }
+  asio::io_context io;
+
+ private:
+  std::vector<std::unique_ptr<Peer>> peers_;
+};
+
+TEST(Rounds, AllToAllThenCrashRestartPartitionAndHeal) {
+  Rounds r;
+  ASSERT_TRUE(r.runUntil([&] {
+    for (std::uint32_t i = 0; i < kPeers; ++i) {
+      if (r[i].transport->livePeers().size() != kPeers - 1) return false;
+    }
+    return true;
+  }));
+  r.beginAll();
+  // All-to-all: every round of every peer completes with all seven others heard.
+  ASSERT_TRUE(r.runUntil([&] { return r.reached(5); }));
+  for (std::uint32_t i = 0; i < kPeers; ++i) {
+    for (std::size_t k = 0; k < 5; ++k) {
+      EXPECT_EQ(r[i].results[k].messages.size(), 7u) << "peer " << i << " round " << k;
+      EXPECT_FALSE(r[i].results[k].deadline_hit);
+    }
+    EXPECT_EQ(r[i].gaps, 0);
+  }
+
+  // Peer 7 crashes mid-run: the others finish that round at the deadline, then go on.
+  const std::uint16_t port7 = r[7].port;
+  r[7].transport->abort();
+  r[7].running = false;
+  const std::uint64_t at_crash = r[0].gate->openRound();
+  const std::vector<std::uint32_t> survivors{0, 1, 2, 3, 4, 5, 6};
+  ASSERT_TRUE(r.runUntil([&] { return r.reached(at_crash + 6, survivors); }));
+  for (const std::uint32_t i : survivors) {
+    const RoundResult& last = r[i].results.back();
+    EXPECT_EQ(last.messages.size(), 6u);
+    EXPECT_EQ(last.missing, (std::vector<std::uint32_t>{7}));
+    EXPECT_FALSE(last.deadline_hit);  // once 7 is known dead, it no longer holds rounds up
+    EXPECT_LE(r[i].gate->deadlineMisses(), 2u);
+  }
+
+  // Peer 7 restarts on its port with no memory: it adopts the round from heartbeats and every
+  // neighbour gets a keyframe from it (and sends it one) before deltas resume.
+  r.create(7, port7, 0);
+  r[7].adopting = true;
+  r.connect(r[7]);
+  const std::uint64_t at_restart = r[0].gate->openRound();
+  ASSERT_TRUE(r.runUntil([&] {
+    if (r[7].results.empty() || r[7].results.back().messages.size() != 7) return false;
+    for (const std::uint32_t i : survivors) {
+      if (r[i].keyframes_from[7] < 1 || r[7].keyframes_from[i] < 1) return false;
+      if (r[i].results.back().messages.size() != 7) return false;
+    }
+    return true;
+  }));
+  EXPECT_GE(r[7].results.front().round, at_restart);  // joined at the current round, not at 0
+
+  // Partition {0..3} | {4..7}: each side keeps going on its own, then heals.
+  for (std::uint32_t i = 0; i < kPeers; ++i) {
+    std::vector<std::uint32_t> other;
+    for (std::uint32_t j = 0; j < kPeers; ++j) {
+      if ((i < 4) != (j < 4)) other.push_back(j);
+    }
+    r[i].transport->setPartitioned(other);
+  }
+  const std::uint64_t at_split = r[0].gate->openRound();
+  ASSERT_TRUE(r.runUntil([&] { return r.reached(at_split + 8); }));  // both sides keep going
+  for (std::uint32_t i = 0; i < kPeers; ++i) {
+    for (const auto& [sender, _] : r[i].results.back().messages) {
+      EXPECT_EQ(sender < 4, i < 4) << "peer " << i << " heard " << sender << " across the partition";
+    }
+  }
+  for (std::uint32_t i = 0; i < kPeers; ++i) r[i].transport->setPartitioned({});
+  const std::uint64_t at_heal = r[0].gate->openRound();
+  ASSERT_TRUE(r.runUntil([&] {
+    if (!r.reached(at_heal + 4)) return false;
+    for (std::uint32_t i = 0; i < kPeers; ++i) {
+      if (r[i].results.back().messages.size() != 7) return false;
+    }
+    return true;
+  }));
+  // The partition was real: frames across it were dropped on the way out or on arrival.
+  std::uint64_t blocked = 0;
+  for (std::uint32_t i = 0; i < kPeers; ++i) {
+    const auto& st = r[i].transport->stats();
+    if (st.rejected.contains("partitioned")) blocked += st.rejected.at("partitioned");
+    for (const auto& [peer, ps] : st.peers) blocked += ps.dropped_sends;
+  }
+  EXPECT_GT(blocked, 0u);
+}
+
+}  // namespace
+}  // namespace phalanx::net
