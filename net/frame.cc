@@ -110,6 +110,36 @@ std::optional<std::expected<void, FrameError>> parseRoundInto(std::span<const st
   return std::nullopt;
 }
 
+bool validRound(const v1::RoundMessage& m) { return validRoundMessage(m); }
+
+std::optional<RoundLayout> roundLayout(std::span<const std::uint8_t> head, std::size_t body_size) {
+  std::size_t at = 0;
+  const auto varint = [&](std::uint64_t& v) {
+    v = 0;
+    for (int shift = 0; shift < 64 && at < head.size(); shift += 7) {
+      const std::uint8_t b = head[at++];
+      v |= std::uint64_t(b & 0x7f) << shift;
+      if (!(b & 0x80)) return true;
+    }
+    return false;
+  };
+  std::uint64_t length = 0;
+  if (head.empty() || head[at++] != ((3 << 3) | 2) || !varint(length) || at + length != body_size) return std::nullopt;
+  const std::size_t fields_at = at;
+  while (at < head.size()) {
+    const std::size_t field_start = at;
+    std::uint64_t tag = 0, value = 0;
+    if (!varint(tag)) return std::nullopt;
+    if (tag == ((6 << 3) | 2)) {  // the payload: must run exactly to the end of the body
+      if (!varint(value) || at + value != body_size) return std::nullopt;
+      return RoundLayout{fields_at, field_start - fields_at, at};
+    }
+    const std::uint64_t field = tag >> 3;
+    if ((tag & 7) != 0 || field < 1 || field > 5 || !varint(value)) return std::nullopt;  // varint fields 1..5 only
+  }
+  return std::nullopt;
+}
+
 std::expected<v1::Envelope, FrameError> parseBody(std::span<const std::uint8_t> body) {
   v1::Envelope e;
   if (auto error = parseBodyInto(body, e)) return std::unexpected(*error);

@@ -58,6 +58,20 @@ std::optional<FrameError> parseBodyInto(std::span<const std::uint8_t> body, v1::
 std::optional<std::expected<void, FrameError>> parseRoundInto(std::span<const std::uint8_t> body,
                                                               v1::RoundMessage& out);
 
+// The direct receive path for large frames: when `head`, the first bytes of a body of
+// `body_size` bytes, holds an Envelope.round whose fields are all in `head` and whose last
+// field is the payload running to the end of the body (what appendRoundFrameHead writes),
+// says where the other fields are and where the payload starts, so the payload can be read
+// from the socket straight into its string. nullopt for any other shape.
+struct RoundLayout {
+  std::size_t fields_at = 0, fields_size = 0;  // the RoundMessage's fields before the payload
+  std::size_t payload_at = 0;                  // offset of the payload's first byte in the body
+};
+std::optional<RoundLayout> roundLayout(std::span<const std::uint8_t> head, std::size_t body_size);
+
+// The checks parseBody applies to a RoundMessage.
+bool validRound(const v1::RoundMessage& m);
+
 // The frame of an Envelope{round: header + payload} without copying the payload: `head` gets
 // the length prefix and every byte before the payload; the payload's bytes follow it on the
 // wire. (Protocol Buffers allows the payload field to come last, after the others.)

@@ -177,13 +177,61 @@ class Transport::Session : public std::enable_shared_from_this<Session> {
         self->owner_.reject(frameErrorName(length.error()));
         return self->close(fmt::format("bad frame: {}", frameErrorName(length.error())));
       }
+      if (self->open_ && *length >= kDirectMin) {
+        self->pending_ = *length;
+        return self->readHead();
+      }
       self->body_.resize(*length);
       self->readBody();
     }); });
   }
 
-  void readBody() {
-    onStream([&](auto& s) { asio::async_read(s, asio::buffer(body_), [self = shared_from_this()](const asio::error_code& ec, std::size_t) {
+  // Large frames: read the first bytes, and when they show the usual round layout, read the
+  // payload straight into the reused message's string — no staging buffer, no copy.
+  void readHead() {
+    onStream([&](auto& s) { asio::async_read(s, asio::buffer(head_), [self = shared_from_this()](const asio::error_code& ec, std::size_t) {
+      if (!self->usable()) return;
+      if (ec) return self->close(ec == asio::error::eof ? "closed by peer mid-frame" : ec.message());
+      const auto layout = roundLayout(self->head_, self->pending_);
+      if (!layout) {  // another shape: the general path, with the head already read
+        self->body_.resize(self->pending_);
+        std::copy(self->head_.begin(), self->head_.end(), self->body_.begin());
+        return self->readBody(self->head_.size());
+      }
+      v1::RoundMessage& m = self->round_in_;
+      if (!m.ParseFromArray(self->head_.data() + layout->fields_at, int(layout->fields_size))) {
+        self->owner_.reject(frameErrorName(FrameError::kMalformed));
+        return self->close("bad frame: malformed");
+      }
+      const std::size_t size = self->pending_ - layout->payload_at;
+      const std::size_t have = self->head_.size() - layout->payload_at;
+      std::string* payload = m.mutable_payload();
+      payload->resize_and_overwrite(size, [](char*, std::size_t n) { return n; });
+      std::copy(self->head_.begin() + std::ptrdiff_t(layout->payload_at), self->head_.end(), payload->data());
+      self->onStream([&](auto& s2) {
+        asio::async_read(s2, asio::buffer(payload->data() + have, size - have), [self](const asio::error_code& ec2, std::size_t) {
+          if (!self->usable()) return;
+          if (ec2) return self->close(ec2 == asio::error::eof ? "closed by peer mid-frame" : ec2.message());
+          if (self->owner_.partitioned(self->peer_)) {
+            self->owner_.reject("partitioned");
+            return self->readHeader();
+          }
+          if (!validRound(self->round_in_)) {
+            self->owner_.reject(frameErrorName(FrameError::kInvalid));
+            return self->close("bad frame: invalid");
+          }
+          self->last_received_ = Clock::now();
+          self->account(kLengthBytes + self->pending_);
+          self->deliver(self->round_in_);
+          if (self->usable() && !self->closing_) self->readHeader();
+        });
+      });
+    }); });
+  }
+
+  // Reads the rest of the body (from `from` on) into body_, then parses and dispatches it.
+  void readBody(std::size_t from = 0) {
+    onStream([&](auto& s) { asio::async_read(s, asio::buffer(body_.data() + from, body_.size() - from), [self = shared_from_this()](const asio::error_code& ec, std::size_t) {
       if (!self->usable()) return;
       if (ec) return self->close(ec == asio::error::eof ? "closed by peer mid-frame" : ec.message());
       if (self->open_ && self->owner_.partitioned(self->peer_)) {
@@ -341,6 +389,9 @@ class Transport::Session : public std::enable_shared_from_this<Session> {
   bool open_ = false, closing_ = false, closed_ = false, writing_ = false;
   std::array<std::uint8_t, kLengthBytes> header_{};
   std::vector<std::uint8_t> body_;
+  static constexpr std::size_t kDirectMin = 64u << 10;  // frames this large take readHead()
+  std::array<std::uint8_t, 64> head_{};
+  std::size_t pending_ = 0;  // the large frame's body size
   std::deque<Outgoing> queue_;
   std::vector<std::vector<std::uint8_t>> spare_;
   v1::Envelope incoming_;      // parsed into again and again: its buffers are reused

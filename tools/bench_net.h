@@ -8,7 +8,7 @@ namespace phalanx::tools {
 
 struct NetBenchOptions {
   std::size_t bytes = 100u << 20;  // one message
-  int repeats = 5;
+  int repeats = 8;
   int pings = 2000;
   bool json = false;
 };

@@ -132,6 +132,28 @@ TEST(Frame, SharedPayloadFramesParseOnBothPaths) {
   EXPECT_EQ(bad->error(), FrameError::kInvalid);
 }
 
+TEST(Frame, RoundLayoutFindsThePayloadOnlyWhenItEndsTheBody) {
+  v1::RoundMessage header;
+  header.set_round(300);
+  header.set_sender(2);
+  header.set_kind(v1::RoundMessage::DELTA);
+  std::vector<std::uint8_t> frame;
+  appendRoundFrameHead(header, 100000, frame);
+  const std::size_t body = frame.size() - kLengthBytes + 100000;
+  const auto head = std::span(frame).subspan(kLengthBytes);
+  const auto layout = roundLayout(head, body);
+  ASSERT_TRUE(layout.has_value());
+  EXPECT_EQ(layout->payload_at, head.size());
+  v1::RoundMessage fields;
+  ASSERT_TRUE(fields.ParseFromArray(head.data() + layout->fields_at, int(layout->fields_size)));
+  EXPECT_EQ(fields.round(), 300u);
+  EXPECT_FALSE(roundLayout(head, body + 1).has_value());  // the payload would not end the body
+  v1::Envelope beat;
+  beat.mutable_heartbeat()->set_round(1);
+  const auto hb = encodeFrame(beat);
+  EXPECT_FALSE(roundLayout(std::span(hb).subspan(kLengthBytes), hb.size() - kLengthBytes).has_value());
+}
+
 TEST(Frame, LimitFollowsTheModelDimension) {
   EXPECT_GE(maxFrameBytes(25'600'000), 8u * 25'600'000u);
   EXPECT_LT(maxFrameBytes(10), 8192u);

@@ -132,6 +132,27 @@ TEST(Transport, EightEndpointsAllToAll) {
   }
 }
 
+TEST(Transport, LargePayloadsArriveIntactOnEveryPath) {
+  Cluster c(2);
+  ASSERT_TRUE(c.runUntil([&] { return c.allConnected(); }));
+  std::vector<std::uint8_t> bytes(3 << 20);
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = std::uint8_t(i * 131 + 7);
+  auto shared = std::make_shared<const std::vector<std::uint8_t>>(bytes);
+  v1::RoundMessage header;
+  header.set_round(1);
+  header.set_sender(0);
+  header.set_kind(v1::RoundMessage::KEYFRAME);
+  ASSERT_TRUE(c[0].transport->sendRound(1, header, shared));  // shared payload, read in place
+  ASSERT_TRUE(c[0].transport->send(1, roundMessage(2, 0, std::string(bytes.begin(), bytes.end()))));  // copied
+  ASSERT_TRUE(c.runUntil([&] { return c[1].received[0].size() == 2; }));
+  for (const auto& m : c[1].received[0]) {
+    ASSERT_EQ(m.payload().size(), bytes.size());
+    EXPECT_TRUE(std::equal(bytes.begin(), bytes.end(), reinterpret_cast<const std::uint8_t*>(m.payload().data())));
+  }
+  EXPECT_EQ(c[1].received[0][0].kind(), v1::RoundMessage::KEYFRAME);
+  EXPECT_EQ(c[1].received[0][1].round(), 2u);
+}
+
 TEST(Transport, CrashIsDetectedAndTheRestartedPeerReconnects) {
   Cluster c(3);
   ASSERT_TRUE(c.runUntil([&] { return c.allConnected(); }));
