@@ -13,6 +13,7 @@
 
 #include "net/round_gate.h"
 #include "net/transport.h"
+#include "tests/support/run_until.h"
 
 namespace phalanx::net {
 namespace {
@@ -124,12 +125,7 @@ class Rounds {
 
   template <typename Pred>
   bool runUntil(Pred done, std::chrono::milliseconds limit = 20s) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (!done() && std::chrono::steady_clock::now() < deadline) {
-      io.run_for(5ms);
-      io.restart();
-    }
-    return done();
+    return testing::runUntil(io, done, limit);
   }
 
   // Every listed peer has finished at least `round` rounds.

@@ -8,6 +8,7 @@
 
 #include "net/frame.h"
 #include "net/transport.h"
+#include "tests/support/run_until.h"
 #include "tests/support/process.h"
 #include "tests/support/temp_dir.h"
 
@@ -56,12 +57,7 @@ class TlsTest : public ::testing::Test {
 
   template <typename Pred>
   bool runUntil(Pred done, std::chrono::milliseconds limit = 10s) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (!done() && std::chrono::steady_clock::now() < deadline) {
-      io_.run_for(5ms);
-      io_.restart();
-    }
-    return done();
+    return testing::runUntil(io_, done, limit);
   }
 
   testing::TempDir dir_;

@@ -10,6 +10,7 @@
 
 #include "net/frame.h"
 #include "net/transport.h"
+#include "tests/support/run_until.h"
 
 namespace phalanx::net {
 namespace {
@@ -67,12 +68,7 @@ class Cluster {
 
   template <typename Pred>
   bool runUntil(Pred done, std::chrono::milliseconds limit = 10s) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (!done() && std::chrono::steady_clock::now() < deadline) {
-      io.run_for(5ms);
-      io.restart();
-    }
-    return done();
+    return testing::runUntil(io, done, limit);
   }
 
   bool allConnected() {
@@ -283,12 +279,7 @@ TEST(Transport, ASlowPeerHitsTheQueueBoundNotMemory) {
   const auto port = t.listen();
   RawClient lazy(io, port);
   lazy.write(encodeFrame(hello(1, "test", 1'000'000)));
-  const auto deadline = std::chrono::steady_clock::now() + 5s;
-  while (!up.contains(1) && std::chrono::steady_clock::now() < deadline) {
-    io.run_for(5ms);
-    io.restart();
-  }
-  ASSERT_TRUE(up.contains(1));
+  ASSERT_TRUE(testing::runUntil(io, [&] { return up.contains(1); }));
   int accepted = 0;
   for (int i = 0; i < 2000; ++i) {
     if (t.send(1, roundMessage(0, 0, std::string(64 << 10, 'x')))) ++accepted;
