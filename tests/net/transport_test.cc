@@ -29,7 +29,8 @@ struct Endpoint {
 class Cluster {
  public:
   // n endpoints, each a neighbour of every other one.
-  explicit Cluster(std::uint32_t n, std::chrono::milliseconds handshake_timeout = 2000ms) : n_(n) {
+  explicit Cluster(std::uint32_t n, std::chrono::milliseconds handshake_timeout = 2000ms, std::uint64_t dim = 1000)
+      : n_(n), dim_(dim) {
     for (std::uint32_t id = 0; id < n; ++id) {
       nodes_.push_back(std::make_unique<Endpoint>());
       start(id, 0, handshake_timeout);
@@ -38,7 +39,7 @@ class Cluster {
   }
 
   TransportConfig config(std::uint32_t id, std::uint16_t port, std::chrono::milliseconds handshake_timeout) const {
-    TransportConfig c{.self = id, .cluster_id = "test", .model_dim = 1000, .config_digest = "digest",
+    TransportConfig c{.self = id, .cluster_id = "test", .model_dim = dim_, .config_digest = "digest",
                       .listen_port = port, .heartbeat_every = 50ms, .liveness_timeout = 2000ms,
                       .handshake_timeout = handshake_timeout, .backoff_initial = 10ms, .backoff_max = 200ms};
     for (std::uint32_t j = 0; j < n_; ++j) {
@@ -84,6 +85,7 @@ class Cluster {
 
  private:
   std::uint32_t n_;
+  std::uint64_t dim_;
   std::vector<std::unique_ptr<Endpoint>> nodes_;
 };
 
@@ -129,7 +131,7 @@ TEST(Transport, EightEndpointsAllToAll) {
 }
 
 TEST(Transport, LargePayloadsArriveIntactOnEveryPath) {
-  Cluster c(2);
+  Cluster c(2, 2000ms, 1'000'000);  // frames up to 8 MB
   ASSERT_TRUE(c.runUntil([&] { return c.allConnected(); }));
   std::vector<std::uint8_t> bytes(3 << 20);
   for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = std::uint8_t(i * 131 + 7);
