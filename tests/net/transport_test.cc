@@ -215,6 +215,14 @@ TEST(Transport, HostileBytesAreCountedAndDropped) {
   wrong_dim.write(encodeFrame(hello(1, "test", 7)));
   RawClient stranger(c.io, c[0].port);
   stranger.write(encodeFrame(hello(42)));
+  RawClient old_version(c.io, c[0].port);
+  auto v2 = hello(1);
+  v2.mutable_hello()->set_protocol_version(2);
+  old_version.write(encodeFrame(v2));
+  RawClient other_config(c.io, c[0].port);
+  auto digest = hello(1);
+  digest.mutable_hello()->set_config_digest("another");
+  other_config.write(encodeFrame(digest));
   RawClient truncated(c.io, c[0].port);
   truncated.write({100, 0, 0, 0, 1, 2, 3});
   truncated.socket.close();
@@ -223,6 +231,7 @@ TEST(Transport, HostileBytesAreCountedAndDropped) {
   ASSERT_TRUE(c.runUntil([&] {
     return count("oversized") == 1 && count("malformed") == 1 && count("expected_hello") == 1 &&
            count("wrong_cluster") == 1 && count("wrong_dimension") == 1 && count("unknown_node") == 1 &&
+           count("wrong_version") == 1 && count("wrong_digest") == 1 &&
            count("handshake_timeout") >= 1;
   })) << "oversized " << count("oversized") << " malformed " << count("malformed");
   // The refused Hello was answered with Goodbye(WRONG_CLUSTER) after ours.
