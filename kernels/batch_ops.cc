@@ -10,9 +10,9 @@
 namespace phalanx::kernels {
 namespace {
 
-// Coordinates per block: small enough that a block of every row stays in L2, large enough
-// that per-block overheads vanish.
-constexpr std::size_t kBlock = 4096;
+// Coordinates per block: the center's block (64 KiB) stays in cache while each row streams
+// 64 KiB runs; measured on 32 x 25.6M rows, 16K beat 4K (more stream switches) and 64K.
+constexpr std::size_t kBlock = 16384;
 
 using ConstArray = Eigen::Map<const Eigen::ArrayXf>;
 
@@ -55,15 +55,41 @@ namespace {
 // ‖a - b‖² over one block: in float (4 lanes) on short runs, which is what keeps the pass at
 // memory speed; a run whose float sum is not finite is redone in double, so finite rows near
 // FLT_MAX stay finite and only NaN/Inf rows come out non-finite.
+// The build targets baseline x86-64 (SSE2), where a squared distance is compute-bound at
+// memory speed; these loops are also compiled for AVX2 and AVX-512 and picked at run time.
+#if defined(__x86_64__) && !defined(__clang__)
+#define PHALANX_SIMD_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define PHALANX_SIMD_CLONES
+#endif
+
+PHALANX_SIMD_CLONES float runSquaredDistance(const float* a, const float* b, std::size_t n) {
+  float s = 0;
+#pragma omp simd reduction(+ : s)
+  for (std::size_t i = 0; i < n; ++i) {
+    const float t = a[i] - b[i];
+    s += t * t;
+  }
+  return s;
+}
+
+PHALANX_SIMD_CLONES void runAxpy(float w, const float* x, float* z, std::size_t n) {
+#pragma omp simd
+  for (std::size_t i = 0; i < n; ++i) z[i] += w * x[i];
+}
+
 double blockSquaredDistance(const float* a, const float* b, std::size_t len) {
   constexpr std::size_t kRun = 512;
   double total = 0;
   for (std::size_t at = 0; at < len; at += kRun) {
     const std::size_t n = std::min(kRun, len - at);
-    const ConstArray x(a + at, Eigen::Index(n)), y(b + at, Eigen::Index(n));
-    const float fast = (x - y).square().sum();
-    total += std::isfinite(fast) ? double(fast)
-                                 : (x.cast<double>() - y.cast<double>()).square().sum();
+    const float fast = runSquaredDistance(a + at, b + at, n);
+    if (std::isfinite(fast)) {
+      total += double(fast);
+    } else {
+      const ConstArray x(a + at, Eigen::Index(n)), y(b + at, Eigen::Index(n));
+      total += (x.cast<double>() - y.cast<double>()).square().sum();
+    }
   }
   return total;
 }
@@ -120,10 +146,10 @@ void weightedSum(Rows rows, std::span<const double> weights, std::span<float> ou
   for (long b = 0; b < blocks; ++b) {
     const std::size_t start = std::size_t(b) * kSumBlock;
     const std::size_t len = std::min(kSumBlock, d - start);
-    Eigen::Map<Eigen::ArrayXf> z(out.data() + start, Eigen::Index(len));
-    z.setZero();
+    float* z = out.data() + start;
+    std::fill(z, z + len, 0.0f);
     for (std::size_t k = 0; k < rows.size(); ++k) {
-      if (weights[k] != 0.0) z += float(weights[k]) * block(rows[k], start, len);
+      if (weights[k] != 0.0) runAxpy(float(weights[k]), rows[k].data() + start, z, len);
     }
   }
 }
