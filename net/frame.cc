@@ -1,5 +1,7 @@
 #include "net/frame.h"
 
+#include <google/protobuf/io/coded_stream.h>
+
 #include <algorithm>
 
 namespace phalanx::net {
@@ -91,53 +93,56 @@ std::optional<FrameError> parseBodyInto(std::span<const std::uint8_t> body, v1::
   return std::nullopt;
 }
 
+namespace {
+
+namespace pbio = google::protobuf::io;
+
+constexpr std::uint32_t kRoundTag = (3 << 3) | 2;    // Envelope.round, length-delimited
+constexpr std::uint32_t kPayloadTag = (6 << 3) | 2;  // RoundMessage.payload, length-delimited
+
+pbio::CodedInputStream reader(std::span<const std::uint8_t> bytes) {
+  return pbio::CodedInputStream(bytes.data(), int(std::min<std::size_t>(bytes.size(), INT32_MAX)));
+}
+
+// Where the RoundMessage starts when a body of `body_size` bytes, of which `bytes` is the
+// beginning, is exactly one Envelope.round field; nullopt for any other shape.
+std::optional<std::size_t> roundStart(pbio::CodedInputStream& in, std::size_t body_size) {
+  std::uint64_t length = 0;
+  if (in.ReadTag() != kRoundTag || !in.ReadVarint64(&length)) return std::nullopt;
+  const std::size_t at = std::size_t(in.CurrentPosition());
+  if (at + length != body_size) return std::nullopt;  // more fields follow: the general path
+  return at;
+}
+
+}  // namespace
+
 std::optional<std::expected<void, FrameError>> parseRoundInto(std::span<const std::uint8_t> body,
                                                               v1::RoundMessage& out) {
-  constexpr std::uint8_t kRoundTag = (3 << 3) | 2;
-  if (body.empty() || body[0] != kRoundTag) return std::nullopt;
-  std::uint64_t length = 0;
-  std::size_t at = 1;
-  for (int shift = 0; at < body.size() && shift < 35; shift += 7) {
-    const std::uint8_t b = body[at++];
-    length |= std::uint64_t(b & 0x7f) << shift;
-    if (!(b & 0x80)) {
-      if (at + length != body.size()) return std::nullopt;  // more fields follow: general path
-      if (!out.ParseFromArray(body.data() + at, int(length))) return std::unexpected(FrameError::kMalformed);
-      if (!validRoundMessage(out)) return std::unexpected(FrameError::kInvalid);
-      return std::expected<void, FrameError>{};
-    }
-  }
-  return std::nullopt;
+  auto in = reader(body);
+  const auto at = roundStart(in, body.size());
+  if (!at) return std::nullopt;
+  if (!out.ParseFromArray(body.data() + *at, int(body.size() - *at))) return std::unexpected(FrameError::kMalformed);
+  if (!validRoundMessage(out)) return std::unexpected(FrameError::kInvalid);
+  return std::expected<void, FrameError>{};
 }
 
 bool validRound(const v1::RoundMessage& m) { return validRoundMessage(m); }
 
 std::optional<RoundLayout> roundLayout(std::span<const std::uint8_t> head, std::size_t body_size) {
-  std::size_t at = 0;
-  const auto varint = [&](std::uint64_t& v) {
-    v = 0;
-    for (int shift = 0; shift < 64 && at < head.size(); shift += 7) {
-      const std::uint8_t b = head[at++];
-      v |= std::uint64_t(b & 0x7f) << shift;
-      if (!(b & 0x80)) return true;
+  auto in = reader(head);
+  const auto fields_at = roundStart(in, body_size);
+  if (!fields_at) return std::nullopt;
+  while (true) {
+    const std::size_t field_start = std::size_t(in.CurrentPosition());
+    const std::uint32_t tag = in.ReadTag();  // 0 at the end of `head`
+    std::uint64_t value = 0;
+    if (tag == kPayloadTag) {  // the payload: must run exactly to the end of the body
+      if (!in.ReadVarint64(&value) || std::size_t(in.CurrentPosition()) + value != body_size) return std::nullopt;
+      return RoundLayout{*fields_at, field_start - *fields_at, std::size_t(in.CurrentPosition())};
     }
-    return false;
-  };
-  std::uint64_t length = 0;
-  if (head.empty() || head[at++] != ((3 << 3) | 2) || !varint(length) || at + length != body_size) return std::nullopt;
-  const std::size_t fields_at = at;
-  while (at < head.size()) {
-    const std::size_t field_start = at;
-    std::uint64_t tag = 0, value = 0;
-    if (!varint(tag)) return std::nullopt;
-    if (tag == ((6 << 3) | 2)) {  // the payload: must run exactly to the end of the body
-      if (!varint(value) || at + value != body_size) return std::nullopt;
-      return RoundLayout{fields_at, field_start - fields_at, at};
-    }
-    const std::uint64_t field = tag >> 3;
-    if ((tag & 7) != 0 || field < 1 || field > 5 || !varint(value)) return std::nullopt;  // varint fields 1..5 only
+    const std::uint32_t field = tag >> 3;  // only the varint fields 1..5 may come first
+    if ((tag & 7) != 0 || field < 1 || field > 5 || !in.ReadVarint64(&value)) return std::nullopt;
   }
-  return std::nullopt;
 }
 
 std::expected<v1::Envelope, FrameError> parseBody(std::span<const std::uint8_t> body) {
@@ -148,31 +153,24 @@ std::expected<v1::Envelope, FrameError> parseBody(std::span<const std::uint8_t> 
 
 void appendRoundFrameHead(const v1::RoundMessage& header, std::size_t payload_bytes,
                           std::vector<std::uint8_t>& head) {
-  const auto varint = [&](std::uint64_t v) {
-    while (v >= 0x80) {
-      head.push_back(std::uint8_t(v | 0x80));
-      v >>= 7;
-    }
-    head.push_back(std::uint8_t(v));
+  using pbio::CodedOutputStream;
+  const auto varint = [&head](std::uint64_t v) {
+    const std::size_t at = head.size();
+    head.resize(at + CodedOutputStream::VarintSize64(v));
+    CodedOutputStream::WriteVarint64ToArray(v, head.data() + at);
   };
-  const auto varintSize = [](std::uint64_t v) {
-    std::size_t n = 1;
-    for (; v >= 0x80; v >>= 7) ++n;
-    return n;
-  };
-  constexpr std::uint8_t kRoundTag = (3 << 3) | 2;    // Envelope.round, length-delimited
-  constexpr std::uint8_t kPayloadTag = (6 << 3) | 2;  // RoundMessage.payload, length-delimited
   const std::size_t fields = header.ByteSizeLong();  // header.payload() must be empty
-  const std::size_t message = fields + (payload_bytes ? 1 + varintSize(payload_bytes) + payload_bytes : 0);
-  const std::size_t body = 1 + varintSize(message) + message;
+  const std::size_t message =
+      fields + (payload_bytes ? 1 + CodedOutputStream::VarintSize64(payload_bytes) + payload_bytes : 0);
+  const std::size_t body = 1 + CodedOutputStream::VarintSize64(message) + message;
   for (std::size_t b = 0; b < kLengthBytes; ++b) head.push_back(std::uint8_t(body >> (8 * b)));
-  head.push_back(kRoundTag);
+  head.push_back(std::uint8_t(kRoundTag));
   varint(message);
   const std::size_t at = head.size();
   head.resize(at + fields);
   header.SerializeWithCachedSizesToArray(head.data() + at);
   if (payload_bytes) {
-    head.push_back(kPayloadTag);
+    head.push_back(std::uint8_t(kPayloadTag));
     varint(payload_bytes);
   }
 }
