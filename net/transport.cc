@@ -58,8 +58,7 @@ class Transport::Session : public std::enable_shared_from_this<Session> {
     timer_.expires_after(owner_.config_.handshake_timeout);
     timer_.async_wait([self = shared_from_this()](const asio::error_code& ec) {
       if (ec || !self->usable() || self->open_) return;
-      self->owner_.reject("handshake_timeout");
-      ++self->owner_.stats_.handshake_failures;
+      self->failHandshake("handshake_timeout");
       self->close("no Hello before the handshake timeout");
     });
     if (!tls_) return begin();
@@ -67,8 +66,7 @@ class Transport::Session : public std::enable_shared_from_this<Session> {
                             [self = shared_from_this()](const asio::error_code& ec) {
                               if (!self->usable()) return;
                               if (ec || !(self->certificate_id_ = self->peerCertificateId())) {
-                                self->owner_.reject("tls_handshake");
-                                ++self->owner_.stats_.handshake_failures;
+                                self->failHandshake("tls_handshake");
                                 return self->close(ec ? "TLS handshake: " + ec.message()
                                                       : std::string("certificate names no node (CN=node-<id>)"));
                               }
@@ -171,18 +169,15 @@ class Transport::Session : public std::enable_shared_from_this<Session> {
   void readHeader() {
     onStream([&](auto& s) { asio::async_read(s, asio::buffer(header_), [self = shared_from_this()](const asio::error_code& ec, std::size_t) {
       if (!self->usable()) return;
-      if (ec) return self->close(ec == asio::error::eof ? "closed by peer" : ec.message());
+      if (ec) return self->readFailed(ec, "closed by peer");
       const auto length = readLength(self->header_, maxFrameBytes(self->owner_.config_.model_dim));
-      if (!length) {
-        self->owner_.reject(frameErrorName(length.error()));
-        return self->close(fmt::format("bad frame: {}", frameErrorName(length.error())));
-      }
+      if (!length) return self->refuse(length.error());
       if (self->open_ && *length >= kDirectMin) {
         self->pending_ = *length;
         return self->readHead();
       }
       self->body_.resize(*length);
-      self->readBody();
+      self->readBody(0);
     }); });
   }
 
@@ -191,86 +186,94 @@ class Transport::Session : public std::enable_shared_from_this<Session> {
   void readHead() {
     onStream([&](auto& s) { asio::async_read(s, asio::buffer(head_), [self = shared_from_this()](const asio::error_code& ec, std::size_t) {
       if (!self->usable()) return;
-      if (ec) return self->close(ec == asio::error::eof ? "closed by peer mid-frame" : ec.message());
+      if (ec) return self->readFailed(ec, "closed by peer mid-frame");
       const auto layout = roundLayout(self->head_, self->pending_);
       if (!layout) {  // another shape: the general path, with the head already read
         self->body_.resize(self->pending_);
         std::copy(self->head_.begin(), self->head_.end(), self->body_.begin());
         return self->readBody(self->head_.size());
       }
-      v1::RoundMessage& m = self->round_in_;
-      if (!m.ParseFromArray(self->head_.data() + layout->fields_at, int(layout->fields_size))) {
-        self->owner_.reject(frameErrorName(FrameError::kMalformed));
-        return self->close("bad frame: malformed");
+      if (!self->round_in_.ParseFromArray(self->head_.data() + layout->fields_at, int(layout->fields_size))) {
+        return self->refuse(FrameError::kMalformed);
       }
-      const std::size_t size = self->pending_ - layout->payload_at;
-      const std::size_t have = self->head_.size() - layout->payload_at;
-      std::string* payload = m.mutable_payload();
-      payload->resize_and_overwrite(size, [](char*, std::size_t n) { return n; });
-      std::copy(self->head_.begin() + std::ptrdiff_t(layout->payload_at), self->head_.end(), payload->data());
-      self->onStream([&](auto& s2) {
-        asio::async_read(s2, asio::buffer(payload->data() + have, size - have), [self](const asio::error_code& ec2, std::size_t) {
-          if (!self->usable()) return;
-          if (ec2) return self->close(ec2 == asio::error::eof ? "closed by peer mid-frame" : ec2.message());
-          if (self->owner_.partitioned(self->peer_)) {
-            self->owner_.reject("partitioned");
-            return self->readHeader();
-          }
-          if (!validRound(self->round_in_)) {
-            self->owner_.reject(frameErrorName(FrameError::kInvalid));
-            return self->close("bad frame: invalid");
-          }
-          self->last_received_ = Clock::now();
-          self->account(kLengthBytes + self->pending_);
-          self->deliver(self->round_in_);
-          if (self->usable() && !self->closing_) self->readHeader();
-        });
-      });
+      self->readPayload(layout->payload_at);
+    }); });
+  }
+
+  // The rest of a large round frame, straight into round_in_'s payload.
+  void readPayload(std::size_t payload_at) {
+    const std::size_t size = pending_ - payload_at;
+    const std::size_t have = head_.size() - payload_at;
+    std::string* payload = round_in_.mutable_payload();
+    payload->resize_and_overwrite(size, [](char*, std::size_t n) { return n; });
+    std::copy(head_.begin() + std::ptrdiff_t(payload_at), head_.end(), payload->data());
+    onStream([&](auto& s) { asio::async_read(s, asio::buffer(payload->data() + have, size - have), [self = shared_from_this()](const asio::error_code& ec, std::size_t) {
+      if (!self->usable()) return;
+      if (ec) return self->readFailed(ec, "closed by peer mid-frame");
+      if (self->droppedByPartition()) return;
+      if (!validRound(self->round_in_)) return self->refuse(FrameError::kInvalid);
+      self->roundReceived(self->pending_);
     }); });
   }
 
   // Reads the rest of the body (from `from` on) into body_, then parses and dispatches it.
-  void readBody(std::size_t from = 0) {
+  void readBody(std::size_t from) {
     onStream([&](auto& s) { asio::async_read(s, asio::buffer(body_.data() + from, body_.size() - from), [self = shared_from_this()](const asio::error_code& ec, std::size_t) {
       if (!self->usable()) return;
-      if (ec) return self->close(ec == asio::error::eof ? "closed by peer mid-frame" : ec.message());
-      if (self->open_ && self->owner_.partitioned(self->peer_)) {
-        self->owner_.reject("partitioned");  // as if the bytes never arrived
-        return self->readHeader();
-      }
+      if (ec) return self->readFailed(ec, "closed by peer mid-frame");
+      if (self->droppedByPartition()) return;
       if (self->open_) {
         if (auto round = parseRoundInto(self->body_, self->round_in_)) {
-          if (!*round) {
-            self->owner_.reject(frameErrorName(round->error()));
-            return self->close(fmt::format("bad frame: {}", frameErrorName(round->error())));
-          }
-          self->last_received_ = Clock::now();
-          self->account(kLengthBytes + self->body_.size());
-          self->deliver(self->round_in_);
-          if (self->usable() && !self->closing_) self->readHeader();
-          return;
+          if (!*round) return self->refuse(round->error());
+          return self->roundReceived(self->body_.size());
         }
       }
-      if (const auto error = parseBodyInto(self->body_, self->incoming_)) {
-        self->owner_.reject(frameErrorName(*error));
-        return self->close(fmt::format("bad frame: {}", frameErrorName(*error)));
-      }
-      if (self->open_ && self->owner_.partitioned(self->peer_)) {
-        self->owner_.reject("partitioned");
-        return self->readHeader();
-      }
+      if (const auto error = parseBodyInto(self->body_, self->incoming_)) return self->refuse(*error);
       self->last_received_ = Clock::now();
-      const std::size_t bytes = kLengthBytes + self->body_.size();
-      self->dispatch(self->incoming_, bytes);
-      if (self->usable() && !self->closing_) self->readHeader();
+      self->dispatch(self->incoming_, kLengthBytes + self->body_.size());
+      self->readNext();
     }); });
+  }
+
+  void readNext() {
+    if (usable() && !closing_) readHeader();
+  }
+
+  // A whole round frame is in round_in_.
+  void roundReceived(std::size_t body_bytes) {
+    last_received_ = Clock::now();
+    account(kLengthBytes + body_bytes);
+    deliver(round_in_);
+    readNext();
+  }
+
+  // Frames from a peer on the other side of an injected partition vanish, as if never sent.
+  bool droppedByPartition() {
+    if (!open_ || !owner_.partitioned(peer_)) return false;
+    owner_.reject("partitioned");
+    readHeader();
+    return true;
+  }
+
+  void readFailed(const asio::error_code& ec, const char* at_eof) {
+    close(ec == asio::error::eof ? std::string(at_eof) : ec.message());
+  }
+
+  // A frame that breaks the format: counted, and the connection closed (framing is lost).
+  void refuse(FrameError e) {
+    owner_.reject(frameErrorName(e));
+    close(fmt::format("bad frame: {}", frameErrorName(e)));
+  }
+
+  void failHandshake(std::string_view reason) {
+    owner_.reject(reason);
+    ++owner_.stats_.handshake_failures;
   }
 
   void dispatch(v1::Envelope& e, std::size_t bytes) {
     if (!open_) {
       if (e.body_case() != v1::Envelope::kHello) {
-        owner_.reject("expected_hello");
-        ++owner_.stats_.handshake_failures;
+        failHandshake("expected_hello");
         return close("first frame was not a Hello");
       }
       std::string detail;
@@ -285,8 +288,7 @@ class Transport::Session : public std::enable_shared_from_this<Session> {
       }
       if (refusal) {
         spdlog::warn("node {}: refused a connection: {}", owner_.config_.self, detail);
-        owner_.reject(reasonLabel(*refusal));
-        ++owner_.stats_.handshake_failures;
+        failHandshake(reasonLabel(*refusal));
         return goodbyeAndClose(*refusal, detail);
       }
       peer_ = e.hello().node_id();
@@ -457,34 +459,35 @@ void Transport::accept() {
 void Transport::connect(std::vector<PeerAddress> addresses) {
   for (auto& a : addresses) {
     if (std::find(config_.neighbours.begin(), config_.neighbours.end(), a.id) == config_.neighbours.end()) continue;
-    addresses_[a.id] = a;
-    backoff_[a.id] = config_.backoff_initial;
+    const std::uint32_t peer = a.id;
+    dialers_[peer] = std::make_unique<Dialer>(Dialer{std::move(a), asio::steady_timer(io_), config_.backoff_initial});
     // Both sides dial, but the higher id waits a little first, so the connection the pair
     // keeps (dialled by the lower id) usually comes up alone and no duplicate is torn down.
-    if (config_.self < a.id) {
-      dial(a.id);
+    if (config_.self < peer) {
+      dial(peer);
     } else {
-      scheduleDial(a.id, false, config_.backoff_initial * 5);
+      scheduleDial(peer, false, config_.backoff_initial * 5);
     }
   }
 }
 
 void Transport::dial(std::uint32_t peer) {
-  if (stopped_ || open_.contains(peer) || dialling_[peer]) return;
-  dialling_[peer] = true;
-  const PeerAddress& a = addresses_.at(peer);
+  Dialer& d = *dialers_.at(peer);
+  if (stopped_ || open_.contains(peer) || d.dialling) return;
+  d.dialling = true;
   auto resolver = std::make_shared<tcp::resolver>(io_);
-  resolver->async_resolve(a.host, std::to_string(a.port), [this, peer, resolver, alive = std::weak_ptr<bool>(alive_)](
-                                                              const asio::error_code& ec, tcp::resolver::results_type results) {
+  resolver->async_resolve(d.address.host, std::to_string(d.address.port),
+                          [this, peer, resolver, alive = std::weak_ptr<bool>(alive_)](
+                              const asio::error_code& ec, tcp::resolver::results_type results) {
     if (alive.expired() || stopped_) return;
     if (ec) {
-      dialling_[peer] = false;
+      dialers_.at(peer)->dialling = false;
       return scheduleDial(peer, true);
     }
     auto socket = std::make_shared<tcp::socket>(io_);
     asio::async_connect(*socket, results, [this, peer, socket, alive](const asio::error_code& ec2, const tcp::endpoint&) {
       if (alive.expired() || stopped_) return;
-      dialling_[peer] = false;
+      dialers_.at(peer)->dialling = false;
       if (ec2) return scheduleDial(peer, true);
       if (open_.contains(peer)) return;  // the peer's own dial won the race: nothing to do
       auto session = std::make_shared<Session>(*this, std::move(*socket), peer);
@@ -495,14 +498,14 @@ void Transport::dial(std::uint32_t peer) {
 }
 
 void Transport::scheduleDial(std::uint32_t peer, bool after_failure, std::chrono::milliseconds extra) {
-  if (stopped_ || !addresses_.contains(peer)) return;
-  auto& backoff = backoff_[peer];
-  backoff = after_failure ? std::min(backoff * 2, config_.backoff_max) : config_.backoff_initial;
-  const auto jitter = std::chrono::milliseconds(std::uniform_int_distribution<long>(0, std::max<long>(backoff.count() / 2, 1))(jitter_));
-  auto& timer = dial_timers_[peer];
-  if (!timer) timer = std::make_unique<asio::steady_timer>(io_);
-  timer->expires_after(backoff + jitter + extra);
-  timer->async_wait([this, peer, alive = std::weak_ptr<bool>(alive_)](const asio::error_code& ec) {
+  const auto it = dialers_.find(peer);
+  if (stopped_ || it == dialers_.end()) return;
+  Dialer& d = *it->second;
+  d.backoff = after_failure ? std::min(d.backoff * 2, config_.backoff_max) : config_.backoff_initial;
+  const auto jitter = std::chrono::milliseconds(
+      std::uniform_int_distribution<long>(0, std::max<long>(d.backoff.count() / 2, 1))(jitter_));
+  d.timer.expires_after(d.backoff + jitter + extra);
+  d.timer.async_wait([this, peer, alive = std::weak_ptr<bool>(alive_)](const asio::error_code& ec) {
     if (ec || alive.expired() || stopped_) return;
     dial(peer);
   });
@@ -555,7 +558,6 @@ bool Transport::adopt(const std::shared_ptr<Session>& s) {
     return true;
   }
   open_[peer] = s;
-  backoff_[peer] = config_.backoff_initial;
   if (++stats_.peers[peer].connects > 1) ++stats_.reconnects;
   if (handlers_.on_up) handlers_.on_up(peer);
   return true;
@@ -628,7 +630,7 @@ void Transport::stop() {
   asio::error_code ignored;
   acceptor_.close(ignored);
   heartbeat_timer_.cancel();
-  for (auto& [_, t] : dial_timers_) t->cancel();
+  for (auto& [_, d] : dialers_) d->timer.cancel();
   for (auto& s : std::vector(sessions_)) {
     if (s->isOpen()) {
       s->goodbyeAndClose(v1::Goodbye::LEAVING, "shutting down");
@@ -643,7 +645,7 @@ void Transport::abort() {
   asio::error_code ignored;
   acceptor_.close(ignored);
   heartbeat_timer_.cancel();
-  for (auto& [_, t] : dial_timers_) t->cancel();
+  for (auto& [_, d] : dialers_) d->timer.cancel();
   for (auto& s : sessions_) s->drop();
   sessions_.clear();
   open_.clear();

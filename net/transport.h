@@ -154,12 +154,16 @@ class Transport {
   std::uint16_t port_ = 0;
   std::uint64_t round_ = 0;
   bool stopped_ = false;
-  std::map<std::uint32_t, PeerAddress> addresses_;
   std::map<std::uint32_t, std::shared_ptr<Session>> open_;     // one per peer
   std::vector<std::shared_ptr<Session>> sessions_;             // every live socket
-  std::map<std::uint32_t, std::unique_ptr<asio::steady_timer>> dial_timers_;
-  std::map<std::uint32_t, std::chrono::milliseconds> backoff_;
-  std::map<std::uint32_t, bool> dialling_;
+  // What it takes to (re)dial one neighbour.
+  struct Dialer {
+    PeerAddress address;
+    asio::steady_timer timer;
+    std::chrono::milliseconds backoff;
+    bool dialling = false;  // a resolve or connect is in flight
+  };
+  std::map<std::uint32_t, std::unique_ptr<Dialer>> dialers_;
   std::mt19937_64 jitter_;
   std::vector<std::uint32_t> partitioned_;
   TransportStats stats_;
