@@ -125,15 +125,10 @@ void keepLargest(std::span<const float> x, std::size_t k, std::vector<std::uint3
   std::sort(indices.begin(), indices.end());
 }
 
-void sampleKeys(std::span<const float> x, std::size_t start, std::size_t stride,
-                std::vector<std::uint32_t>& out) {
-  PHALANX_CHECK(stride >= 1, "sampleKeys: stride must be >= 1");
-  out.clear();
-  if (start >= x.size()) return;
-  out.reserve((x.size() - start + stride - 1) / stride);
-  for (std::size_t j = start; j < x.size(); j += stride) out.push_back(magnitudeKey(x[j]));
-}
+namespace {
 
+// The r-th largest of keys (1 <= r <= keys.size()); keys is reordered. A bounded min-heap
+// when r is small next to the count (one compare per key), nth_element otherwise.
 std::uint32_t kthLargestKey(std::span<std::uint32_t> keys, std::size_t r) {
   PHALANX_CHECK(r >= 1 && r <= keys.size(), "kthLargestKey: r out of range");
   if (r * 16 > keys.size()) {
@@ -151,8 +146,6 @@ std::uint32_t kthLargestKey(std::span<std::uint32_t> keys, std::size_t r) {
   }
   return keys[0];
 }
-
-namespace {
 
 // Offers key to a min-heap `heap` holding at most r keys (the r largest offered).
 void offer(std::vector<std::uint32_t>& heap, std::size_t r, std::uint32_t key) {
@@ -195,19 +188,17 @@ void topkIndices(std::span<const float> x, std::size_t k, std::vector<std::uint3
   PHALANX_CHECK(k <= d, "topkIndices: k exceeds the length");
   out.clear();
   if (k == 0) return;
-  constexpr std::size_t kStride = 61;  // odd and coprime to common layer widths
-  thread_local std::vector<std::uint32_t> sample;  // kept: a fresh one costs page faults
-  sample.clear();
-  if (k * 8 < d) sampleKeys(x, kStride / 2, kStride, sample);
+  constexpr std::size_t kStride = 61, kStart = kStride / 2;  // odd, coprime to common widths
+  const std::size_t m = k * 8 < d ? sampleCount(d, kStart, kStride) : 0;
   // Aim for about twice k candidates (plus slack for sampling noise), widening 4x per miss.
-  std::size_t rank = sample.empty() ? 0 : std::min(sample.size(), 2 * k * sample.size() / d + 8);
+  std::size_t rank = m == 0 ? 0 : std::min(m, 2 * k * m / d + 8);
   while (true) {
-    std::uint32_t threshold = 0;  // 0 keeps everything: the exact fallback
-    if (rank > 0 && rank < sample.size()) threshold = kthLargestKey(sample, rank);
+    const std::uint32_t threshold =  // 0 keeps everything: the exact fallback
+        rank > 0 && rank < m ? sampledKthLargestKey(x, kStart, kStride, rank) : 0;
     indicesAtLeast(x, threshold, out);
     if (out.size() >= k) break;
     PHALANX_CHECK(threshold != 0, "topkIndices: every entry kept yet fewer than k");
-    rank = rank * 4 >= sample.size() ? 0 : rank * 4;
+    rank = rank * 4 >= m ? 0 : rank * 4;
   }
   keepLargest(x, k, out);
 }

@@ -25,15 +25,7 @@ void indicesAtLeast(std::span<const float> x, std::uint32_t threshold_key,
 // lower index; the result stays ascending. No-op when indices.size() <= k.
 void keepLargest(std::span<const float> x, std::size_t k, std::vector<std::uint32_t>& indices);
 
-// out = magnitude keys of x[start], x[start + stride], ... (stride >= 1).
-void sampleKeys(std::span<const float> x, std::size_t start, std::size_t stride,
-                std::vector<std::uint32_t>& out);
-
-// The r-th largest of keys (1 <= r <= keys.size()); keys is reordered. A bounded min-heap
-// when r is small next to the count (one compare per key), nth_element otherwise.
-std::uint32_t kthLargestKey(std::span<std::uint32_t> keys, std::size_t r);
-
-// The same on the strided sample x[start], x[start + stride], ... without storing it: each
+// The r-th largest key of the strided sample x[start], x[start + stride], ...: each
 // thread keeps a heap of its r largest, the heaps are merged. r <= the sample's size.
 std::uint32_t sampledKthLargestKey(std::span<const float> x, std::size_t start, std::size_t stride,
                                    std::size_t r);
