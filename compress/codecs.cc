@@ -67,6 +67,7 @@ class SparseCompressor final : public Compressor {
       : id_(id), density_(c.density), lambda_(float(c.threshold)), type_(type), rng_{c.seed} {}
 
   Result encode(std::span<const float> x, Encoded& out) override {
+    checkedDim(x.size());
     const std::size_t k = keptCount(density_, x.size());
     switch (id_) {
       case CodecId::kTopk:
@@ -81,7 +82,6 @@ class SparseCompressor final : public Compressor {
         break;
       }
     }
-    checkedDim(x.size());
     auto ok = detail::encodeSparse(id_, x, indices_, type_, out.bytes);
     if (!ok) return notFinite(name());
     return {};

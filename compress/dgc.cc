@@ -34,8 +34,8 @@ double DgcEncoder::densityAt(std::uint64_t epoch) const {
 
 std::expected<void, std::string> DgcEncoder::encode(std::span<const float> g, std::uint64_t epoch,
                                                     Encoded& out) {
-  std::vector<LayerShape> layers = config_.layers;
-  if (layers.empty()) layers = {LayerShape{g.size(), 1}};
+  const std::vector<LayerShape> whole{LayerShape{g.size(), 1}};  // no layout: one tensor
+  const std::vector<LayerShape>& layers = config_.layers.empty() ? whole : config_.layers;
   std::size_t total = 0;
   for (const auto& l : layers) total += l.size();
   if (total != g.size()) {
@@ -46,14 +46,15 @@ std::expected<void, std::string> DgcEncoder::encode(std::span<const float> g, st
     u_.assign(g.size(), 0.0f);
     v_.assign(g.size(), 0.0f);
   }
-  // Local clipping before accumulation: ‖g‖ <= clip_norm / sqrt(N).
-  g_.assign(g.begin(), g.end());
+  // Local clipping before accumulation, ‖g‖ <= clip_norm / sqrt(N), folded into the
+  // momentum update as a factor on g.
+  float clip = 1.0f;
   if (config_.clip_norm > 0) {
     const double limit = config_.clip_norm / std::sqrt(double(config_.nodes));
-    const double norm = std::sqrt(kernels::squaredNorm(g_));
-    if (norm > limit) kernels::scale(float(limit / norm), g_);
+    const double norm = std::sqrt(kernels::squaredNorm(g));
+    if (norm > limit) clip = float(limit / norm);
   }
-  kernels::axpby(1.0f, g_, float(config_.momentum), u_);  // u = mu u + g   (momentum correction)
+  kernels::axpby(clip, g, float(config_.momentum), u_);  // u = mu u + g   (momentum correction)
   kernels::axpy(1.0f, u_, v_);                             // v = v + u
 
   const double density = densityAt(epoch);

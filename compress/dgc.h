@@ -47,7 +47,7 @@ class DgcEncoder {
   DgcEncoder() = default;
   DgcConfig config_;
   ValueType type_ = ValueType::kFp32;
-  std::vector<float> u_, v_, g_;
+  std::vector<float> u_, v_;
   std::vector<std::uint32_t> indices_;
   std::vector<std::uint8_t> segment_;
   std::uint64_t calls_ = 0;

@@ -13,13 +13,10 @@ namespace phalanx::kernels {
 // so a finite vector stays finite on the wire. Returns false when an input is NaN or ±Inf.
 bool toHalf(std::span<const float> in, std::span<std::uint16_t> out);
 void fromHalf(std::span<const std::uint16_t> in, std::span<float> out);
-// True when a binary16 pattern is NaN or ±Inf.
-constexpr bool halfIsNonFinite(std::uint16_t h) { return (h & 0x7c00u) == 0x7c00u; }
 
 // bfloat16 (the top half of a float) with round-to-nearest-even; saturates like toHalf.
 bool toBfloat16(std::span<const float> in, std::span<std::uint16_t> out);
 void fromBfloat16(std::span<const std::uint16_t> in, std::span<float> out);
-constexpr bool bfloat16IsNonFinite(std::uint16_t h) { return (h & 0x7f80u) == 0x7f80u; }
 
 // Bytes needed for n codes of `width` bits.
 constexpr std::size_t packedBytes(std::size_t n, unsigned width) { return (n * width + 7) / 8; }

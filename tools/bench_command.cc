@@ -196,7 +196,6 @@ struct BenchOptions {
   std::string suite;
   bool quick = false;
   NetBenchOptions net;
-  std::vector<std::string> passthrough;
 };
 
 int runBench(const BenchOptions& o, CLI::App* app) {
