@@ -69,26 +69,49 @@ double readFloorSeconds(const RowSet& set) {
   return best;
 }
 
+// Runs body() once per iteration, timing each by hand (Google Benchmark's manual time) and
+// turning a failure into a skip; returns the mean seconds per iteration.
+template <class Body>
+double timeIterations(benchmark::State& state, Body body) {
+  double total = 0;
+  for (auto _ : state) {
+    const auto start = Clock::now();
+    auto ok = body();
+    const double s = std::chrono::duration<double>(Clock::now() - start).count();
+    if (!ok) state.SkipWithError(ok.error().c_str());
+    state.SetIterationTime(s);
+    total += s;
+  }
+  return total / double(std::max<benchmark::IterationCount>(state.iterations(), 1));
+}
+
+// The counters every suite reports against its read floor of `bytes`.
+void floorCounters(benchmark::State& state, double floor, double per_iteration, double bytes) {
+  state.counters["floor_seconds"] = floor;
+  state.counters["ratio_to_floor"] = per_iteration / floor;
+  state.counters["GB_per_s"] = bytes / per_iteration / 1e9;
+}
+
+// Registers a manually timed benchmark reported in milliseconds.
+template <class... Args>
+void registerTimed(const std::string& name, Args&&... args) {
+  benchmark::RegisterBenchmark(name.c_str(), std::forward<Args>(args)...)
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond);
+}
+
 void runRule(benchmark::State& state, std::string rule, std::size_t n, std::size_t d) {
   const RowSet& set = rowSet(n, d);
   const double floor = readFloorSeconds(set);
   auto agg = robust::makeAggregator({.rule = rule, .tau = rule == "cc" ? 1.0 : 0.0});
   std::vector<float> z(d);
   const std::size_t b = n / 4;
-  double total = 0;
-  for (auto _ : state) {
-    const auto start = Clock::now();
+  const double per_iteration = timeIterations(state, [&] {
     auto report = (*agg)->mix({set.rows, b, {}}, z);
     benchmark::DoNotOptimize(z.data());
-    const double s = std::chrono::duration<double>(Clock::now() - start).count();
-    if (!report) state.SkipWithError(report.error().c_str());
-    state.SetIterationTime(s);
-    total += s;
-  }
-  const double per_iteration = total / double(std::max<benchmark::IterationCount>(state.iterations(), 1));
-  state.counters["floor_seconds"] = floor;
-  state.counters["ratio_to_floor"] = per_iteration / floor;
-  state.counters["GB_per_s"] = double(n * d * sizeof(float)) / per_iteration / 1e9;
+    return report;
+  });
+  floorCounters(state, floor, per_iteration, double(n * d * sizeof(float)));
 }
 
 void runFloor(benchmark::State& state, std::size_t n, std::size_t d) {
@@ -105,14 +128,9 @@ void registerAggregate(bool quick) {
                                             : std::vector<std::size_t>{8, 32};
   for (std::size_t d : dims) {
     for (std::size_t n : ns) {
-      benchmark::RegisterBenchmark(fmt::format("aggregate/floor/n:{}/d:{}", n, d).c_str(), runFloor, n, d)
-          ->UseManualTime()
-          ->Unit(benchmark::kMillisecond);
+      registerTimed(fmt::format("aggregate/floor/n:{}/d:{}", n, d), runFloor, n, d);
       for (const auto& rule : robust::kRuleNames) {
-        benchmark::RegisterBenchmark(fmt::format("aggregate/{}/n:{}/d:{}", rule, n, d).c_str(), runRule,
-                                     rule, n, d)
-            ->UseManualTime()
-            ->Unit(benchmark::kMillisecond);
+        registerTimed(fmt::format("aggregate/{}/n:{}/d:{}", rule, n, d), runRule, rule, n, d);
       }
     }
   }
@@ -136,27 +154,14 @@ void runCodec(benchmark::State& state, compress::CompressorConfig config, std::s
     return;
   }
   std::vector<float> y(d);
-  double total = 0;
-  for (auto _ : state) {
-    const auto start = Clock::now();
-    if (decode) {
-      auto ok = compress::decode(e.bytes, y);
-      if (!ok) state.SkipWithError(ok.error().c_str());
-    } else {
-      auto ok = (*made)->encode(x, e);
-      if (!ok) state.SkipWithError(ok.error().c_str());
-    }
+  const double per_iteration = timeIterations(state, [&]() -> std::expected<void, std::string> {
+    auto ok = decode ? compress::decode(e.bytes, y) : (*made)->encode(x, e);
     benchmark::DoNotOptimize(e.bytes.data());
     benchmark::DoNotOptimize(y.data());
-    const double s = std::chrono::duration<double>(Clock::now() - start).count();
-    state.SetIterationTime(s);
-    total += s;
-  }
-  const double per_iteration = total / double(std::max<benchmark::IterationCount>(state.iterations(), 1));
-  state.counters["floor_seconds"] = floor;
-  state.counters["ratio_to_floor"] = per_iteration / floor;
+    return ok;
+  });
+  floorCounters(state, floor, per_iteration, double(d * sizeof(float)));
   state.counters["elements_per_s"] = double(d) / per_iteration;
-  state.counters["GB_per_s"] = double(d * sizeof(float)) / per_iteration / 1e9;
   state.counters["bytes"] = double(e.bytes.size());
   state.counters["compression_ratio"] = double(d * sizeof(float)) / double(e.bytes.size());
 }
@@ -166,16 +171,12 @@ void registerCompress(bool quick) {
                                               : std::vector<std::size_t>{1'000'000, 25'600'000};
   const auto add = [](const std::string& name, const compress::CompressorConfig& c, std::size_t d) {
     for (const bool decode : {false, true}) {
-      benchmark::RegisterBenchmark(
-          fmt::format("compress/{}/{}/d:{}", name, decode ? "decode" : "encode", d).c_str(), runCodec, c, d, decode)
-          ->UseManualTime()
-          ->Unit(benchmark::kMillisecond);
+      registerTimed(fmt::format("compress/{}/{}/d:{}", name, decode ? "decode" : "encode", d), runCodec, c, d,
+                    decode);
     }
   };
   for (std::size_t d : dims) {
-    benchmark::RegisterBenchmark(fmt::format("compress/floor/d:{}", d).c_str(), runFloor, 1, d)
-        ->UseManualTime()
-        ->Unit(benchmark::kMillisecond);
+    registerTimed(fmt::format("compress/floor/d:{}", d), runFloor, 1, d);
     for (const auto& codec : compress::kCodecNames) {
       const bool sparse = codec == "topk" || codec == "topk_sampled" || codec == "randk" || codec == "threshold";
       if (!sparse) {
