@@ -172,10 +172,6 @@ void sampledTopk(std::span<const float> x, std::size_t k, kernels::CounterRng rn
   }
 }
 
-}  // namespace phalanx::compress::detail
-
-namespace phalanx::compress::detail {
-
 void beginLayered(ByteWriter& w, std::uint32_t dim, std::size_t segments) {
   writeHeader(w, CodecId::kLayered, dim);
   w.varint(segments);

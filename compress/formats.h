@@ -41,10 +41,6 @@ void randkIndices(std::uint64_t seed, std::size_t d, std::size_t k, std::vector<
 void sampledTopk(std::span<const float> x, std::size_t k, kernels::CounterRng rng,
                  std::vector<std::uint32_t>& out);
 
-}  // namespace phalanx::compress::detail
-
-namespace phalanx::compress::detail {
-
 // A layered message: header (kLayered, dim), varint segment count, then per segment a varint
 // byte length and a whole message covering the next entries.
 void beginLayered(ByteWriter& w, std::uint32_t dim, std::size_t segments);

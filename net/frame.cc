@@ -13,11 +13,6 @@ constexpr std::size_t kMaxDigestBytes = 64;
 constexpr std::size_t kMaxFeatures = 64;
 constexpr std::size_t kMaxDetailBytes = 1024;
 
-bool validRoundMessage(const v1::RoundMessage& m) {
-  return v1::RoundMessage::Kind_IsValid(m.kind()) && m.kind() != v1::RoundMessage::KIND_UNSPECIFIED &&
-         m.codec() <= 255;
-}
-
 bool validHello(const v1::Hello& h) {
   if (h.cluster_id().size() > kMaxIdBytes || h.config_digest().size() > kMaxDigestBytes) return false;
   if (std::size_t(h.features_size()) > kMaxFeatures) return false;
@@ -26,6 +21,11 @@ bool validHello(const v1::Hello& h) {
 }
 
 }  // namespace
+
+bool validRound(const v1::RoundMessage& m) {
+  return v1::RoundMessage::Kind_IsValid(m.kind()) && m.kind() != v1::RoundMessage::KIND_UNSPECIFIED &&
+         m.codec() <= 255;
+}
 
 std::size_t maxFrameBytes(std::uint64_t dim) { return std::size_t(8 * dim) + kEnvelopeOverhead; }
 
@@ -84,7 +84,7 @@ std::optional<FrameError> parseBodyInto(std::span<const std::uint8_t> body, v1::
       }
       break;
     case v1::Envelope::kRound:
-      if (!validRoundMessage(e.round())) return FrameError::kInvalid;
+      if (!validRound(e.round())) return FrameError::kInvalid;
       break;
     case v1::Envelope::kResync:
     case v1::Envelope::kHeartbeat:
@@ -122,11 +122,9 @@ std::optional<std::expected<void, FrameError>> parseRoundInto(std::span<const st
   const auto at = roundStart(in, body.size());
   if (!at) return std::nullopt;
   if (!out.ParseFromArray(body.data() + *at, int(body.size() - *at))) return std::unexpected(FrameError::kMalformed);
-  if (!validRoundMessage(out)) return std::unexpected(FrameError::kInvalid);
+  if (!validRound(out)) return std::unexpected(FrameError::kInvalid);
   return std::expected<void, FrameError>{};
 }
-
-bool validRound(const v1::RoundMessage& m) { return validRoundMessage(m); }
 
 std::optional<RoundLayout> roundLayout(std::span<const std::uint8_t> head, std::size_t body_size) {
   auto in = reader(head);
