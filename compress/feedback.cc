@@ -18,32 +18,42 @@ std::expected<float, std::string> ef21wScale(const FeedbackConfig& c) {
   return float(1.0 / (double(c.peers) * w));
 }
 
-bool knownKind(const std::string& kind) {
-  return std::find(kFeedbackNames.begin(), kFeedbackNames.end(), kind) != kFeedbackNames.end();
+// The kind named in the config (kFeedbackNames is in FeedbackKind order).
+std::expected<FeedbackKind, std::string> parseKind(const std::string& kind) {
+  const auto it = std::find(kFeedbackNames.begin(), kFeedbackNames.end(), kind);
+  if (it == kFeedbackNames.end()) {
+    return std::unexpected(fmt::format("compression.feedback: unknown '{}' (allowed: {})", kind,
+                                       fmt::join(kFeedbackNames, ", ")));
+  }
+  return FeedbackKind(it - kFeedbackNames.begin());
 }
 
-std::unexpected<std::string> unknownKind(const std::string& kind) {
-  return std::unexpected(fmt::format("compression.feedback: unknown '{}' (allowed: {})", kind,
-                                     fmt::join(kFeedbackNames, ", ")));
+// EF21 and its variants, and DIANA, keep a vector both sides update with each message.
+bool tracksReplica(FeedbackKind k) {
+  return k == FeedbackKind::kEf21 || k == FeedbackKind::kEf21Sgdm || k == FeedbackKind::kEf21W ||
+         k == FeedbackKind::kDiana;
 }
+
+const char* replicaName(FeedbackKind k) { return k == FeedbackKind::kDiana ? "shift" : "replica"; }
 
 }  // namespace
 
 std::expected<std::unique_ptr<FeedbackEncoder>, std::string> FeedbackEncoder::make(
     std::unique_ptr<Compressor> compressor, const FeedbackConfig& config, std::size_t dim) {
-  if (!knownKind(config.kind)) return unknownKind(config.kind);
+  const auto kind = parseKind(config.kind);
+  if (!kind) return std::unexpected(kind.error());
   std::unique_ptr<FeedbackEncoder> e(new FeedbackEncoder());
   e->config_ = config;
-  const std::string& k = config.kind;
-  if (k == "ef21_sgdm" && !(config.eta > 0 && config.eta <= 1)) {
+  const FeedbackKind k = e->kind_ = *kind;
+  if (k == FeedbackKind::kEf21Sgdm && !(config.eta > 0 && config.eta <= 1)) {
     return std::unexpected("compression.eta: must be in (0, 1]");
   }
-  if (k == "ef21_w") {
+  if (k == FeedbackKind::kEf21W) {
     auto s = ef21wScale(config);
     if (!s) return std::unexpected(s.error());
     e->scale_ = *s;
   }
-  if (k == "diana") {
+  if (k == FeedbackKind::kDiana) {
     const auto omega = compressor->varianceFactor(dim);
     if (!omega) {
       return std::unexpected(fmt::format(
@@ -54,19 +64,18 @@ std::expected<std::unique_ptr<FeedbackEncoder>, std::string> FeedbackEncoder::ma
     if (!(e->alpha_ > 0 && e->alpha_ <= 1)) return std::unexpected("compression.alpha: must be in (0, 1]");
   }
   e->compressor_ = std::move(compressor);
-  if (k == "ef14") e->error_.assign(dim, 0.0f);
-  if (k == "ef21" || k == "ef21_sgdm" || k == "ef21_w" || k == "diana") e->replica_.assign(dim, 0.0f);
-  if (k == "ef21_sgdm") e->momentum_.assign(dim, 0.0f);
-  if (k != "none") e->scratch_.assign(dim, 0.0f);
+  if (k == FeedbackKind::kEf14) e->error_.assign(dim, 0.0f);
+  if (tracksReplica(k)) e->replica_.assign(dim, 0.0f);
+  if (k == FeedbackKind::kEf21Sgdm) e->momentum_.assign(dim, 0.0f);
+  if (k != FeedbackKind::kNone) e->scratch_.assign(dim, 0.0f);
   return e;
 }
 
 std::expected<void, std::string> FeedbackEncoder::encode(std::span<const float> v, Encoded& out) {
-  const std::string& k = config_.kind;
-  if (k == "none") return compressor_->encode(v, out);
+  if (kind_ == FeedbackKind::kNone) return compressor_->encode(v, out);
   PHALANX_CHECK(v.size() == scratch_.size(), "FeedbackEncoder: length changed");
   // The decoded message updates the state through decodeAdd, exactly as a receiver applies it.
-  if (k == "ef14") {
+  if (kind_ == FeedbackKind::kEf14) {
     std::copy(error_.begin(), error_.end(), scratch_.begin());
     kernels::axpy(1.0f, v, scratch_);  // p = v + e
     if (auto ok = compressor_->encode(scratch_, out); !ok) return ok;
@@ -76,7 +85,7 @@ std::expected<void, std::string> FeedbackEncoder::encode(std::span<const float> 
     return {};
   }
   std::span<const float> target = v;
-  if (k == "ef21_sgdm") {
+  if (kind_ == FeedbackKind::kEf21Sgdm) {
     kernels::axpby(float(config_.eta), v, float(1.0 - config_.eta), momentum_);
     target = momentum_;
   }
@@ -84,7 +93,7 @@ std::expected<void, std::string> FeedbackEncoder::encode(std::span<const float> 
   std::copy(target.begin(), target.end(), scratch_.begin());
   kernels::axpby(-1.0f, replica_, scale_, scratch_);
   if (auto ok = compressor_->encode(scratch_, out); !ok) return ok;
-  const float step = k == "diana" ? float(alpha_) : 1.0f;
+  const float step = kind_ == FeedbackKind::kDiana ? float(alpha_) : 1.0f;
   auto applied = decodeAdd(out.bytes, step, replica_);
   PHALANX_CHECK(applied.has_value(), "feedback: own message does not decode");
   return {};
@@ -94,7 +103,7 @@ std::vector<StateVector> FeedbackEncoder::state() {
   std::vector<StateVector> s;
   if (!error_.empty()) s.push_back({"error", error_});
   if (!momentum_.empty()) s.push_back({"momentum", momentum_});
-  if (!replica_.empty()) s.push_back({config_.kind == "diana" ? "shift" : "replica", replica_});
+  if (!replica_.empty()) s.push_back({replicaName(kind_), replica_});
   return s;
 }
 
@@ -104,27 +113,27 @@ void FeedbackEncoder::reset() {
 
 std::expected<std::unique_ptr<FeedbackDecoder>, std::string> FeedbackDecoder::make(
     const FeedbackConfig& config, std::size_t dim, double alpha) {
-  if (!knownKind(config.kind)) return unknownKind(config.kind);
+  const auto kind = parseKind(config.kind);
+  if (!kind) return std::unexpected(kind.error());
   std::unique_ptr<FeedbackDecoder> d(new FeedbackDecoder());
-  d->config_ = config;
-  if (config.kind == "ef21_w") {
+  d->kind_ = *kind;
+  if (*kind == FeedbackKind::kEf21W) {
     auto s = ef21wScale(config);
     if (!s) return std::unexpected(s.error());
     d->unscale_ = 1.0f / *s;
   }
-  if (config.kind == "diana" && !(alpha > 0 && alpha <= 1)) {
+  if (*kind == FeedbackKind::kDiana && !(alpha > 0 && alpha <= 1)) {
     return std::unexpected("compression.alpha: must be in (0, 1]");
   }
   d->alpha_ = float(alpha);
   d->estimate_.assign(dim, 0.0f);
-  if (config.kind != "none" && config.kind != "ef14") d->replica_.assign(dim, 0.0f);
+  if (tracksReplica(*kind)) d->replica_.assign(dim, 0.0f);
   return d;
 }
 
 std::expected<void, std::string> FeedbackDecoder::receive(std::span<const std::uint8_t> message) {
-  const std::string& k = config_.kind;
-  if (k == "none" || k == "ef14") return decode(message, estimate_);
-  if (k == "diana") {
+  if (!tracksReplica(kind_)) return decode(message, estimate_);  // none, ef14
+  if (kind_ == FeedbackKind::kDiana) {
     // estimate = h + q, then h += alpha q. decodeAdd checks the whole message before writing.
     std::copy(replica_.begin(), replica_.end(), estimate_.begin());
     if (auto ok = decodeAdd(message, 1.0f, estimate_); !ok) {
@@ -143,7 +152,7 @@ std::expected<void, std::string> FeedbackDecoder::receive(std::span<const std::u
 
 std::vector<StateVector> FeedbackDecoder::state() {
   if (replica_.empty()) return {};
-  return {{config_.kind == "diana" ? "shift" : "replica", replica_}};
+  return {{replicaName(kind_), replica_}};
 }
 
 void FeedbackDecoder::reset() {

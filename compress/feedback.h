@@ -24,6 +24,7 @@ namespace phalanx::compress {
 
 inline const std::vector<std::string> kFeedbackNames{"none",      "ef14",   "ef21",
                                                      "ef21_sgdm", "ef21_w", "diana"};
+enum class FeedbackKind : std::uint8_t { kNone, kEf14, kEf21, kEf21Sgdm, kEf21W, kDiana };  // that order
 
 struct FeedbackConfig {
   std::string kind = "none";
@@ -50,7 +51,6 @@ class FeedbackEncoder {
   std::expected<void, std::string> encode(std::span<const float> v, Encoded& out);
 
   Compressor& compressor() { return *compressor_; }
-  const std::string& kind() const { return config_.kind; }
   double alpha() const { return alpha_; }
   // e (ef14), r (ef21*), u and r (ef21_sgdm), h (diana); empty for none.
   std::vector<StateVector> state();
@@ -61,6 +61,7 @@ class FeedbackEncoder {
   FeedbackEncoder() = default;
   std::unique_ptr<Compressor> compressor_;
   FeedbackConfig config_;
+  FeedbackKind kind_ = FeedbackKind::kNone;
   float scale_ = 1;   // ef21_w: 1/(n w)
   double alpha_ = 1;  // diana
   std::vector<float> error_, replica_, momentum_, scratch_;
@@ -82,7 +83,7 @@ class FeedbackDecoder {
 
  private:
   FeedbackDecoder() = default;
-  FeedbackConfig config_;
+  FeedbackKind kind_ = FeedbackKind::kNone;
   float unscale_ = 1;  // ef21_w: n w
   float alpha_ = 1;
   std::vector<float> replica_, estimate_, scratch_;
