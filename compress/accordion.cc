@@ -74,10 +74,6 @@ std::expected<std::unique_ptr<AdaptiveCompressor>, std::string> AdaptiveCompress
       CompressorConfig c = *config;
       c.layers = {shape};
       c.seed = seeds.bits(2 * l + (into == &a->high_ ? 1 : 0));
-      // A layer powersgd cannot factor (a bias) goes dense, as powersgd itself would send it.
-      if (c.codec == "powersgd" && !(shape.isMatrix() && std::size_t(c.rank) * (shape.rows + shape.cols) < shape.size())) {
-        c.codec = "none";
-      }
       auto made = makeCompressor(c);
       if (!made) return std::unexpected(made.error());
       into->push_back(std::move(*made));

@@ -70,7 +70,7 @@ class Compressor {
 };
 
 // Errors name the field: unknown codec, density outside (0, 1], bits outside 2..16 for
-// qsgd, rank < 1, bucket >= 2^32, unknown value type, powersgd without a matrix-shaped layer.
+// qsgd, rank < 1, bucket >= 2^32, unknown value type, powersgd without layer shapes.
 std::expected<std::unique_ptr<Compressor>, std::string> makeCompressor(const CompressorConfig& c);
 
 // k for a density at length d (what topk/randk send; the target of topk_sampled).

@@ -43,10 +43,6 @@ class PowerSgdCompressor final : public Compressor {
     }
   }
 
-  bool anyLowRank() const {
-    return std::any_of(plans_.begin(), plans_.end(), [](const Plan& p) { return p.rank > 0; });
-  }
-
   std::expected<void, std::string> encode(std::span<const float> x, Encoded& out) override {
     if (x.size() != total_) {
       return std::unexpected(fmt::format("powersgd: input has {} entries, the layers {}", x.size(), total_));
@@ -131,13 +127,11 @@ class PowerSgdCompressor final : public Compressor {
 
 std::expected<std::unique_ptr<Compressor>, std::string> makePowerSgd(const CompressorConfig& c) {
   if (c.rank < 1 || c.rank > 255) return std::unexpected("compression.rank: must be in 1..255");
-  auto codec = std::make_unique<PowerSgdCompressor>(c);
-  if (!codec->anyLowRank()) {
-    return std::unexpected(
-        "compression.codec: powersgd needs the model's layer shapes with at least one matrix "
-        "larger than rank x (rows + cols)");
+  if (c.layers.empty()) {
+    return std::unexpected("compression.codec: powersgd needs the model's layer shapes");
   }
-  return codec;
+  // Layers too small to gain from a factorization (biases, tiny matrices) go dense.
+  return std::make_unique<PowerSgdCompressor>(c);
 }
 
 }  // namespace phalanx::compress

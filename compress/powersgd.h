@@ -11,7 +11,7 @@
 
 namespace phalanx::compress {
 
-// Errors: rank < 1, or no layer in c.layers is a matrix.
+// Errors: rank outside 1..255, or no layer shapes in c.layers.
 std::expected<std::unique_ptr<Compressor>, std::string> makePowerSgd(const CompressorConfig& c);
 
 }  // namespace phalanx::compress
