@@ -129,13 +129,32 @@ class Transport::Session : public std::enable_shared_from_this<Session> {
     return push(std::move(out), false);
   }
 
+  // Sends Goodbye and closes once the queue is written. A duplicate connection is closed
+  // gracefully in both directions instead: after the Goodbye only our sending half shuts, and
+  // we keep reading (and delivering) until the peer, having flushed what it had queued on this
+  // connection, closes its half — so a dial race loses no frame.
   void goodbyeAndClose(v1::Goodbye::Reason reason, std::string detail) {
     v1::Envelope bye;
     bye.mutable_goodbye()->set_reason(reason);
     bye.mutable_goodbye()->set_detail(std::move(detail));
     enqueue(bye, /*force=*/true);
     closing_ = true;
-    if (!writing_) close(reasonLabel(reason));
+    draining_ = reason == v1::Goodbye::DUPLICATE_CONNECTION && open_;
+    if (draining_) {  // a bound on how long the peer may take
+      timer_.expires_after(owner_.config_.liveness_timeout);
+      timer_.async_wait([self = shared_from_this()](const asio::error_code& ec) {
+        if (!ec && self->usable()) self->close("duplicate connection drained too slowly");
+      });
+    }
+    if (!writing_) flushed();
+  }
+
+  // The peer said it keeps another connection: stop taking frames here, write what is queued
+  // (the peer reads until we close), then close.
+  void retire() {
+    closing_ = true;
+    owner_.handOver(shared_from_this());
+    if (!writing_ && queue_.empty()) close("Goodbye: duplicate_connection");
   }
 
   void close(std::string_view why) {
@@ -236,7 +255,7 @@ class Transport::Session : public std::enable_shared_from_this<Session> {
   }
 
   void readNext() {
-    if (usable() && !closing_) readHeader();
+    if (usable() && (!closing_ || draining_)) readHeader();
   }
 
   // A whole round frame is in round_in_.
@@ -309,6 +328,7 @@ class Transport::Session : public std::enable_shared_from_this<Session> {
         if (owner_.handlers_.on_heartbeat) owner_.handlers_.on_heartbeat(peer_, e.heartbeat().round());
         return;
       case v1::Envelope::kGoodbye:
+        if (e.goodbye().reason() == v1::Goodbye::DUPLICATE_CONNECTION) return retire();
         return close(fmt::format("Goodbye: {}", reasonLabel(e.goodbye().reason())));
       default:
         owner_.reject("unexpected_hello");
@@ -357,6 +377,13 @@ class Transport::Session : public std::enable_shared_from_this<Session> {
     return true;
   }
 
+  // Everything queued is written and the session is closing.
+  void flushed() {
+    if (!draining_) return close("closed after Goodbye");
+    asio::error_code ignored;
+    stream_.lowest_layer().shutdown(tcp::socket::shutdown_send, ignored);
+  }
+
   void writeNext() {
     if (writing_ || queue_.empty() || closed_) return;
     writing_ = true;
@@ -375,7 +402,7 @@ class Transport::Session : public std::enable_shared_from_this<Session> {
       self->queue_.pop_front();
       self->queued_bytes_ -= done.size();
       if (self->spare_.size() < 2) self->spare_.push_back(std::move(done.head));
-      if (self->queue_.empty() && self->closing_) return self->close("closed after Goodbye");
+      if (self->queue_.empty() && self->closing_) return self->flushed();
       self->writeNext();
     }); });
   }
@@ -389,6 +416,7 @@ class Transport::Session : public std::enable_shared_from_this<Session> {
   bool initiated_;
   std::uint32_t peer_;
   bool open_ = false, closing_ = false, closed_ = false, writing_ = false;
+  bool draining_ = false;  // closing a duplicate: still reading until the peer closes
   std::array<std::uint8_t, kLengthBytes> header_{};
   std::vector<std::uint8_t> body_;
   static constexpr std::size_t kDirectMin = 64u << 10;  // frames this large take readHead()
@@ -563,19 +591,24 @@ bool Transport::adopt(const std::shared_ptr<Session>& s) {
   return true;
 }
 
-void Transport::closed(const std::shared_ptr<Session>& s, std::string_view why) {
-  std::erase(sessions_, s);
+bool Transport::handOver(const std::shared_ptr<Session>& s) {
   const auto it = open_.find(s->peer());
-  if (it == open_.end() || it->second != s) return;  // not the pair's connection: no event
+  if (it == open_.end() || it->second != s) return true;  // not the pair's connection
   // Another authenticated connection to the same peer (the other half of a dial race) takes
   // over silently: the peer never went away.
   for (const auto& other : sessions_) {
     if (other != s && other->isOpen() && other->peer() == s->peer()) {
       it->second = other;
-      return;
+      return true;
     }
   }
-  open_.erase(it);
+  return false;
+}
+
+void Transport::closed(const std::shared_ptr<Session>& s, std::string_view why) {
+  std::erase(sessions_, s);
+  if (handOver(s)) return;  // no event: the peer is still (or was never) connected here
+  open_.erase(s->peer());
   if (handlers_.on_down) handlers_.on_down(s->peer(), why);
   if (!stopped_) scheduleDial(s->peer(), false);
 }

@@ -143,6 +143,9 @@ class Transport {
   std::optional<v1::Goodbye::Reason> checkHello(const v1::Hello& hello, std::string& detail) const;
   bool adopt(const std::shared_ptr<Session>& session);
   void closed(const std::shared_ptr<Session>& session, std::string_view why);
+  // When `session` is the pair's connection, hands that role to another open connection to
+  // the same peer. False when it is the pair's connection and there is none.
+  bool handOver(const std::shared_ptr<Session>& session);
   void reject(std::string_view reason) { ++stats_.rejected[std::string(reason)]; }
 
   asio::io_context& io_;
