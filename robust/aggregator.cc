@@ -34,14 +34,22 @@ class Pipeline final : public Aggregator {
     if (!in.weights.empty() && in.weights.size() != n) {
       return std::unexpected(fmt::format("mix: {} weights for {} rows", in.weights.size(), n));
     }
-    if (!kernels::allFinite(in.rows[0])) return std::unexpected("mix: the pivot holds NaN or Inf");
-
     MixReport report;
     report.kept.assign(n, 0);
     report.nonfinite.assign(n, 0);
     report.distance.assign(n, 0.0);
     std::vector<double> sq(n);
-    kernels::squaredDistancesTo(in.rows[0], in.rows, sq);
+    // A rule that can finish from Σ rows gets it from the distance pass, so the rows are read
+    // once instead of twice (the sum lands in `out`, which the rule overwrites anyway).
+    const bool fused = pre_.empty() && rule_->sumsAllRows();
+    double pivot_squared_norm = 0;
+    if (fused) {
+      pivot_squared_norm = kernels::squaredDistancesAndSum(in.rows[0], in.rows, sq, out);
+    } else {
+      kernels::squaredDistancesTo(in.rows[0], in.rows, sq);
+    }
+    // The pivot's distance to itself is (c - c)² summed: NaN exactly when c holds NaN or Inf.
+    if (!std::isfinite(sq[0])) return std::unexpected("mix: the pivot holds NaN or Inf");
 
     // Drop non-finite rows; they use up budget (they are certainly Byzantine).
     std::vector<std::span<const float>> finite;
@@ -91,7 +99,10 @@ class Pipeline final : public Aggregator {
       kernels::squaredDistancesTo(current[0], current, to_pivot);
     }
     std::vector<char> kept(current.size(), 0);
-    if (auto ok = rule_->apply({current, b, weights, to_pivot}, out, kept); !ok) {
+    const bool z_holds_row_sum = fused && dropped == 0;  // a dropped row spoiled the sum
+    if (auto ok = rule_->apply(
+            {current, b, weights, to_pivot, z_holds_row_sum, pivot_squared_norm}, out, kept);
+        !ok) {
       return std::unexpected(ok.error());
     }
     for (std::size_t i = 0; i < kept.size(); ++i) {

@@ -58,6 +58,7 @@ class Aggregator {
   // non-finite pivot, or b too large for the rule (e.g. cwtm with 2b >= |S|). Rows holding
   // NaN/Inf are dropped before the rule runs and use up budget: b' = max(0, b - dropped) —
   // the same outcome as "infinitely far" for distance rules whenever at most b are bad.
+  // After an error `out` holds no mix (it may have been used as scratch): keep the old vector.
   virtual std::expected<MixReport, std::string> mix(const MixInput& in, std::span<float> out) = 0;
 
   virtual std::string_view name() const = 0;

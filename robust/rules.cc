@@ -37,6 +37,23 @@ void meanOf(Rows rows, std::span<const std::size_t> chosen, std::span<float> z,
   kernels::weightedSum(rows, w, z);
 }
 
+// Whether z = (Σ all − Σ excluded) / kept is as accurate as summing the kept rows: rounding
+// in the float sum scales with the largest row summed, so no excluded row may be much larger
+// than the kept ones (a "huge" attacker would swamp the kept rows' digits). Norms are bounded
+// through the pivot: ‖x_k‖ ≤ ‖pivot‖ + ‖x_k − pivot‖.
+bool subtractingIsSafe(const RuleInput& in, std::span<const std::size_t> order,
+                       std::size_t keep) {
+  const std::size_t n = in.rows.size();
+  if (!in.z_holds_row_sum || n - keep >= keep) return false;  // summing kept reads fewer rows
+  double kept_reach = 0, excluded_reach = 0;
+  for (std::size_t r = 0; r < n; ++r) {
+    double& reach = r < keep ? kept_reach : excluded_reach;
+    reach = std::max(reach, std::sqrt(in.to_pivot[order[r]]));
+  }
+  const double pivot_norm = std::sqrt(in.pivot_squared_norm);
+  return pivot_norm + excluded_reach <= 2.0 * (pivot_norm + kept_reach);
+}
+
 class Nna final : public Rule {
  public:
   std::expected<void, std::string> apply(const RuleInput& in, std::span<float> z,
@@ -50,21 +67,38 @@ class Nna final : public Rule {
     std::vector<double> dist(in.to_pivot.begin(), in.to_pivot.end());
     dist[0] = -1.0;  // the pivot is always kept, whatever rounding says
     auto order = orderByKey(dist);
-    order.resize(n - in.b);
+    const std::size_t keep = n - in.b;
+    if (subtractingIsSafe(in, order, keep)) {
+      // One more read of the b excluded rows instead of the n - b kept ones.
+      std::vector<double> w(n, 0.0);
+      for (std::size_t r = keep; r < n; ++r) w[order[r]] = -1.0;
+      if (kernels::accumulateThenScale(in.rows, w, 1.0 / double(keep), z)) {
+        for (std::size_t r = 0; r < keep; ++r) kept[order[r]] = 1;
+        return {};
+      }
+    }
+    order.resize(keep);
     meanOf(in.rows, order, z, kept);
     return {};
   }
+  bool sumsAllRows() const override { return true; }
 };
 
 class Mean final : public Rule {
  public:
   std::expected<void, std::string> apply(const RuleInput& in, std::span<float> z,
                                          std::vector<char>& kept) override {
+    std::fill(kept.begin(), kept.end(), 1);
+    if (in.z_holds_row_sum) {
+      const std::vector<double> none(in.rows.size(), 0.0);
+      if (kernels::accumulateThenScale(in.rows, none, 1.0 / double(in.rows.size()), z)) return {};
+    }
     std::vector<std::size_t> all(in.rows.size());
     std::iota(all.begin(), all.end(), 0);
     meanOf(in.rows, all, z, kept);
     return {};
   }
+  bool sumsAllRows() const override { return true; }
 };
 
 class Metropolis final : public Rule {

@@ -17,6 +17,10 @@ struct RuleInput {
   std::size_t b = 0;               // budget left after non-finite rows were dropped
   std::span<const double> weights; // per row, row 0 included (its entry unused); never empty
   std::span<const double> to_pivot;  // ‖rows[k] - rows[0]‖², computed once by the pipeline
+  // True when z already holds Σ_k rows[k] (summed in float, in the distance pass), offered to
+  // rules whose sumsAllRows() is true; such a rule may finish from it instead of rereading.
+  bool z_holds_row_sum = false;
+  double pivot_squared_norm = 0;  // ‖rows[0]‖², set with z_holds_row_sum
 };
 
 class Rule {
@@ -24,6 +28,8 @@ class Rule {
   virtual ~Rule() = default;
   virtual std::expected<void, std::string> apply(const RuleInput& in, std::span<float> z,
                                                  std::vector<char>& kept) = 0;
+  // Whether the rule can use Σ rows handed over in z (see RuleInput::z_holds_row_sum).
+  virtual bool sumsAllRows() const { return false; }
 };
 
 std::unique_ptr<Rule> makeNna();

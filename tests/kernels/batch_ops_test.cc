@@ -52,6 +52,36 @@ TEST(BatchOps, NonFiniteRowsGiveNonFiniteDistancesAndHugeOnesDoNot) {
   EXPECT_FALSE(std::isfinite(to[3]));
 }
 
+TEST(BatchOps, DistancesAndSumInOnePassMatchTheSeparateKernels) {
+  for (std::size_t d : {1u, 4097u, 40000u}) {
+    SCOPED_TRACE(d);
+    const auto m = gaussianRows(6, d, 1.0f, d + 3);
+    const auto rows = views(m);
+    std::vector<double> fused(6), separate(6);
+    std::vector<float> sum(d, 123.0f);  // stale contents must not leak in
+    squaredDistancesAndSum(m[2], rows, fused, sum);
+    squaredDistancesTo(m[2], rows, separate);
+    // Rows are summed in groups of four there: the same terms, another order.
+    for (std::size_t k = 0; k < 6; ++k) EXPECT_NEAR(fused[k], separate[k], 1e-6 * separate[k]);
+    for (std::size_t c = 0; c < d; ++c) {
+      double naive = 0;
+      for (const auto& r : m) naive += r[c];
+      ASSERT_NEAR(sum[c], naive, 1e-5) << c;
+    }
+  }
+}
+
+TEST(BatchOps, AccumulateThenScaleAndItsOverflowSignal) {
+  testing::Matrix m{{1, 2}, {std::numeric_limits<float>::quiet_NaN(), 0}, {10, 20}};
+  std::vector<float> z{4, 8};
+  // z = 0.5 * (z - row0 + 0 * NaN-row (not read) + 2 * row2)
+  EXPECT_TRUE(accumulateThenScale(views(m), std::vector<double>{-1.0, 0.0, 2.0}, 0.5, z));
+  EXPECT_EQ(z, (std::vector<float>{11.5f, 23.0f}));
+  testing::Matrix big{{3e38f}, {3e38f}};
+  std::vector<float> y{3e38f};
+  EXPECT_FALSE(accumulateThenScale(views(big), std::vector<double>{1.0, 1.0}, 0.25, y));
+}
+
 TEST(BatchOps, WeightedSumSkipsZeroWeightRows) {
   testing::Matrix m{{1, 2}, {std::numeric_limits<float>::quiet_NaN(), 0}, {10, 20}};
   std::vector<float> out(2);

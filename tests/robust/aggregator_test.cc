@@ -91,6 +91,40 @@ TEST(Nna, EnormousRowIsExcluded) {
   EXPECT_FLOAT_EQ(m.z[1], 0.5f);
 }
 
+// NNA and mean finish from the sum taken in the distance pass, subtracting the excluded rows;
+// the answer must be the mean of the kept rows as if summed directly.
+TEST(Nna, SubtractingTheExcludedMatchesAveragingTheKept) {
+  const std::size_t n = 12, d = 40000, b = 3;
+  auto m = testing::gaussianRows(n, d, 1.0f, 77);
+  for (std::size_t k = n - b; k < n; ++k) {
+    for (float& v : m[k]) v = 3.0f * v + 0.5f;  // farther, but of the same magnitude
+  }
+  const auto mixed = mixWith(rule("nna"), m, b);
+  for (std::size_t k = 0; k < n; ++k) EXPECT_EQ(mixed.report.kept[k], k < n - b ? 1 : 0);
+  double worst = 0;
+  for (std::size_t c = 0; c < d; ++c) {
+    double kept_sum = 0;
+    for (std::size_t k = 0; k < n - b; ++k) kept_sum += m[k][c];
+    worst = std::max(worst, std::abs(mixed.z[c] - kept_sum / double(n - b)));
+  }
+  EXPECT_LT(worst, 2e-6);
+  const auto mean = mixWith(rule("mean"), m, 0);
+  double kept_sum = 0;
+  for (const auto& r : m) kept_sum += r[d - 1];
+  EXPECT_NEAR(mean.z[d - 1], kept_sum / double(n), 2e-6);
+}
+
+TEST(Nna, HugeExcludedRowsOrOverflowingSumsTakeTheDirectPath) {
+  // Subtracting 1e30 from a float sum would wipe out the kept rows' digits.
+  auto m = mixWith(rule("nna"), {{0.1f}, {0.2f}, {0.3f}, {0.4f}, {1e30f}}, 1);
+  EXPECT_FLOAT_EQ(m.z[0], 0.25f);
+  // The float sum of all rows overflows; the kept rows' mean does not.
+  m = mixWith(rule("nna"), {{3e38f}, {3e38f}, {3e38f}, {2e38f}}, 1);
+  EXPECT_FLOAT_EQ(m.z[0], 3e38f);
+  EXPECT_EQ(m.report.kept, (std::vector<char>{1, 1, 1, 0}));
+  EXPECT_FLOAT_EQ(mixWith(rule("mean"), {{3e38f}, {3e38f}}, 0).z[0], 3e38f);
+}
+
 TEST(Mean, UniformMeanOfFiniteRows) {
   EXPECT_FLOAT_EQ(mixWith(rule("mean"), {{0}, {1}, {2}, {kNan}}, 0).z[0], 1.0f);
   EXPECT_FLOAT_EQ(mixWith(rule("mean"), {{0}, {1}, {2}, {9}}, 0).z[0], 3.0f);
