@@ -13,12 +13,14 @@
 #include "compress/accordion.h"
 #include "compress/compressor.h"
 #include "compress/feedback.h"
-#include "node/yaml_fields.h"
+#include "topologies/yaml_fields.h"
 #include "robust/aggregator.h"
 #include "robust/attacks.h"
 
 namespace phalanx::node {
 namespace {
+
+using topologies::YamlFields;
 
 // Names exactly as ALGORITHMS.md spells them.
 const std::vector<std::string> kDatasets{"fashion_mnist", "synthetic"};

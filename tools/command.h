@@ -20,5 +20,6 @@ struct Command {
 Command addTrainCommand(CLI::App& root);
 Command addLabCommand(CLI::App& root);
 Command addBenchCommand(CLI::App& root);
+Command addTopologyCommand(CLI::App& root);
 
 }  // namespace phalanx::tools

@@ -18,7 +18,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
   app.require_subcommand(1);
 
-  std::vector<Command> commands{addTrainCommand(app), addLabCommand(app), addBenchCommand(app)};
+  std::vector<Command> commands{addTrainCommand(app), addLabCommand(app), addBenchCommand(app),
+                                addTopologyCommand(app)};
 
   try {
     app.parse(argc, argv);

@@ -1,4 +1,4 @@
-#include "node/yaml_fields.h"
+#include "topologies/yaml_fields.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <optional>
 
-namespace phalanx::node {
+namespace phalanx::topologies {
 namespace {
 
 std::string show(const YAML::Node& n) {
@@ -145,6 +145,50 @@ void YamlFields::textList(std::string_view key, std::vector<std::string>& out) {
   out = std::move(values);
 }
 
+void YamlFields::integerPairs(std::string_view key,
+                              std::vector<std::pair<std::uint64_t, std::uint64_t>>& out,
+                              std::uint64_t max) {
+  asked_.insert(std::string(key));
+  if (!has(key)) return;
+  const YAML::Node n = node_[std::string(key)];
+  if (!n.IsSequence()) {
+    error(key, fmt::format("expected a list of pairs like [[0, 1], [1, 2]], got {}", show(n)));
+  }
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> pairs;
+  for (std::size_t i = 0; i < n.size(); ++i) {
+    if (!n[i].IsSequence() || n[i].size() != 2) {
+      error(key, fmt::format("item {} should be a pair [a, b], got {}", i, show(n[i])));
+    }
+    std::uint64_t ends[2];
+    for (std::size_t e = 0; e < 2; ++e) {
+      long long v = 0;
+      if (!n[i][e].IsScalar() || !YAML::convert<long long>::decode(n[i][e], v) || v < 0 ||
+          std::uint64_t(v) > max) {
+        error(key, fmt::format("item {} holds {}; expected a whole number in [0, {}]", i,
+                               show(n[i][e]), max));
+      }
+      ends[e] = std::uint64_t(v);
+    }
+    pairs.emplace_back(ends[0], ends[1]);
+  }
+  out = std::move(pairs);
+}
+
+std::vector<YamlFields> YamlFields::sectionList(std::string_view key) {
+  asked_.insert(std::string(key));
+  std::vector<YamlFields> items;
+  if (!has(key)) return items;
+  const YAML::Node n = node_[std::string(key)];
+  if (!n.IsSequence()) error(key, fmt::format("expected a list of sections, got {}", show(n)));
+  for (std::size_t i = 0; i < n.size(); ++i) {
+    if (!n[i].IsMap()) {
+      error(key, fmt::format("item {} should be a section of fields, got {}", i, show(n[i])));
+    }
+    items.emplace_back(n[i], fmt::format("{}[{}]", field(key), i), fail_);
+  }
+  return items;
+}
+
 YamlFields YamlFields::section(std::string_view key) {
   asked_.insert(std::string(key));
   YAML::Node n = has(key) ? node_[std::string(key)] : YAML::Node();
@@ -168,4 +212,4 @@ void YamlFields::finish() {
   }
 }
 
-}  // namespace phalanx::node
+}  // namespace phalanx::topologies

@@ -1,6 +1,7 @@
-// Validated reads from one YAML mapping, for config and topology files. Every read names the
-// field's full path; `finish()` rejects keys nobody asked for, listing the allowed ones. Errors
-// are thrown as the caller's exception type through `fail` (start-up only). Not thread-safe.
+// Validated reads from one YAML mapping, for topology files here and config files in node/.
+// Every read names the field's full path; `finish()` rejects keys nobody asked for, listing
+// the allowed ones. Errors are thrown as the caller's exception type through `fail` (start-up
+// only). Not thread-safe. It lives here because node/ may include topologies/, not the reverse.
 #pragma once
 
 #include <yaml-cpp/yaml.h>
@@ -12,9 +13,10 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
-namespace phalanx::node {
+namespace phalanx::topologies {
 
 // Counts and sizes are read through the std::uint64_t overload.
 static_assert(std::is_same_v<std::size_t, std::uint64_t>, "phalanx assumes an LP64 platform");
@@ -36,7 +38,13 @@ class YamlFields {
   void integerList(std::string_view key, std::vector<std::size_t>& out, std::size_t min,
                    std::size_t max);
   void textList(std::string_view key, std::vector<std::string>& out);
+  // A list of [a, b] pairs of whole numbers in [0, max], like a graph's edges.
+  void integerPairs(std::string_view key,
+                    std::vector<std::pair<std::uint64_t, std::uint64_t>>& out,
+                    std::uint64_t max);
   YamlFields section(std::string_view key);
+  // A list of sections; item i reports its fields as key[i].field. Empty when absent.
+  std::vector<YamlFields> sectionList(std::string_view key);
 
   // Keys of this mapping, for maps keyed by data (node ids).
   std::vector<std::string> keys() const;
@@ -57,4 +65,4 @@ class YamlFields {
   std::set<std::string> asked_;
 };
 
-}  // namespace phalanx::node
+}  // namespace phalanx::topologies

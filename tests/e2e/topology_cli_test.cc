@@ -1,0 +1,73 @@
+// `phalanx topology gen|check|convert` driven as a user would, and every shipped topology file
+// checked clean.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "tests/support/process.h"
+#include "tests/support/temp_dir.h"
+
+namespace phalanx {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::phalanxBinary;
+using testing::runProcess;
+
+TEST(TopologyCli, GenThenCheckAndConvertRoundTrip) {
+  testing::TempDir dir;
+  const auto yaml = (dir.path() / "t.yaml").string();
+  auto r = runProcess(phalanxBinary() + " topology gen --kind torus --n 9 --base-port 8100 " +
+                      "--metrics-base-port 8200 --byzantine-budget 1 > " + yaml);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = runProcess(phalanxBinary() + " topology check " + yaml);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("nodes 9, edges 18, degree min 4"));
+  EXPECT_THAT(r.output, HasSubstr("connected: yes"));
+
+  const auto dpy = (dir.path() / "g.txt").string();
+  r = runProcess(phalanxBinary() + " topology convert " + yaml + " --to decentralizepy-edges > " +
+                 dpy);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = runProcess(phalanxBinary() + " topology convert " + dpy +
+                 " --from decentralizepy-edges --base-port 8100 --metrics-base-port 8200");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("{id: 8, host: \"127.0.0.1\", port: 8108, metrics_port: 8208}"));
+}
+
+TEST(TopologyCli, CheckWarnsAndFailsWhereTheBudgetCannotHold) {
+  testing::TempDir dir;
+  const auto yaml = dir.write("r.yaml", "byzantine_budget: 2\n"
+                                        "nodes: [{id: 0, port: 7000}, {id: 1, port: 7001},"
+                                        " {id: 2, port: 7002}]\n"
+                                        "generator: {kind: ring}\n");
+  auto r = runProcess(phalanxBinary() + " topology check --json " + yaml.string());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("\"tolerable\":1"));
+  EXPECT_THAT(r.output, HasSubstr("budget 2 cannot hold"));
+  r = runProcess(phalanxBinary() + " topology check " +
+                 dir.write("bad.yaml", "nodes: [{id: 0}]\nedges: []\n").string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("bad.yaml: nodes[0].port: missing"));
+  r = runProcess(phalanxBinary() + " topology gen --kind regular --n 5 --degree 3");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("n * degree even"));
+}
+
+TEST(TopologyCli, ShippedTopologiesAreValid) {
+  int checked = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(testing::sourceDir() +
+                                                               "/topologies")) {
+    if (entry.path().extension() != ".yaml") continue;
+    SCOPED_TRACE(entry.path().string());
+    const auto r = runProcess(phalanxBinary() + " topology check " + entry.path().string());
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    ++checked;
+  }
+  EXPECT_GE(checked, 5);
+}
+
+}  // namespace
+}  // namespace phalanx

@@ -1,0 +1,249 @@
+// Topology files, generators, Metropolis weights, checks and conversions, on graphs small
+// enough to verify by hand.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numbers>
+#include <string>
+
+#include "topologies/analysis.h"
+#include "topologies/convert.h"
+#include "topologies/generators.h"
+#include "topologies/topology.h"
+
+namespace phalanx::topologies {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+const char* kPath3 = R"(
+byzantine_budget: 1
+nodes:
+  - {id: 10, host: 10.0.0.1, port: 7000, metrics_port: 9000}
+  - {id: 11, host: 10.0.0.2, port: 7000, metrics_port: 9000, byzantine_budget: 0}
+  - {id: 12, host: 10.0.0.2, port: 7001}
+edges: [[10, 11], [12, 11], [11, 10]]
+)";
+
+std::string parseError(const std::string& yaml) {
+  try {
+    parseTopology(yaml, "t.yaml");
+  } catch (const TopologyError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::vector<std::size_t> degrees(std::size_t n, const std::vector<Edge>& edges) {
+  std::vector<std::size_t> d(n, 0);
+  for (const auto& [a, b] : edges) {
+    ++d[a];
+    ++d[b];
+  }
+  return d;
+}
+
+TEST(TopologyFile, ParsesNodesEdgesAndBudgets) {
+  const Topology t = parseTopology(kPath3, "t.yaml");
+  EXPECT_EQ(t.size(), 3u);
+  EXPECT_EQ(t.edges(), (std::vector<Edge>{{10, 11}, {11, 12}}));  // duplicates merged
+  EXPECT_THAT(t.neighbours(11), ElementsAre(10, 12));
+  EXPECT_EQ(t.node(10).host, "10.0.0.1");
+  EXPECT_EQ(t.node(12).metrics_port, 0);
+  EXPECT_EQ(t.budgetOf(10), 1u);
+  EXPECT_EQ(t.budgetOf(11), 0u);  // per-node override
+  EXPECT_THROW(t.node(13), TopologyError);
+}
+
+TEST(TopologyFile, WritesYamlThatReadsBackTheSame) {
+  const Topology t = parseTopology(kPath3, "t.yaml");
+  const std::string yaml = toYaml(t, "first line\nsecond");
+  EXPECT_THAT(yaml, HasSubstr("# first line\n# second\n"));
+  const Topology back = parseTopology(yaml, "back.yaml");
+  EXPECT_EQ(back.edges(), t.edges());
+  for (const auto& n : t.nodes()) {
+    EXPECT_EQ(back.node(n.id).host, n.host);
+    EXPECT_EQ(back.node(n.id).port, n.port);
+    EXPECT_EQ(back.node(n.id).metrics_port, n.metrics_port);
+    EXPECT_EQ(back.budgetOf(n.id), t.budgetOf(n.id));
+  }
+}
+
+TEST(TopologyFile, GeneratorSectionMapsOntoNodesInIdOrder) {
+  const Topology t = parseTopology(R"(
+nodes: [{id: 5, port: 7005}, {id: 2, port: 7002}, {id: 9, port: 7009}, {id: 7, port: 7007}]
+generator: {kind: ring}
+)", "g.yaml");
+  // Ring 0-1-2-3-0 over ids 2, 5, 7, 9.
+  EXPECT_EQ(t.edges(), (std::vector<Edge>{{2, 5}, {2, 9}, {5, 7}, {7, 9}}));
+}
+
+TEST(TopologyFile, ErrorsNameTheFileAndTheField) {
+  EXPECT_THAT(parseError("nodes: [{id: 0, port: 1}, {id: 0, port: 2}]\nedges: []"),
+              HasSubstr("t.yaml: nodes: id 0 appears twice"));
+  EXPECT_THAT(parseError("nodes: [{id: 0, port: 1}]\nedges: [[0, 3]]"),
+              HasSubstr("[0, 3] names a node that is not in nodes"));
+  EXPECT_THAT(parseError("nodes: [{id: 0, port: 1}]\nedges: [[0, 0]]"),
+              HasSubstr("joins a node to itself"));
+  EXPECT_THAT(parseError("nodes: [{id: 0}]\nedges: []"),
+              HasSubstr("t.yaml: nodes[0].port: missing"));
+  EXPECT_THAT(parseError("nodes: [{id: 0, port: 1, colour: red}]\nedges: []"),
+              HasSubstr("nodes[0].colour: unknown field"));
+  EXPECT_THAT(parseError("nodes: [{id: 0, port: 70000}]\nedges: []"),
+              HasSubstr("nodes[0].port"));
+  EXPECT_THAT(parseError("nodes: [{id: 0, port: 1}, {id: 1, port: 1}]\nedges: []"),
+              HasSubstr("reuses port 1"));
+  EXPECT_THAT(parseError("nodes: [{id: 0, port: 1}]"), HasSubstr("give exactly one of"));
+  EXPECT_THAT(parseError("nodes: [{id: 0, port: 1}]\nedges: []\ngenerator: {kind: ring}"),
+              HasSubstr("give exactly one of"));
+  EXPECT_THAT(parseError("nodes: [{id: 0, port: 1}]\ngenerator: {kind: ring, p: 0.5}"),
+              HasSubstr("generator.p: unknown field"));
+  EXPECT_THAT(parseError("nodes: [{id: 0, port: 1}]\ngenerator: {kind: star}"),
+              HasSubstr("generator.kind: unknown value 'star'"));
+  EXPECT_THAT(parseError("nodes: [{id: 0, port: 1}, {id: 1, port: 2}, {id: 2, port: 3}]\n"
+                         "generator: {kind: regular, degree: 3}"),
+              HasSubstr("regular: degree = 3"));
+  EXPECT_THAT(parseError("edges: [[0, 1]]"), HasSubstr("nodes: missing or empty"));
+  EXPECT_THAT(parseError("nodes: [{id: 0, port: 1}\nedges"), HasSubstr("not valid YAML"));
+  EXPECT_THAT(parseError("nodes: [{id: 0, port: 1}]\nedges: [[0, 1, 2]]"),
+              HasSubstr("item 0 should be a pair"));
+  EXPECT_THROW(loadTopology("/nonexistent/t.yaml"), TopologyError);
+}
+
+TEST(Generators, DeterministicShapes) {
+  auto ring = generateEdges("ring", 5, {});
+  ASSERT_TRUE(ring);
+  EXPECT_EQ(*ring, (std::vector<Edge>{{0, 1}, {0, 4}, {1, 2}, {2, 3}, {3, 4}}));
+  EXPECT_EQ(generateEdges("ring", 2, {})->size(), 1u);
+  EXPECT_TRUE(generateEdges("ring", 1, {})->empty());
+
+  EXPECT_EQ(generateEdges("complete", 6, {})->size(), 15u);
+
+  auto torus = generateEdges("torus", 16, {});  // 4 x 4
+  EXPECT_EQ(torus->size(), 32u);
+  EXPECT_THAT(degrees(16, *torus), ::testing::Each(4u));
+  EXPECT_EQ(generateEdges("torus", 6, {.rows = 2})->size(), 9u);  // 2 x 3: rows of a ring
+  EXPECT_FALSE(generateEdges("torus", 6, {.rows = 4}));
+
+  // Hops 1, 2, 4 on 8 nodes: 4 is its own inverse, so degree 2 + 2 + 1 = 5.
+  auto expo = generateEdges("exponential", 8, {});
+  EXPECT_THAT(degrees(8, *expo), ::testing::Each(5u));
+
+  auto cliques = generateEdges("two_cliques", 8, {.bridges = 2});
+  EXPECT_EQ(cliques->size(), 6u + 6u + 2u);
+  EXPECT_TRUE(std::binary_search(cliques->begin(), cliques->end(), Edge{1, 5}));
+  EXPECT_FALSE(generateEdges("two_cliques", 7, {}));
+
+  auto dumbbell = generateEdges("dumbbell", 8, {.path = 2});  // K3 - 3 - 4 - K3
+  EXPECT_EQ(dumbbell->size(), 3u + 3u + 3u);
+  EXPECT_TRUE(std::binary_search(dumbbell->begin(), dumbbell->end(), Edge{2, 3}));
+  EXPECT_TRUE(std::binary_search(dumbbell->begin(), dumbbell->end(), Edge{3, 4}));
+  EXPECT_TRUE(std::binary_search(dumbbell->begin(), dumbbell->end(), Edge{4, 5}));
+  EXPECT_FALSE(generateEdges("dumbbell", 8, {.path = 1}));
+
+  EXPECT_THAT(generateEdges("star", 4, {}).error(), HasSubstr("allowed: ring, torus"));
+  EXPECT_FALSE(generateEdges("ring", 0, {}));
+}
+
+TEST(Generators, RandomKindsAreSeededAndConnected) {
+  const auto a = generateEdges("erdos_renyi", 30, {.p = 0.2, .seed = 7});
+  const auto b = generateEdges("erdos_renyi", 30, {.p = 0.2, .seed = 7});
+  const auto c = generateEdges("erdos_renyi", 30, {.p = 0.2, .seed = 8});
+  ASSERT_TRUE(a && b && c);
+  EXPECT_EQ(*a, *b);
+  EXPECT_NE(*a, *c);
+  EXPECT_EQ(componentCount(30, *a), 1u);
+  EXPECT_THAT(generateEdges("erdos_renyi", 40, {.p = 0.001}).error(),
+              HasSubstr("no connected graph"));
+  EXPECT_FALSE(generateEdges("erdos_renyi", 4, {.p = 0.0}));
+
+  const auto r = generateEdges("regular", 20, {.degree = 3, .seed = 3});
+  ASSERT_TRUE(r) << r.error();
+  EXPECT_THAT(degrees(20, *r), ::testing::Each(3u));
+  EXPECT_EQ(componentCount(20, *r), 1u);
+  EXPECT_EQ(*r, *generateEdges("regular", 20, {.degree = 3, .seed = 3}));
+  EXPECT_THAT(generateEdges("regular", 5, {.degree = 3}).error(), HasSubstr("even"));
+}
+
+Topology fromEdges(std::size_t n, std::vector<Edge> edges, std::size_t budget = 0) {
+  return Topology(numberedNodes(n, {}), std::move(edges), budget);
+}
+
+TEST(Analysis, MetropolisWeightsByHand) {
+  // Path 0 - 1 - 2: degrees 1, 2, 1, so every edge weighs 1/(1 + 2) = 1/3.
+  const Eigen::MatrixXd w = metropolisWeights(fromEdges(3, {{0, 1}, {1, 2}}));
+  Eigen::MatrixXd expected(3, 3);
+  expected << 2.0 / 3, 1.0 / 3, 0, 1.0 / 3, 1.0 / 3, 1.0 / 3, 0, 1.0 / 3, 2.0 / 3;
+  EXPECT_TRUE(w.isApprox(expected, 1e-15)) << w;
+}
+
+TEST(Analysis, SpectralGapMatchesClosedForms) {
+  // Complete graph: W = J/n, eigenvalues 1 and 0.
+  EXPECT_NEAR(checkTopology(fromEdges(6, *generateEdges("complete", 6, {}))).spectral_gap, 1.0,
+              1e-12);
+  // Ring of n with weights 1/3: eigenvalues 1/3 + 2/3 cos(2πk/n).
+  const double second = 1.0 / 3 + 2.0 / 3 * std::cos(2 * std::numbers::pi / 5);
+  EXPECT_NEAR(checkTopology(fromEdges(5, *generateEdges("ring", 5, {}))).spectral_gap,
+              1.0 - second, 1e-12);
+  // Ring of 4: eigenvalue 1/3 + 2/3 cos(π) = -1/3 has the largest magnitude after 1.
+  EXPECT_NEAR(checkTopology(fromEdges(4, *generateEdges("ring", 4, {}))).spectral_gap,
+              1.0 - 1.0 / 3, 1e-12);
+}
+
+TEST(Analysis, BudgetsAndConnectivityWarnings) {
+  EXPECT_EQ(tolerableBudget(2), 1u);  // 3 vectors: one may lie
+  EXPECT_EQ(tolerableBudget(3), 1u);  // 4 vectors: two liars would tie the honest
+  EXPECT_EQ(tolerableBudget(9), 4u);
+  auto c = checkTopology(fromEdges(5, *generateEdges("ring", 5, {}), 1));
+  EXPECT_TRUE(c.warnings.empty());
+  EXPECT_EQ(c.components, 1u);
+  c = checkTopology(fromEdges(5, *generateEdges("ring", 5, {}), 2));
+  ASSERT_EQ(c.warnings.size(), 5u);
+  EXPECT_THAT(c.warnings[0], HasSubstr("node 0: byzantine budget 2 cannot hold with 2"));
+  c = checkTopology(fromEdges(4, {{0, 1}, {2, 3}}));
+  EXPECT_EQ(c.components, 2u);
+  EXPECT_NEAR(c.spectral_gap, 0.0, 1e-12);
+  EXPECT_THAT(c.warnings.back(), HasSubstr("2 disconnected parts"));
+  EXPECT_THAT(formatCheck(c), HasSubstr("connected: no (2 components)"));
+  EXPECT_THAT(checkToJson(c), HasSubstr("\"connected\":false"));
+}
+
+TEST(Convert, DecentralizePyFormatsAndEdgeLists) {
+  auto g = readGraphFile("3\n0 1\n1 0\n1 2\n", "decentralizepy-edges", "g.txt");
+  EXPECT_THAT(g.ids, ElementsAre(0, 1, 2));
+  EXPECT_EQ(g.edges, (std::vector<Edge>{{0, 1}, {1, 2}}));
+  g = readGraphFile("4\n1 2\n0\n0 3\n2\n", "decentralizepy-adjacency", "a.txt");
+  EXPECT_EQ(g.edges, (std::vector<Edge>{{0, 1}, {0, 2}, {2, 3}}));
+  g = readGraphFile("# ids as written\n5 9\n\n9 12  # trailing\n", "edgelist", "e.txt");
+  EXPECT_THAT(g.ids, ElementsAre(5, 9, 12));
+
+  const Topology t = fromEdges(3, {{0, 1}, {1, 2}});
+  EXPECT_EQ(writeGraphFile(t, "decentralizepy-edges"), "3\n0 1\n1 0\n1 2\n2 1\n");
+  EXPECT_EQ(writeGraphFile(t, "decentralizepy-adjacency"), "3\n1\n0 2\n1\n");
+  const auto back = readGraphFile(writeGraphFile(t, "edgelist"), "edgelist", "x");
+  EXPECT_EQ(back.edges, t.edges());
+
+  auto error = [](const std::string& text, const std::string& format) {
+    try {
+      readGraphFile(text, format, "bad.txt");
+    } catch (const TopologyError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_THAT(error("3\n0 5\n", "decentralizepy-edges"), HasSubstr("bad.txt:2: node 5"));
+  EXPECT_THAT(error("x\n", "decentralizepy-edges"), HasSubstr("bad.txt:1: the first line"));
+  EXPECT_THAT(error("1 2 3\n", "edgelist"), HasSubstr("bad.txt:1: expected two node ids"));
+  EXPECT_THAT(error("2\n1\n0\n1\n", "decentralizepy-adjacency"),
+              HasSubstr("more adjacency lines"));
+  EXPECT_THAT(error("1 1\n", "edgelist"), HasSubstr("joins a node to itself"));
+  EXPECT_THAT(error("", "graphml"), HasSubstr("unknown graph format"));
+  const Topology gapped(std::vector<NodeSpec>{{.id = 0, .port = 1}, {.id = 2, .port = 2}},
+                        {{0, 2}}, 0);
+  EXPECT_THROW(writeGraphFile(gapped, "decentralizepy-edges"), TopologyError);
+}
+
+}  // namespace
+}  // namespace phalanx::topologies

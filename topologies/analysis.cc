@@ -1,0 +1,149 @@
+#include "topologies/analysis.h"
+
+#include <fmt/format.h>
+
+#include <Eigen/Eigenvalues>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+namespace phalanx::topologies {
+namespace {
+
+std::size_t root(std::vector<std::size_t>& parent, std::size_t x) {
+  while (parent[x] != x) x = parent[x] = parent[parent[x]];
+  return x;
+}
+
+std::string jsonNumber(double v) { return std::isfinite(v) ? fmt::format("{}", v) : "null"; }
+
+std::string jsonString(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) {
+      out += fmt::format("\\u{:04x}", int(c));
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+std::size_t componentCount(std::size_t n, const std::vector<Edge>& edges) {
+  std::vector<std::size_t> parent(n);
+  std::iota(parent.begin(), parent.end(), 0);
+  std::size_t components = n;
+  for (const auto& [a, b] : edges) {
+    const std::size_t ra = root(parent, a), rb = root(parent, b);
+    if (ra != rb) {
+      parent[ra] = rb;
+      --components;
+    }
+  }
+  return components;
+}
+
+Eigen::MatrixXd metropolisWeights(const Topology& topology) {
+  const std::size_t n = topology.size();
+  Eigen::MatrixXd w = Eigen::MatrixXd::Zero(Eigen::Index(n), Eigen::Index(n));
+  for (const auto& [a, b] : topology.edges()) {
+    const auto i = Eigen::Index(topology.indexOf(a)), j = Eigen::Index(topology.indexOf(b));
+    w(i, j) = w(j, i) = 1.0 / double(1 + std::max(topology.degree(a), topology.degree(b)));
+  }
+  for (Eigen::Index i = 0; i < Eigen::Index(n); ++i) w(i, i) = 1.0 - w.row(i).sum();
+  return w;
+}
+
+std::size_t tolerableBudget(std::size_t degree) { return degree / 2; }
+
+TopologyCheck checkTopology(const Topology& topology) {
+  TopologyCheck c;
+  c.nodes = topology.size();
+  c.edges = topology.edges().size();
+  c.min_degree = std::numeric_limits<std::size_t>::max();
+  for (const auto& node : topology.nodes()) {
+    NodeCheck nc{node.id, topology.degree(node.id), topology.budgetOf(node.id), 0};
+    nc.tolerable = tolerableBudget(nc.degree);
+    c.min_degree = std::min(c.min_degree, nc.degree);
+    c.max_degree = std::max(c.max_degree, nc.degree);
+    if (nc.degree == 0) {
+      c.warnings.push_back(fmt::format("node {} has no neighbours: it can only train alone",
+                                       node.id));
+    } else if (nc.budget > nc.tolerable) {
+      c.warnings.push_back(fmt::format(
+          "node {}: byzantine budget {} cannot hold with {} neighbours (at most {}: the "
+          "neighbourhood of {} vectors needs an honest majority)",
+          node.id, nc.budget, nc.degree, nc.tolerable, nc.degree + 1));
+    }
+    c.per_node.push_back(nc);
+  }
+  if (c.nodes == 0) c.min_degree = 0;
+  c.mean_degree = c.nodes == 0 ? 0.0 : 2.0 * double(c.edges) / double(c.nodes);
+
+  std::vector<Edge> by_index;
+  for (const auto& [a, b] : topology.edges()) {
+    by_index.emplace_back(NodeId(topology.indexOf(a)), NodeId(topology.indexOf(b)));
+  }
+  c.components = componentCount(c.nodes, by_index);
+  if (c.components > 1) {
+    c.warnings.push_back(fmt::format(
+        "the graph falls into {} disconnected parts: their models will never agree",
+        c.components));
+  }
+
+  if (c.nodes > kMaxSpectralNodes) {
+    c.spectral_gap = std::numeric_limits<double>::quiet_NaN();
+  } else if (c.nodes <= 1) {
+    c.spectral_gap = 1.0;
+  } else {
+    // W is symmetric, so its eigenvalues are real; the largest is 1 (W is stochastic).
+    const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> solver(metropolisWeights(topology),
+                                                                Eigen::EigenvaluesOnly);
+    const auto& eig = solver.eigenvalues();  // ascending
+    const double second = std::max(std::abs(eig(eig.size() - 2)), std::abs(eig(0)));
+    c.spectral_gap = std::max(0.0, 1.0 - second);
+  }
+  return c;
+}
+
+std::string formatCheck(const TopologyCheck& c) {
+  std::string out = fmt::format(
+      "nodes {}, edges {}, degree min {} / mean {:.2f} / max {}\n"
+      "connected: {}{}\n",
+      c.nodes, c.edges, c.min_degree, c.mean_degree, c.max_degree,
+      c.components == 1 ? "yes" : "no",
+      c.components == 1 ? "" : fmt::format(" ({} components)", c.components));
+  out += std::isfinite(c.spectral_gap)
+             ? fmt::format("spectral gap (Metropolis weights): {:.6f}\n", c.spectral_gap)
+             : fmt::format("spectral gap: skipped (more than {} nodes)\n", kMaxSpectralNodes);
+  out += "node  degree  budget  tolerable\n";
+  for (const auto& n : c.per_node) {
+    out += fmt::format("{:>4}  {:>6}  {:>6}  {:>9}{}\n", n.id, n.degree, n.budget, n.tolerable,
+                       n.budget > n.tolerable ? "  <- too many" : "");
+  }
+  for (const auto& w : c.warnings) out += "warning: " + w + "\n";
+  return out;
+}
+
+std::string checkToJson(const TopologyCheck& c) {
+  std::string nodes;
+  for (const auto& n : c.per_node) {
+    if (!nodes.empty()) nodes += ",";
+    nodes += fmt::format(R"({{"id":{},"degree":{},"budget":{},"tolerable":{}}})", n.id,
+                         n.degree, n.budget, n.tolerable);
+  }
+  std::string warnings;
+  for (const auto& w : c.warnings) warnings += (warnings.empty() ? "" : ",") + jsonString(w);
+  return fmt::format(
+      R"({{"nodes":{},"edges":{},"min_degree":{},"mean_degree":{},"max_degree":{},)"
+      R"("connected":{},"components":{},"spectral_gap":{},"per_node":[{}],"warnings":[{}]}})",
+      c.nodes, c.edges, c.min_degree, c.mean_degree, c.max_degree,
+      c.components == 1 ? "true" : "false", c.components, jsonNumber(c.spectral_gap), nodes,
+      warnings);
+}
+
+}  // namespace phalanx::topologies

@@ -1,0 +1,53 @@
+// What `phalanx topology check` reports about a topology: degrees, connectivity, the spectral
+// gap of its Metropolis mixing matrix, and the Byzantine budget each neighbourhood can bear.
+#pragma once
+
+#include <Eigen/Core>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "topologies/topology.h"
+
+namespace phalanx::topologies {
+
+// Connected components of the graph on nodes 0..n-1 (an isolated node is one component).
+std::size_t componentCount(std::size_t n, const std::vector<Edge>& edges);
+
+// W_ij = 1 / (1 + max(deg_i, deg_j)) on edges, W_ii = 1 - Σ_j W_ij (ALGORITHMS.md §2),
+// indexed by position in topology.nodes(). Symmetric and doubly stochastic.
+Eigen::MatrixXd metropolisWeights(const Topology& topology);
+
+// The most Byzantine neighbours a node of degree `degree` can bear: its neighbourhood S (itself
+// and its neighbours, deg + 1 vectors) needs an honest majority, 2b < deg + 1, for NNA, cwtm and
+// the other rules of ALGORITHMS.md §2 to have a guarantee.
+std::size_t tolerableBudget(std::size_t degree);
+
+struct NodeCheck {
+  NodeId id = 0;
+  std::size_t degree = 0;
+  std::size_t budget = 0;     // configured b_i
+  std::size_t tolerable = 0;  // tolerableBudget(degree)
+};
+
+struct TopologyCheck {
+  std::size_t nodes = 0, edges = 0;
+  std::size_t min_degree = 0, max_degree = 0;
+  double mean_degree = 0;
+  std::size_t components = 0;
+  // 1 - max(|λ2|, |λn|) of the Metropolis matrix: how fast gossip averages (0: never).
+  // NaN when skipped for size (more than kMaxSpectralNodes nodes).
+  double spectral_gap = 0;
+  std::vector<NodeCheck> per_node;
+  std::vector<std::string> warnings;  // disconnected graph, budgets that cannot hold, ...
+};
+
+inline constexpr std::size_t kMaxSpectralNodes = 2000;
+
+TopologyCheck checkTopology(const Topology& topology);
+
+// Human-readable report, and the same as one JSON object.
+std::string formatCheck(const TopologyCheck& check);
+std::string checkToJson(const TopologyCheck& check);
+
+}  // namespace phalanx::topologies

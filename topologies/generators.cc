@@ -1,0 +1,179 @@
+#include "topologies/generators.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <optional>
+#include <random>
+#include <set>
+
+#include "topologies/analysis.h"
+
+namespace phalanx::topologies {
+namespace {
+
+using Edges = std::vector<Edge>;
+
+Edge ordered(std::size_t a, std::size_t b) {
+  return a < b ? Edge{NodeId(a), NodeId(b)} : Edge{NodeId(b), NodeId(a)};
+}
+
+Edges normalized(std::set<Edge> edges) { return Edges(edges.begin(), edges.end()); }
+
+// A uniform draw in [0, bound) by rejection: unlike std::uniform_int_distribution, the same on
+// every standard library.
+std::uint64_t below(std::mt19937_64& rng, std::uint64_t bound) {
+  const std::uint64_t limit = UINT64_MAX - UINT64_MAX % bound;
+  std::uint64_t x;
+  do x = rng();
+  while (x >= limit);
+  return x % bound;
+}
+
+double unit(std::mt19937_64& rng) { return double(rng() >> 11) * 0x1.0p-53; }
+
+void addClique(std::set<Edge>& edges, std::size_t first, std::size_t count) {
+  for (std::size_t a = first; a < first + count; ++a) {
+    for (std::size_t b = a + 1; b < first + count; ++b) edges.insert(ordered(a, b));
+  }
+}
+
+Edges ring(std::size_t n) {
+  std::set<Edge> e;
+  for (std::size_t i = 0; n > 1 && i < n; ++i) e.insert(ordered(i, (i + 1) % n));
+  return normalized(std::move(e));
+}
+
+std::expected<Edges, std::string> torus(std::size_t n, std::size_t rows) {
+  if (rows == 0) {
+    rows = std::size_t(std::sqrt(double(n)));
+    while (rows > 1 && n % rows != 0) --rows;
+  }
+  if (rows == 0 || n % rows != 0) {
+    return std::unexpected(fmt::format("torus: rows = {} does not divide n = {}", rows, n));
+  }
+  const std::size_t cols = n / rows;
+  std::set<Edge> e;
+  for (std::size_t r = 0; r < rows; ++r) {
+    for (std::size_t c = 0; c < cols; ++c) {
+      const std::size_t at = r * cols + c;
+      if (cols > 1) e.insert(ordered(at, r * cols + (c + 1) % cols));
+      if (rows > 1) e.insert(ordered(at, ((r + 1) % rows) * cols + c));
+    }
+  }
+  return normalized(std::move(e));
+}
+
+Edges exponential(std::size_t n) {
+  std::set<Edge> e;
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t hop = 1; hop < n; hop *= 2) e.insert(ordered(i, (i + hop) % n));
+  }
+  return normalized(std::move(e));
+}
+
+// Random kinds: redraw until connected.
+template <class Draw>
+std::expected<Edges, std::string> connectedDraw(const std::string& kind, std::size_t n,
+                                                std::uint64_t seed, Draw draw) {
+  std::mt19937_64 rng(seed);
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    auto edges = draw(rng);
+    if (edges && componentCount(n, *edges) == 1) return *edges;
+  }
+  return std::unexpected(fmt::format(
+      "{}: no connected graph in 1000 draws from seed {}; raise the density", kind, seed));
+}
+
+std::optional<Edges> erdosRenyi(std::size_t n, double p, std::mt19937_64& rng) {
+  std::set<Edge> e;
+  for (std::size_t a = 0; a < n; ++a) {
+    for (std::size_t b = a + 1; b < n; ++b) {
+      if (unit(rng) < p) e.insert(ordered(a, b));
+    }
+  }
+  return normalized(std::move(e));
+}
+
+// Pairing model: n * degree half-edges shuffled and paired; a draw with a self-loop or a
+// repeated pair is rejected, which keeps the result uniform over simple regular graphs.
+std::optional<Edges> regular(std::size_t n, std::size_t degree, std::mt19937_64& rng) {
+  std::vector<std::size_t> stubs;
+  for (std::size_t i = 0; i < n; ++i) stubs.insert(stubs.end(), degree, i);
+  for (std::size_t i = stubs.size(); i > 1; --i) std::swap(stubs[i - 1], stubs[below(rng, i)]);
+  std::set<Edge> e;
+  for (std::size_t i = 0; i + 1 < stubs.size(); i += 2) {
+    if (stubs[i] == stubs[i + 1] || !e.insert(ordered(stubs[i], stubs[i + 1])).second) {
+      return std::nullopt;
+    }
+  }
+  return normalized(std::move(e));
+}
+
+}  // namespace
+
+std::expected<std::vector<Edge>, std::string> generateEdges(const std::string& kind,
+                                                            std::size_t n,
+                                                            const GeneratorParams& params) {
+  if (n == 0) return std::unexpected(kind + ": needs at least one node");
+  if (kind == "ring") return ring(n);
+  if (kind == "torus") return torus(n, params.rows);
+  if (kind == "complete") {
+    std::set<Edge> e;
+    addClique(e, 0, n);
+    return normalized(std::move(e));
+  }
+  if (kind == "exponential") return exponential(n);
+  if (kind == "erdos_renyi") {
+    if (!(params.p > 0 && params.p <= 1)) {
+      return std::unexpected(fmt::format("erdos_renyi: p = {} must be in (0, 1]", params.p));
+    }
+    return connectedDraw(kind, n, params.seed,
+                         [&](std::mt19937_64& rng) { return erdosRenyi(n, params.p, rng); });
+  }
+  if (kind == "regular") {
+    if (params.degree >= n || (n * params.degree) % 2 != 0 || (n > 1 && params.degree == 0)) {
+      return std::unexpected(fmt::format(
+          "regular: degree = {} must be in [1, n - 1] with n * degree even (n = {})",
+          params.degree, n));
+    }
+    return connectedDraw(kind, n, params.seed, [&](std::mt19937_64& rng) {
+      return regular(n, params.degree, rng);
+    });
+  }
+  if (kind == "two_cliques") {
+    const std::size_t half = n / 2;
+    if (n < 2 || n % 2 != 0) {
+      return std::unexpected(fmt::format("two_cliques: n = {} must be even", n));
+    }
+    if (params.bridges < 1 || params.bridges > half) {
+      return std::unexpected(
+          fmt::format("two_cliques: bridges = {} must be in [1, n/2 = {}]", params.bridges, half));
+    }
+    std::set<Edge> e;
+    addClique(e, 0, half);
+    addClique(e, half, half);
+    for (std::size_t i = 0; i < params.bridges; ++i) e.insert(ordered(i, half + i));
+    return normalized(std::move(e));
+  }
+  if (kind == "dumbbell") {
+    if (params.path >= n || (n - params.path) % 2 != 0 || n - params.path < 2) {
+      return std::unexpected(fmt::format(
+          "dumbbell: n - path = {} - {} must be even and at least 2", n, params.path));
+    }
+    const std::size_t side = (n - params.path) / 2;
+    std::set<Edge> e;
+    addClique(e, 0, side);
+    addClique(e, side + params.path, side);
+    // Last node of the first clique, the path nodes in order, first node of the second.
+    for (std::size_t at = side - 1; at < side + params.path; ++at) e.insert(ordered(at, at + 1));
+    return normalized(std::move(e));
+  }
+  return std::unexpected(fmt::format("unknown topology kind '{}' (allowed: {})", kind,
+                                     fmt::join(kGeneratorKinds, ", ")));
+}
+
+}  // namespace phalanx::topologies

@@ -1,0 +1,40 @@
+// Graph generators for the common decentralized-learning topologies, on nodes 0..n-1.
+// Deterministic given the seed (own bounded draws over std::mt19937_64, whose output the
+// standard fixes), so a seed names the same graph on every machine.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <expected>
+#include <string>
+#include <vector>
+
+#include "topologies/topology.h"
+
+namespace phalanx::topologies {
+
+inline const std::vector<std::string> kGeneratorKinds{
+    "ring", "torus", "complete", "erdos_renyi", "regular", "exponential", "two_cliques",
+    "dumbbell"};
+
+struct GeneratorParams {
+  double p = 0.5;            // erdos_renyi: edge probability
+  std::size_t degree = 4;    // regular: every node's degree (n * degree even, degree < n)
+  std::size_t rows = 0;      // torus: grid rows (0: the most square factorization of n)
+  std::size_t bridges = 1;   // two_cliques: edges i <-> i + n/2 joining the halves
+  std::size_t path = 0;      // dumbbell: nodes on the path between the two cliques
+  std::uint64_t seed = 1;    // erdos_renyi, regular
+};
+
+// The edges (a < b, sorted, unique) of graph `kind` on n nodes. Random kinds redraw until the
+// graph is connected (an error after 1000 draws). Errors name the parameter at fault.
+//   ring: i ~ i+1 mod n.  torus: rows x cols grid with wrap-around.  complete: all pairs.
+//   erdos_renyi: each pair with probability p.  regular: uniform random degree-regular graph
+//   (pairing model with rejection).  exponential: i ~ i + 2^j mod n for 2^j < n.
+//   two_cliques: cliques on the two halves joined by `bridges` edges.
+//   dumbbell: cliques of (n - path)/2 nodes joined by a path through `path` further nodes.
+std::expected<std::vector<Edge>, std::string> generateEdges(const std::string& kind,
+                                                            std::size_t n,
+                                                            const GeneratorParams& params);
+
+}  // namespace phalanx::topologies
