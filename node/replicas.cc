@@ -1,0 +1,98 @@
+#include "node/replicas.h"
+
+#include <fmt/format.h>
+
+#include "compress/decode.h"
+
+namespace phalanx::node {
+
+std::expected<std::vector<std::uint8_t>, std::string> PublicReplica::encodeDelta(
+    std::span<const float> y, compress::Compressor& codec) {
+  if (y.size() != replica_.size()) {
+    return std::unexpected(fmt::format("replica: vector of {} for a replica of {}", y.size(),
+                                       replica_.size()));
+  }
+  difference_.resize(y.size());
+  for (std::size_t i = 0; i < y.size(); ++i) difference_[i] = y[i] - replica_[i];
+  compress::Encoded q;
+  if (auto ok = codec.encode(difference_, q); !ok) return std::unexpected(ok.error());
+  // The sender applies its own message through the receivers' decoder: same bits both sides.
+  if (auto ok = compress::decodeAdd(q.bytes, 1.0f, replica_); !ok) {
+    return std::unexpected(ok.error());
+  }
+  return std::move(q.bytes);
+}
+
+std::vector<std::uint8_t> PublicReplica::keyframe() const {
+  compress::CompressorConfig none;
+  none.codec = "none";
+  auto codec = compress::makeCompressor(none);
+  compress::Encoded out;
+  // "none" cannot fail on a finite or non-finite vector of any length.
+  (void)(*codec)->encode(replica_, out);
+  return std::move(out.bytes);
+}
+
+void PublicReplica::reset(std::span<const float> values) {
+  replica_.assign(values.begin(), values.end());
+}
+
+ReplicaTable::Entry& ReplicaTable::entry(PeerId peer) {
+  auto& e = entries_[peer];
+  if (e.values.size() != dim_) e.values.assign(dim_, 0.0f);
+  return e;
+}
+
+ReplicaTable::Result ReplicaTable::applyDelta(PeerId peer, std::uint64_t sequence,
+                                              std::span<const std::uint8_t> payload) {
+  Entry& e = entry(peer);
+  if (sequence <= e.last_sequence) return {Outcome::kStale, ""};
+  if (!e.valid || sequence != e.last_sequence + 1) {
+    e.valid = false;
+    return {Outcome::kGap, ""};
+  }
+  if (auto ok = compress::decodeAdd(payload, 1.0f, e.values); !ok) {
+    e.valid = false;  // the sender's replica took a delta we could not: ours is stale now
+    return {Outcome::kInvalid, ok.error()};
+  }
+  e.last_sequence = sequence;
+  return {Outcome::kApplied, ""};
+}
+
+ReplicaTable::Result ReplicaTable::applyKeyframe(PeerId peer, std::uint64_t sequence,
+                                                 std::span<const std::uint8_t> payload) {
+  Entry& e = entry(peer);
+  if (sequence <= e.last_sequence && e.valid) return {Outcome::kStale, ""};
+  const auto header = compress::readHeader(payload);
+  if (!header || header->codec != compress::CodecId::kNone) {
+    e.valid = false;
+    return {Outcome::kInvalid, header ? "keyframe: not an uncompressed (fp32) message"
+                                      : "keyframe: " + header.error()};
+  }
+  if (auto ok = compress::decode(payload, e.values); !ok) {
+    e.valid = false;
+    return {Outcome::kInvalid, ok.error()};
+  }
+  e.last_sequence = sequence;
+  e.valid = true;
+  return {Outcome::kApplied, ""};
+}
+
+bool ReplicaTable::valid(PeerId peer) const {
+  const auto it = entries_.find(peer);
+  return it != entries_.end() && it->second.valid;
+}
+
+std::span<const float> ReplicaTable::replica(PeerId peer) const {
+  const auto it = entries_.find(peer);
+  return it == entries_.end() ? std::span<const float>() : std::span<const float>(it->second.values);
+}
+
+std::uint64_t ReplicaTable::lastSequence(PeerId peer) const {
+  const auto it = entries_.find(peer);
+  return it == entries_.end() ? 0 : it->second.last_sequence;
+}
+
+void ReplicaTable::invalidate(PeerId peer) { entries_[peer].valid = false; }
+
+}  // namespace phalanx::node
