@@ -30,10 +30,10 @@ TEST(BatchOps, DistancesMatchNaiveOnSizesAcrossBlockBoundaries) {
       for (std::size_t j = 0; j < 5; ++j) {
         double naive = 0;
         for (std::size_t c = 0; c < d; ++c) naive += std::pow(double(m[i][c]) - m[j][c], 2);
-        // Float sums over 512-element runs: relative error well under 1e-6.
-        EXPECT_NEAR(pair[i * 5 + j], naive, 1e-6 * naive + 1e-12);
+        // Float sums over 4096-element runs: relative error about 1e-6 (more without SIMD).
+        EXPECT_NEAR(pair[i * 5 + j], naive, 1e-5 * naive + 1e-12);
         if (i == 0) {
-          EXPECT_NEAR(to[j], naive, 1e-6 * naive + 1e-12);
+          EXPECT_NEAR(to[j], naive, 1e-5 * naive + 1e-12);
         }
       }
     }
@@ -62,7 +62,7 @@ TEST(BatchOps, DistancesAndSumInOnePassMatchTheSeparateKernels) {
     squaredDistancesAndSum(m[2], rows, fused, sum);
     squaredDistancesTo(m[2], rows, separate);
     // Rows are summed in groups of four there: the same terms, another order.
-    for (std::size_t k = 0; k < 6; ++k) EXPECT_NEAR(fused[k], separate[k], 1e-6 * separate[k]);
+    for (std::size_t k = 0; k < 6; ++k) EXPECT_NEAR(fused[k], separate[k], 1e-5 * separate[k]);
     for (std::size_t c = 0; c < d; ++c) {
       double naive = 0;
       for (const auto& r : m) naive += r[c];
