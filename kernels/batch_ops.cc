@@ -53,15 +53,11 @@ void reduceOverBlocks(std::size_t d, std::span<double> out, Body body,
   }
 }
 
-}  // namespace
-
-namespace {
-
 // Squared distances are summed in float over runs of kRun coordinates (per SIMD lane) and in
 // double across runs; a run whose float sum is not finite is redone in double, so finite rows
 // near FLT_MAX stay finite and only NaN/Inf rows come out non-finite. Long runs matter: each
-// run ends in a horizontal sum, which at 512 cost a quarter of the pass. Relative error stays
-// near 1e-6 (runs of 4096 spread over at least 4 lanes).
+// run ends in a horizontal sum, which at 512 cost a quarter of the pass. Relative error: about
+// 1e-6 when vectorized (a run spreads over at least 4 lanes), below 1e-5 when not.
 // The build targets baseline x86-64 (SSE2), where these loops are compute-bound at memory
 // speed; they are also compiled for AVX2 and AVX-512 and picked at run time.
 #if defined(__x86_64__) && !defined(__clang__)
@@ -75,7 +71,7 @@ constexpr std::size_t kRun = 4096;
 // Rows are taken kGroup at a time: c (and z) are then read once per group instead of once per
 // row, and the group's sums are independent chains that hide the add latency. Measured on
 // 32 x 25.6M rows: 4 beat 1 (c and z traffic) and 8 (registers).
-constexpr std::size_t kGroup = 4;
+constexpr std::size_t kGroup = 4;  // the group kernels below spell out four rows
 
 PHALANX_SIMD_CLONES float runSquaredDistance(const float* a, const float* b, std::size_t n) {
   float s = 0;
@@ -120,7 +116,9 @@ PHALANX_SIMD_CLONES void runGroupAxpy(const float* const* a, const float* w, flo
   const float *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3];
   const float w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3];
 #pragma omp simd
-  for (std::size_t i = 0; i < n; ++i) z[i] += (w0 * a0[i] + w1 * a1[i]) + (w2 * a2[i] + w3 * a3[i]);
+  for (std::size_t i = 0; i < n; ++i) {
+    z[i] += (w0 * a0[i] + w1 * a1[i]) + (w2 * a2[i] + w3 * a3[i]);
+  }
 }
 
 // A run's squared distance in double, for runs whose float sum overflowed.
@@ -155,7 +153,8 @@ void blockDistances(Rows rows, const float* c, float* z, std::size_t start, std:
         runGroupDistances<false>(a, c + at, nullptr, n, fast);
       }
       for (std::size_t g = 0; g < kGroup; ++g) {
-        acc[k + g] += std::isfinite(fast[g]) ? double(fast[g]) : exactRunDistance(a[g], c + at, n);
+        acc[k + g] +=
+            std::isfinite(fast[g]) ? double(fast[g]) : exactRunDistance(a[g], c + at, n);
       }
     }
   }
@@ -182,6 +181,24 @@ void blockWeightedAdd(Rows rows, std::span<const double> weights, float* z, std:
     }
   }
   for (std::size_t g = 0; g < filled; ++g) runAxpy(w[g], a[g], z, len);
+}
+
+// Runs body(z block, start, len) over blocks of the output in parallel; true when every call
+// returned true. Larger blocks than the reductions: the output block stays in L2 while each
+// row is streamed in long runs, which the hardware prefetchers follow better across many rows.
+template <class Body>
+bool overOutputBlocks(std::span<float> out, Body body) {
+  constexpr std::size_t kSumBlock = 4 * kBlock;
+  const std::size_t d = out.size();
+  const long blocks = long(blockCount(d, kSumBlock));
+  bool all = true;
+#pragma omp parallel for schedule(static) reduction(&& : all)
+  for (long b = 0; b < blocks; ++b) {
+    const std::size_t start = std::size_t(b) * kSumBlock;
+    const std::size_t len = std::min(kSumBlock, d - start);
+    all = body(out.data() + start, start, len) && all;
+  }
+  return all;
 }
 
 }  // namespace
@@ -249,41 +266,26 @@ void squaredNorms(Rows rows, std::span<double> out) {
 }
 
 void weightedSum(Rows rows, std::span<const double> weights, std::span<float> out) {
-  const std::size_t d = out.size();
   PHALANX_CHECK(weights.size() == rows.size(), "weightedSum: one weight per row");
-  PHALANX_CHECK(rows.empty() || commonLength(rows) == d, "weightedSum: output length");
-  // Larger blocks than the reductions: the output block stays in L2 while each row is
-  // streamed in long runs, which the hardware prefetchers follow better across many rows.
-  constexpr std::size_t kSumBlock = 4 * kBlock;
-  const long blocks = long((d + kSumBlock - 1) / kSumBlock);
-#pragma omp parallel for schedule(static)
-  for (long b = 0; b < blocks; ++b) {
-    const std::size_t start = std::size_t(b) * kSumBlock;
-    const std::size_t len = std::min(kSumBlock, d - start);
-    float* z = out.data() + start;
+  PHALANX_CHECK(rows.empty() || commonLength(rows) == out.size(), "weightedSum: output length");
+  overOutputBlocks(out, [&](float* z, std::size_t start, std::size_t len) {
     std::fill(z, z + len, 0.0f);
     blockWeightedAdd(rows, weights, z, start, len);
-  }
+    return true;
+  });
 }
 
 bool accumulateThenScale(Rows rows, std::span<const double> weights, double scale,
                          std::span<float> z) {
-  const std::size_t d = z.size();
   PHALANX_CHECK(weights.size() == rows.size(), "accumulateThenScale: one weight per row");
-  PHALANX_CHECK(rows.empty() || commonLength(rows) == d, "accumulateThenScale: output length");
-  const long blocks = long(blockCount(d));
-  bool finite = true;
-#pragma omp parallel for schedule(static) reduction(&& : finite)
-  for (long b = 0; b < blocks; ++b) {
-    const std::size_t start = std::size_t(b) * kBlock;
-    const std::size_t len = std::min(kBlock, d - start);
-    float* out = z.data() + start;
+  PHALANX_CHECK(rows.empty() || commonLength(rows) == z.size(),
+                "accumulateThenScale: output length");
+  return overOutputBlocks(z, [&](float* out, std::size_t start, std::size_t len) {
     blockWeightedAdd(rows, weights, out, start, len);
     Eigen::Map<Eigen::ArrayXf> block_out(out, Eigen::Index(len));
     block_out *= float(scale);
-    finite = finite && block_out.isFinite().all();
-  }
-  return finite;
+    return bool(block_out.isFinite().all());
+  });
 }
 
 namespace {

@@ -54,6 +54,16 @@ bool subtractingIsSafe(const RuleInput& in, std::span<const std::size_t> order,
   return pivot_norm + excluded_reach <= 2.0 * (pivot_norm + kept_reach);
 }
 
+// z = mean of the rows not in `excluded`, finished from the row sum z already holds (one read
+// of the excluded rows); false when the float sum overflowed, so the caller sums directly.
+bool meanFromRowSum(const RuleInput& in, std::span<const std::size_t> excluded,
+                    std::span<float> z) {
+  std::vector<double> w(in.rows.size(), 0.0);
+  for (std::size_t i : excluded) w[i] = -1.0;
+  return kernels::accumulateThenScale(in.rows, w, 1.0 / double(in.rows.size() - excluded.size()),
+                                      z);
+}
+
 class Nna final : public Rule {
  public:
   std::expected<void, std::string> apply(const RuleInput& in, std::span<float> z,
@@ -68,17 +78,13 @@ class Nna final : public Rule {
     dist[0] = -1.0;  // the pivot is always kept, whatever rounding says
     auto order = orderByKey(dist);
     const std::size_t keep = n - in.b;
-    if (subtractingIsSafe(in, order, keep)) {
-      // One more read of the b excluded rows instead of the n - b kept ones.
-      std::vector<double> w(n, 0.0);
-      for (std::size_t r = keep; r < n; ++r) w[order[r]] = -1.0;
-      if (kernels::accumulateThenScale(in.rows, w, 1.0 / double(keep), z)) {
-        for (std::size_t r = 0; r < keep; ++r) kept[order[r]] = 1;
-        return {};
-      }
+    const std::span<const std::size_t> closest(order.data(), keep);
+    if (subtractingIsSafe(in, order, keep) &&
+        meanFromRowSum(in, std::span(order).subspan(keep), z)) {
+      for (std::size_t i : closest) kept[i] = 1;
+      return {};
     }
-    order.resize(keep);
-    meanOf(in.rows, order, z, kept);
+    meanOf(in.rows, closest, z, kept);
     return {};
   }
   bool sumsAllRows() const override { return true; }
@@ -89,10 +95,7 @@ class Mean final : public Rule {
   std::expected<void, std::string> apply(const RuleInput& in, std::span<float> z,
                                          std::vector<char>& kept) override {
     std::fill(kept.begin(), kept.end(), 1);
-    if (in.z_holds_row_sum) {
-      const std::vector<double> none(in.rows.size(), 0.0);
-      if (kernels::accumulateThenScale(in.rows, none, 1.0 / double(in.rows.size()), z)) return {};
-    }
+    if (in.z_holds_row_sum && meanFromRowSum(in, {}, z)) return {};
     std::vector<std::size_t> all(in.rows.size());
     std::iota(all.begin(), all.end(), 0);
     meanOf(in.rows, all, z, kept);
