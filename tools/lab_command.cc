@@ -20,6 +20,7 @@
 #include "robust/aggregator.h"
 #include "robust/attacks.h"
 #include "tools/command.h"
+#include "tools/json.h"
 
 namespace phalanx::tools {
 namespace {
@@ -56,9 +57,6 @@ int writeVector(const std::string& file, std::span<const float> v) {
     return kExitFailure;
   }
 }
-
-// JSON for a double, with non-finite values as null (JSON has no Inf/NaN).
-std::string jsonNumber(double v) { return std::isfinite(v) ? fmt::format("{}", v) : "null"; }
 
 struct AggregateOptions {
   std::string rule = "nna";

@@ -7,11 +7,13 @@
 
 #include <fstream>
 #include <iostream>
+#include <cmath>
 #include <memory>
 #include <sstream>
 #include <string>
 
 #include "tools/command.h"
+#include "tools/json.h"
 #include "topologies/analysis.h"
 #include "topologies/convert.h"
 #include "topologies/generators.h"
@@ -36,19 +38,53 @@ struct TopologyOptions {
   std::string from = "yaml", to = "yaml";
 };
 
+// The check as a table for people.
+std::string formatCheck(const TopologyCheck& c) {
+  std::string out = fmt::format(
+      "nodes {}, edges {}, degree min {} / mean {:.2f} / max {}\n"
+      "connected: {}{}\n",
+      c.nodes, c.edges, c.min_degree, c.mean_degree, c.max_degree,
+      c.components == 1 ? "yes" : "no",
+      c.components == 1 ? "" : fmt::format(" ({} components)", c.components));
+  out += std::isfinite(c.spectral_gap)
+             ? fmt::format("spectral gap (Metropolis weights): {:.6f}\n", c.spectral_gap)
+             : fmt::format("spectral gap: skipped (more than {} nodes)\n", kMaxSpectralNodes);
+  out += "node  degree  budget  tolerable\n";
+  for (const auto& n : c.per_node) {
+    out += fmt::format("{:>4}  {:>6}  {:>6}  {:>9}{}\n", n.id, n.degree, n.budget, n.tolerable,
+                       n.budget > n.tolerable ? "  <- too many" : "");
+  }
+  for (const auto& w : c.warnings) out += "warning: " + w + "\n";
+  return out;
+}
+
+// The same as one JSON object.
+std::string checkToJson(const TopologyCheck& c) {
+  std::string nodes;
+  for (const auto& n : c.per_node) {
+    if (!nodes.empty()) nodes += ",";
+    nodes += fmt::format(R"({{"id":{},"degree":{},"budget":{},"tolerable":{}}})", n.id,
+                         n.degree, n.budget, n.tolerable);
+  }
+  std::string warnings;
+  for (const auto& w : c.warnings) warnings += (warnings.empty() ? "" : ",") + jsonString(w);
+  return fmt::format(
+      R"({{"nodes":{},"edges":{},"min_degree":{},"mean_degree":{},"max_degree":{},)"
+      R"("connected":{},"components":{},"spectral_gap":{},"per_node":[{}],"warnings":[{}]}})",
+      c.nodes, c.edges, c.min_degree, c.mean_degree, c.max_degree,
+      c.components == 1 ? "true" : "false", c.components, jsonNumber(c.spectral_gap), nodes,
+      warnings);
+}
+
 // The command line that regenerates a generated file, written as its first comment line.
 std::string genCommandLine(const TopologyOptions& o) {
   std::string line = fmt::format(
       "phalanx topology gen --kind {} --n {} --base-port {} --metrics-base-port {} --host {}",
       o.kind, o.n, o.addressing.base_port, o.addressing.metrics_base_port, o.addressing.host);
   if (o.budget) line += fmt::format(" --byzantine-budget {}", o.budget);
-  if (o.kind == "erdos_renyi") line += fmt::format(" --p {} --seed {}", o.params.p, o.params.seed);
-  if (o.kind == "regular") {
-    line += fmt::format(" --degree {} --seed {}", o.params.degree, o.params.seed);
+  for (const auto& name : generatorParamNames(o.kind)) {
+    line += fmt::format(" --{} {}", name, formatGeneratorParam(o.params, name));
   }
-  if (o.kind == "torus" && o.params.rows) line += fmt::format(" --rows {}", o.params.rows);
-  if (o.kind == "two_cliques") line += fmt::format(" --bridges {}", o.params.bridges);
-  if (o.kind == "dumbbell") line += fmt::format(" --path {}", o.params.path);
   return line;
 }
 
@@ -81,28 +117,26 @@ int runCheck(const TopologyOptions& o) {
   }
 }
 
+// A DecentralizePy or edge-list graph as a topology: id k listens on base_port + k.
+Topology fromGraphFile(const std::string& text, const TopologyOptions& o) {
+  GraphFile g = readGraphFile(text, o.from, o.file);
+  std::vector<NodeSpec> nodes;
+  for (NodeId id : g.ids) nodes.push_back(numberedNode(id, o.addressing));
+  return Topology(std::move(nodes), std::move(g.edges), o.budget, o.file);
+}
+
 int runConvert(const TopologyOptions& o) {
   try {
     std::ifstream in(o.file);
     if (!in) throw TopologyError(fmt::format("{}: cannot read the file", o.file));
     std::stringstream text;
     text << in.rdbuf();
-    std::unique_ptr<Topology> t;
-    if (o.from == "yaml") {
-      t = std::make_unique<Topology>(parseTopology(text.str(), o.file));
-    } else {
-      GraphFile g = readGraphFile(text.str(), o.from, o.file);
-      // Addresses for the ids as read: id k listens on base_port + k.
-      std::vector<NodeSpec> nodes;
-      const std::size_t top = g.ids.empty() ? 0 : g.ids.back() + 1;
-      auto numbered = numberedNodes(top, o.addressing);
-      for (NodeId id : g.ids) nodes.push_back(numbered[id]);
-      t = std::make_unique<Topology>(std::move(nodes), std::move(g.edges), o.budget, o.file);
-    }
+    const Topology t = o.from == "yaml" ? parseTopology(text.str(), o.file)
+                                        : fromGraphFile(text.str(), o);
     if (o.to == "yaml") {
-      std::cout << toYaml(*t, fmt::format("converted from {} ({})", o.file, o.from));
+      std::cout << toYaml(t, fmt::format("converted from {} ({})", o.file, o.from));
     } else {
-      std::cout << writeGraphFile(*t, o.to);
+      std::cout << writeGraphFile(t, o.to);
     }
     return kExitOk;
   } catch (const TopologyError& e) {

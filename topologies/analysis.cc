@@ -16,21 +16,6 @@ std::size_t root(std::vector<std::size_t>& parent, std::size_t x) {
   return x;
 }
 
-std::string jsonNumber(double v) { return std::isfinite(v) ? fmt::format("{}", v) : "null"; }
-
-std::string jsonString(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) {
-      out += fmt::format("\\u{:04x}", int(c));
-      continue;
-    }
-    out += c;
-  }
-  return out + "\"";
-}
-
 }  // namespace
 
 std::size_t componentCount(std::size_t n, const std::vector<Edge>& edges) {
@@ -108,42 +93,6 @@ TopologyCheck checkTopology(const Topology& topology) {
     c.spectral_gap = std::max(0.0, 1.0 - second);
   }
   return c;
-}
-
-std::string formatCheck(const TopologyCheck& c) {
-  std::string out = fmt::format(
-      "nodes {}, edges {}, degree min {} / mean {:.2f} / max {}\n"
-      "connected: {}{}\n",
-      c.nodes, c.edges, c.min_degree, c.mean_degree, c.max_degree,
-      c.components == 1 ? "yes" : "no",
-      c.components == 1 ? "" : fmt::format(" ({} components)", c.components));
-  out += std::isfinite(c.spectral_gap)
-             ? fmt::format("spectral gap (Metropolis weights): {:.6f}\n", c.spectral_gap)
-             : fmt::format("spectral gap: skipped (more than {} nodes)\n", kMaxSpectralNodes);
-  out += "node  degree  budget  tolerable\n";
-  for (const auto& n : c.per_node) {
-    out += fmt::format("{:>4}  {:>6}  {:>6}  {:>9}{}\n", n.id, n.degree, n.budget, n.tolerable,
-                       n.budget > n.tolerable ? "  <- too many" : "");
-  }
-  for (const auto& w : c.warnings) out += "warning: " + w + "\n";
-  return out;
-}
-
-std::string checkToJson(const TopologyCheck& c) {
-  std::string nodes;
-  for (const auto& n : c.per_node) {
-    if (!nodes.empty()) nodes += ",";
-    nodes += fmt::format(R"({{"id":{},"degree":{},"budget":{},"tolerable":{}}})", n.id,
-                         n.degree, n.budget, n.tolerable);
-  }
-  std::string warnings;
-  for (const auto& w : c.warnings) warnings += (warnings.empty() ? "" : ",") + jsonString(w);
-  return fmt::format(
-      R"({{"nodes":{},"edges":{},"min_degree":{},"mean_degree":{},"max_degree":{},)"
-      R"("connected":{},"components":{},"spectral_gap":{},"per_node":[{}],"warnings":[{}]}})",
-      c.nodes, c.edges, c.min_degree, c.mean_degree, c.max_degree,
-      c.components == 1 ? "true" : "false", c.components, jsonNumber(c.spectral_gap), nodes,
-      warnings);
 }
 
 }  // namespace phalanx::topologies

@@ -46,8 +46,4 @@ inline constexpr std::size_t kMaxSpectralNodes = 2000;
 
 TopologyCheck checkTopology(const Topology& topology);
 
-// Human-readable report, and the same as one JSON object.
-std::string formatCheck(const TopologyCheck& check);
-std::string checkToJson(const TopologyCheck& check);
-
 }  // namespace phalanx::topologies

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 #include <optional>
 #include <random>
@@ -114,6 +115,27 @@ std::optional<Edges> regular(std::size_t n, std::size_t degree, std::mt19937_64&
 }
 
 }  // namespace
+
+const std::vector<std::string>& generatorParamNames(const std::string& kind) {
+  static const std::map<std::string, std::vector<std::string>> names{
+      {"torus", {"rows"}},          {"erdos_renyi", {"p", "seed"}},
+      {"regular", {"degree", "seed"}}, {"two_cliques", {"bridges"}},
+      {"dumbbell", {"path"}},
+  };
+  static const std::vector<std::string> none;
+  const auto it = names.find(kind);
+  return it == names.end() ? none : it->second;
+}
+
+std::string formatGeneratorParam(const GeneratorParams& p, const std::string& name) {
+  if (name == "p") return fmt::format("{}", p.p);
+  if (name == "degree") return fmt::format("{}", p.degree);
+  if (name == "rows") return fmt::format("{}", p.rows);
+  if (name == "bridges") return fmt::format("{}", p.bridges);
+  if (name == "path") return fmt::format("{}", p.path);
+  if (name == "seed") return fmt::format("{}", p.seed);
+  return "";
+}
 
 std::expected<std::vector<Edge>, std::string> generateEdges(const std::string& kind,
                                                             std::size_t n,

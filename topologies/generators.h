@@ -26,6 +26,12 @@ struct GeneratorParams {
   std::uint64_t seed = 1;    // erdos_renyi, regular
 };
 
+// The parameters each kind takes, under the names topology files and `phalanx topology gen`
+// use (p, degree, rows, bridges, path, seed); empty for a kind without any (or unknown).
+const std::vector<std::string>& generatorParamNames(const std::string& kind);
+// One parameter's value as written in a file or on the command line.
+std::string formatGeneratorParam(const GeneratorParams& params, const std::string& name);
+
 // The edges (a < b, sorted, unique) of graph `kind` on n nodes. Random kinds redraw until the
 // graph is connected (an error after 1000 draws). Errors name the parameter at fault.
 //   ring: i ~ i+1 mod n.  torus: rows x cols grid with wrap-around.  complete: all pairs.

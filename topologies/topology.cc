@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <fstream>
-#include <map>
 #include <set>
 #include <sstream>
 
@@ -24,21 +23,10 @@ std::string quoted(const std::string& s) {
   return out + "\"";
 }
 
-// The generator parameters each kind takes; any other key in its section is an error.
-const std::map<std::string, std::vector<std::string>> kKindParams{
-    {"ring", {}},
-    {"torus", {"rows"}},
-    {"complete", {}},
-    {"erdos_renyi", {"p", "seed"}},
-    {"regular", {"degree", "seed"}},
-    {"exponential", {}},
-    {"two_cliques", {"bridges"}},
-    {"dumbbell", {"path"}},
-};
-
+// The generator section's parameters for `kind`; any other key in the section is an error.
 GeneratorParams readGeneratorParams(YamlFields& g, const std::string& kind) {
   GeneratorParams p;
-  for (const auto& name : kKindParams.at(kind)) {
+  for (const auto& name : generatorParamNames(kind)) {
     if (name == "p") g.number("p", p.p, 0.0, 1.0);
     if (name == "seed") g.integer("seed", p.seed, 0, UINT64_MAX);
     if (name == "degree") g.integer("degree", p.degree, 1, 1u << 20);
@@ -206,20 +194,21 @@ std::string toYaml(const Topology& t, const std::string& comment) {
   return out;
 }
 
+NodeSpec numberedNode(NodeId id, const Addressing& a) {
+  if (a.base_port == 0 || std::size_t(a.base_port) + id > 65535 ||
+      std::size_t(a.metrics_base_port) + id > 65535) {
+    throw TopologyError(fmt::format("node {}: ports {}+{} and {}+{} must stay within 1-65535",
+                                    id, a.base_port, id, a.metrics_base_port, id));
+  }
+  return {.id = id,
+          .host = a.host,
+          .port = std::uint16_t(a.base_port + id),
+          .metrics_port = std::uint16_t(a.metrics_base_port + id)};
+}
+
 std::vector<NodeSpec> numberedNodes(std::size_t n, const Addressing& a) {
-  if (n > 0 && (a.base_port == 0 || std::size_t(a.base_port) + n - 1 > 65535 ||
-                std::size_t(a.metrics_base_port) + n - 1 > 65535)) {
-    throw TopologyError(fmt::format(
-        "ports {}+{} and {}+{} must stay within 1-65535", a.base_port, n - 1,
-        a.metrics_base_port, n - 1));
-  }
   std::vector<NodeSpec> nodes;
-  for (std::size_t k = 0; k < n; ++k) {
-    nodes.push_back({.id = NodeId(k),
-                     .host = a.host,
-                     .port = std::uint16_t(a.base_port + k),
-                     .metrics_port = std::uint16_t(a.metrics_base_port + k)});
-  }
+  for (std::size_t k = 0; k < n; ++k) nodes.push_back(numberedNode(NodeId(k), a));
   return nodes;
 }
 

@@ -70,6 +70,8 @@ struct Addressing {
   std::uint16_t base_port = 7000;
   std::uint16_t metrics_base_port = 9000;
 };
-std::vector<NodeSpec> numberedNodes(std::size_t n, const Addressing& addressing);
+// Throws TopologyError when a port would leave 1-65535.
+NodeSpec numberedNode(NodeId id, const Addressing& addressing);
+std::vector<NodeSpec> numberedNodes(std::size_t n, const Addressing& addressing);  // ids 0..n-1
 
 }  // namespace phalanx::topologies

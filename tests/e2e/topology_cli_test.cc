@@ -47,6 +47,15 @@ TEST(TopologyCli, CheckWarnsAndFailsWhereTheBudgetCannotHold) {
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_THAT(r.output, HasSubstr("\"tolerable\":1"));
   EXPECT_THAT(r.output, HasSubstr("budget 2 cannot hold"));
+  // Two parts that never meet: reported in both the table and the JSON.
+  const auto split = dir.write("split.yaml", "nodes: [{id: 0, port: 7000}, {id: 1, port: 7001},"
+                                             " {id: 2, port: 7002}, {id: 3, port: 7003}]\n"
+                                             "edges: [[0, 1], [2, 3]]\n");
+  r = runProcess(phalanxBinary() + " topology check " + split.string());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("connected: no (2 components)"));
+  r = runProcess(phalanxBinary() + " topology check --json " + split.string());
+  EXPECT_THAT(r.output, HasSubstr("\"connected\":false"));
   r = runProcess(phalanxBinary() + " topology check " +
                  dir.write("bad.yaml", "nodes: [{id: 0}]\nedges: []\n").string());
   EXPECT_EQ(r.exit_code, 2);
