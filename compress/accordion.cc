@@ -94,7 +94,7 @@ std::expected<void, std::string> AdaptiveCompressor::encode(std::span<const floa
     return std::unexpected(fmt::format("adaptive: input has {} entries, the layers {}", x.size(), total_));
   }
   out.bytes.clear();
-  detail::ByteWriter w(out.bytes);
+  ByteWriter w(out.bytes);
   detail::beginLayered(w, std::uint32_t(total_), layers_.size());
   std::size_t offset = 0;
   for (std::size_t l = 0; l < layers_.size(); ++l) {

@@ -1,6 +1,7 @@
-// Little-endian byte writer and bounds-checked reader for the payloads of FORMAT.md, with
-// LEB128 varints and an LSB-first bit stream (Golomb–Rice indices). Internal to compress/.
-// Readers never read past their span: every read reports failure instead.
+// Little-endian byte writer and bounds-checked reader for the payloads of FORMAT.md (also
+// node/'s checkpoint files), with LEB128 varints; and an LSB-first bit stream (Golomb–Rice
+// indices), internal to compress/. Readers never read past their span: every read reports
+// failure instead.
 #pragma once
 
 #include <bit>
@@ -11,7 +12,7 @@
 #include <span>
 #include <vector>
 
-namespace phalanx::compress::detail {
+namespace phalanx::compress {
 
 class ByteWriter {
  public:
@@ -101,6 +102,8 @@ class ByteReader {
   std::size_t at_ = 0;
 };
 
+namespace detail {
+
 // LSB-first bit stream writer (bit i of the stream is bit i % 8 of byte i / 8).
 class BitWriter {
  public:
@@ -162,4 +165,5 @@ class BitReader {
   std::size_t pos_ = 0;
 };
 
-}  // namespace phalanx::compress::detail
+}  // namespace detail
+}  // namespace phalanx::compress

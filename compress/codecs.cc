@@ -20,7 +20,6 @@
 namespace phalanx::compress {
 namespace {
 
-using detail::ByteWriter;
 using Result = std::expected<void, std::string>;
 
 Result notFinite(std::string_view codec) {

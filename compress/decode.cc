@@ -18,7 +18,6 @@
 namespace phalanx::compress {
 namespace {
 
-using detail::ByteReader;
 using Result = std::expected<void, std::string>;
 
 std::unexpected<std::string> fail(std::string why) { return std::unexpected(std::move(why)); }

@@ -60,7 +60,7 @@ std::expected<void, std::string> DgcEncoder::encode(std::span<const float> g, st
   const double density = densityAt(epoch);
   const kernels::CounterRng rng = kernels::CounterRng{config_.seed}.fork(calls_++);
   out.bytes.clear();
-  detail::ByteWriter w(out.bytes);
+  ByteWriter w(out.bytes);
   detail::beginLayered(w, std::uint32_t(g.size()), layers.size());
   std::size_t offset = 0;
   for (std::size_t l = 0; l < layers.size(); ++l) {
@@ -75,7 +75,7 @@ std::expected<void, std::string> DgcEncoder::encode(std::span<const float> g, st
       // Plain momentum SGD for this tensor: send u; v is not used for it.
       std::fill(v.begin(), v.end(), 0.0f);
       segment_.clear();
-      detail::ByteWriter s(segment_);
+      ByteWriter s(segment_);
       detail::writeHeader(s, CodecId::kNone, std::uint32_t(n));
       for (const float x : u) s.f32(x);
     } else {

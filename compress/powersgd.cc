@@ -13,7 +13,6 @@
 namespace phalanx::compress {
 namespace {
 
-using detail::ByteWriter;
 
 struct Plan {
   LayerShape shape;

@@ -6,12 +6,12 @@
 #include <zlib.h>
 
 #include <algorithm>
-#include <bit>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <iterator>
-#include <type_traits>
+
+#include "compress/byte_io.h"
 
 namespace phalanx::node {
 namespace {
@@ -21,86 +21,47 @@ constexpr std::uint32_t kVersion = 1;
 constexpr std::string_view kPrefix = "checkpoint-";
 constexpr std::string_view kSuffix = ".phx";
 
-// Little-endian fixed-width integers, so files move between machines.
-template <class T>
-void put(std::vector<std::byte>& out, T v) {
-  for (std::size_t i = 0; i < sizeof(T); ++i) out.push_back(std::byte((v >> (8 * i)) & 0xff));
+using compress::ByteReader;
+using compress::ByteWriter;
+
+[[noreturn]] void truncated(const char* what) {
+  throw CheckpointError(fmt::format("truncated in the {}", what));
 }
 
-class Reader {
- public:
-  explicit Reader(std::span<const std::byte> bytes) : bytes_(bytes) {}
-  template <class T>
-  T get(const char* what) {
-    need(sizeof(T), what);
-    T v = 0;
-    for (std::size_t i = 0; i < sizeof(T); ++i) {
-      v |= T(std::to_integer<T>(bytes_[at_ + i])) << (8 * i);
-    }
-    at_ += sizeof(T);
-    return v;
-  }
-  std::span<const std::byte> take(std::size_t n, const char* what) {
-    need(n, what);
-    auto s = bytes_.subspan(at_, n);
-    at_ += n;
-    return s;
-  }
-  std::size_t left() const { return bytes_.size() - at_; }
+// Checks a ByteReader call's result, naming the part that was cut short.
+void need(bool ok, const char* what) {
+  if (!ok) truncated(what);
+}
 
- private:
-  void need(std::size_t n, const char* what) const {
-    if (n > left()) throw CheckpointError(fmt::format("truncated in the {}", what));
-  }
-  std::span<const std::byte> bytes_;
-  std::size_t at_ = 0;
-};
+std::span<const std::uint8_t> take(ByteReader& r, std::uint64_t n, const char* what) {
+  if (n > r.remaining()) truncated(what);  // before narrowing n to size_t
+  return r.take(std::size_t(n)).value();
+}
 
-std::uint32_t crc(std::span<const std::byte> bytes) {
+std::uint32_t crc(std::span<const std::uint8_t> bytes) {
   uLong c = crc32(0L, Z_NULL, 0);
   // zlib takes uInt lengths: feed large sections in pieces.
   for (std::size_t at = 0; at < bytes.size();) {
     const std::size_t n = std::min<std::size_t>(bytes.size() - at, 1u << 30);
-    c = crc32(c, reinterpret_cast<const Bytef*>(bytes.data() + at), uInt(n));
+    c = crc32(c, bytes.data() + at, uInt(n));
     at += n;
   }
   return std::uint32_t(c);
 }
 
-template <class T>
-void putValues(Checkpoint& c, const std::string& name, std::span<const T> values) {
-  auto& s = c.sections[name];
-  s.clear();
-  s.reserve(values.size() * sizeof(T));
-  for (T v : values) {
-    if constexpr (std::is_same_v<T, float>) {
-      put(s, std::bit_cast<std::uint32_t>(v));
-    } else {
-      put(s, v);
-    }
-  }
-}
-
-template <class T>
-std::vector<T> getValues(const Checkpoint& c, const std::string& name) {
+// A reader over section `name`, checked to hold whole values of `width` bytes.
+ByteReader sectionReader(const Checkpoint& c, const std::string& name, std::size_t width,
+                         std::size_t& count) {
   const auto it = c.sections.find(name);
   if (it == c.sections.end()) {
     throw CheckpointError(fmt::format("checkpoint has no section '{}'", name));
   }
-  if (it->second.size() % sizeof(T) != 0) {
+  if (it->second.size() % width != 0) {
     throw CheckpointError(fmt::format("section '{}' is {} bytes, not a whole number of values",
                                       name, it->second.size()));
   }
-  Reader r(it->second);
-  std::vector<T> out(it->second.size() / sizeof(T));
-  for (auto& v : out) {
-    if constexpr (std::is_same_v<T, float>) {
-      v = std::bit_cast<float>(r.get<std::uint32_t>("values"));
-    } else {
-      v = r.get<T>("values");
-    }
-  }
-  return out;
+  count = it->second.size() / width;
+  return ByteReader(it->second);
 }
 
 std::optional<std::uint64_t> roundOf(const std::filesystem::path& p) {
@@ -130,64 +91,84 @@ void fsyncPath(const std::filesystem::path& p, int flags) {
 }  // namespace
 
 void Checkpoint::putFloats(const std::string& name, std::span<const float> values) {
-  putValues(*this, name, values);
-}
-void Checkpoint::putU64s(const std::string& name, std::span<const std::uint64_t> values) {
-  putValues(*this, name, values);
-}
-std::vector<float> Checkpoint::floats(const std::string& name) const {
-  return getValues<float>(*this, name);
-}
-std::vector<std::uint64_t> Checkpoint::u64s(const std::string& name) const {
-  return getValues<std::uint64_t>(*this, name);
+  auto& bytes = sections[name];
+  bytes.clear();
+  ByteWriter w(bytes);
+  for (float v : values) w.f32(v);
 }
 
-std::vector<std::byte> serializeCheckpoint(const Checkpoint& c) {
-  std::vector<std::byte> out;
-  for (char ch : kMagic) out.push_back(std::byte(ch));
-  put(out, kVersion);
-  put(out, c.round);
-  put(out, std::uint32_t(c.sections.size()));
-  for (const auto& [name, bytes] : c.sections) {
-    put(out, std::uint32_t(name.size()));
-    for (char ch : name) out.push_back(std::byte(ch));
-    put(out, std::uint64_t(bytes.size()));
-    out.insert(out.end(), bytes.begin(), bytes.end());
-  }
-  put(out, crc(out));
+void Checkpoint::putU64s(const std::string& name, std::span<const std::uint64_t> values) {
+  auto& bytes = sections[name];
+  bytes.clear();
+  ByteWriter w(bytes);
+  for (std::uint64_t v : values) w.u64(v);
+}
+
+std::vector<float> Checkpoint::floats(const std::string& name) const {
+  std::size_t count = 0;
+  ByteReader r = sectionReader(*this, name, sizeof(float), count);
+  std::vector<float> out(count);
+  for (float& v : out) r.f32(v);  // cannot fail: the size was checked
   return out;
 }
 
-Checkpoint parseCheckpoint(std::span<const std::byte> bytes) {
+std::vector<std::uint64_t> Checkpoint::u64s(const std::string& name) const {
+  std::size_t count = 0;
+  ByteReader r = sectionReader(*this, name, sizeof(std::uint64_t), count);
+  std::vector<std::uint64_t> out(count);
+  for (std::uint64_t& v : out) r.u64(v);
+  return out;
+}
+
+std::vector<std::uint8_t> serializeCheckpoint(const Checkpoint& c) {
+  std::vector<std::uint8_t> out(std::begin(kMagic), std::end(kMagic));
+  ByteWriter w(out);
+  w.u32(kVersion);
+  w.u64(c.round);
+  w.u32(std::uint32_t(c.sections.size()));
+  for (const auto& [name, bytes] : c.sections) {
+    w.u32(std::uint32_t(name.size()));
+    out.insert(out.end(), name.begin(), name.end());
+    w.u64(bytes.size());
+    out.insert(out.end(), bytes.begin(), bytes.end());
+  }
+  w.u32(crc(out));
+  return out;
+}
+
+Checkpoint parseCheckpoint(std::span<const std::uint8_t> bytes) {
   if (bytes.size() < sizeof(kMagic) + 4 ||
       std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) {
     throw CheckpointError("not a phalanx checkpoint (bad magic)");
   }
   const auto body = bytes.first(bytes.size() - 4);
-  Reader tail(bytes.last(4));
-  if (tail.get<std::uint32_t>("checksum") != crc(body)) {
-    throw CheckpointError("checksum mismatch (corrupt or truncated file)");
-  }
-  Reader r(body);
-  r.take(sizeof(kMagic), "magic");
-  if (const auto v = r.get<std::uint32_t>("version"); v != kVersion) {
-    throw CheckpointError(fmt::format("format version {} (this build reads {})", v, kVersion));
+  std::uint32_t stored = 0;
+  ByteReader(bytes.last(4)).u32(stored);
+  if (stored != crc(body)) throw CheckpointError("checksum mismatch (corrupt or truncated file)");
+
+  ByteReader r(body.subspan(sizeof(kMagic)));
+  std::uint32_t version = 0, count = 0;
+  need(r.u32(version), "version");
+  if (version != kVersion) {
+    throw CheckpointError(fmt::format("format version {} (this build reads {})", version,
+                                      kVersion));
   }
   Checkpoint c;
-  c.round = r.get<std::uint64_t>("round");
-  const auto count = r.get<std::uint32_t>("section count");
+  need(r.u64(c.round), "round");
+  need(r.u32(count), "section count");
   for (std::uint32_t i = 0; i < count; ++i) {
-    const auto name_len = r.get<std::uint32_t>("section name length");
-    const auto name = r.take(name_len, "section name");
-    const auto size = r.get<std::uint64_t>("section size");
-    if (size > r.left()) throw CheckpointError("truncated in a section");
-    const auto data = r.take(std::size_t(size), "section");
-    std::string key(reinterpret_cast<const char*>(name.data()), name.size());
-    if (!c.sections.emplace(key, std::vector<std::byte>(data.begin(), data.end())).second) {
+    std::uint32_t name_len = 0;
+    std::uint64_t size = 0;
+    need(r.u32(name_len), "section name length");
+    const auto name = take(r, name_len, "section name");
+    need(r.u64(size), "section size");
+    const auto data = take(r, size, "section");
+    std::string key(name.begin(), name.end());
+    if (!c.sections.emplace(key, std::vector<std::uint8_t>(data.begin(), data.end())).second) {
       throw CheckpointError(fmt::format("section '{}' appears twice", key));
     }
   }
-  if (r.left() != 0) throw CheckpointError("bytes after the last section");
+  if (!r.done()) throw CheckpointError("bytes after the last section");
   return c;
 }
 
@@ -231,13 +212,14 @@ CheckpointStore::Loaded CheckpointStore::loadLatest() const {
   Loaded loaded;
   for (const auto& file : files()) {
     std::ifstream in(file, std::ios::binary);
-    std::vector<char> raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::vector<std::uint8_t> raw((std::istreambuf_iterator<char>(in)),
+                                        std::istreambuf_iterator<char>());
     if (!in && !in.eof()) {
       loaded.skipped.push_back(fmt::format("{}: unreadable", file.string()));
       continue;
     }
     try {
-      Checkpoint c = parseCheckpoint(std::as_bytes(std::span(raw)));
+      Checkpoint c = parseCheckpoint(raw);
       if (c.round != roundOf(file)) {
         throw CheckpointError(fmt::format("holds round {}, not the one its name says", c.round));
       }

@@ -23,7 +23,7 @@ class CheckpointError : public std::runtime_error {
 
 struct Checkpoint {
   std::uint64_t round = 0;
-  std::map<std::string, std::vector<std::byte>> sections;
+  std::map<std::string, std::vector<std::uint8_t>> sections;
 
   void putFloats(const std::string& name, std::span<const float> values);
   void putU64s(const std::string& name, std::span<const std::uint64_t> values);
@@ -34,9 +34,9 @@ struct Checkpoint {
 };
 
 // The file's bytes: magic, version, round, sections, CRC-32 of everything before it.
-std::vector<std::byte> serializeCheckpoint(const Checkpoint& c);
+std::vector<std::uint8_t> serializeCheckpoint(const Checkpoint& c);
 // Throws CheckpointError saying what is wrong (magic, version, truncation, checksum, layout).
-Checkpoint parseCheckpoint(std::span<const std::byte> bytes);
+Checkpoint parseCheckpoint(std::span<const std::uint8_t> bytes);
 
 class CheckpointStore {
  public:

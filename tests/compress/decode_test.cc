@@ -14,7 +14,6 @@
 namespace phalanx::compress {
 namespace {
 
-using detail::ByteWriter;
 
 std::vector<std::uint8_t> header(CodecId id, std::uint32_t d) {
   std::vector<std::uint8_t> b;

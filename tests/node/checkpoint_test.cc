@@ -26,7 +26,7 @@ Checkpoint sample(std::uint64_t round) {
   return c;
 }
 
-std::string parseError(std::span<const std::byte> bytes) {
+std::string parseError(std::span<const std::uint8_t> bytes) {
   try {
     parseCheckpoint(bytes);
   } catch (const CheckpointError& e) {
@@ -47,7 +47,7 @@ TEST(Checkpoint, RoundTripsBitForBit) {
   EXPECT_EQ(back.u64s("rng")[0], 0xdeadbeefcafef00dull);
   EXPECT_THROW(back.floats("momentum"), CheckpointError);
   Checkpoint odd;
-  odd.sections["x"] = std::vector<std::byte>(6);
+  odd.sections["x"] = std::vector<std::uint8_t>(6);
   EXPECT_THROW(odd.u64s("x"), CheckpointError);  // 6 bytes are not whole u64 values
 }
 
@@ -55,7 +55,7 @@ TEST(Checkpoint, EveryFlippedByteAndEveryTruncationIsDetected) {
   const auto bytes = serializeCheckpoint(sample(7));
   for (std::size_t i = 0; i < bytes.size(); ++i) {
     auto damaged = bytes;
-    damaged[i] ^= std::byte{0x20};
+    damaged[i] ^= 0x20;
     EXPECT_NE(parseError(damaged), "") << "flip at " << i;
   }
   for (std::size_t n = 0; n < bytes.size(); ++n) {
