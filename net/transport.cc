@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cctype>
 #include <deque>
 
 namespace phalanx::net {
@@ -16,27 +17,16 @@ using Clock = std::chrono::steady_clock;
 
 constexpr std::size_t kMaxPendingHandshakes = 64;  // a connection flood costs at most this many sockets
 
-std::string_view reasonLabel(v1::Goodbye::Reason r) {
-  switch (r) {
-    case v1::Goodbye::WRONG_CLUSTER:
-      return "wrong_cluster";
-    case v1::Goodbye::WRONG_VERSION:
-      return "wrong_version";
-    case v1::Goodbye::WRONG_DIMENSION:
-      return "wrong_dimension";
-    case v1::Goodbye::WRONG_DIGEST:
-      return "wrong_digest";
-    case v1::Goodbye::UNKNOWN_NODE:
-      return "unknown_node";
-    case v1::Goodbye::IDENTITY_MISMATCH:
-      return "identity_mismatch";
-    case v1::Goodbye::DUPLICATE_CONNECTION:
-      return "duplicate_connection";
-    case v1::Goodbye::LEAVING:
-      return "leaving";
-    default:
-      return "protocol_error";
+// A Goodbye reason as a counter label: the schema's enum name in lower case. Unspecified or
+// unknown numbers (a hostile peer may send any) count as protocol errors.
+std::string reasonLabel(v1::Goodbye::Reason r) {
+  if (r == v1::Goodbye::REASON_UNSPECIFIED || !v1::Goodbye::Reason_IsValid(r)) {
+    return "protocol_error";
   }
+  std::string label = v1::Goodbye::Reason_Name(r);
+  std::transform(label.begin(), label.end(), label.begin(),
+                 [](unsigned char ch) { return char(std::tolower(ch)); });
+  return label;
 }
 
 }  // namespace
