@@ -43,6 +43,12 @@ void RoundGate::wait(std::function<void(RoundResult&&)> done) {
   poke();  // messages for this round may already be buffered
 }
 
+void RoundGate::cancel() {
+  timer_.cancel();
+  done_ = nullptr;
+  ++generation_;
+}
+
 void RoundGate::poke() {
   if (!done_) return;
   // With nobody connected, the round waits for its deadline: a node alone (starting up,

@@ -41,6 +41,9 @@ class RoundGate {
   // next round opens. One wait at a time.
   void wait(std::function<void(RoundResult&&)> done);
 
+  // Drops the pending wait (its `done` never runs) and its deadline timer: the node is leaving.
+  void cancel();
+
   // Re-checks completion: call when a peer goes down, so it no longer blocks the round.
   void poke();
 

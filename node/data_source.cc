@@ -1,5 +1,10 @@
 #include "node/data_source.h"
 
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "node/partition.h"
 #include "node/synthetic.h"
 
 namespace phalanx::node {
@@ -10,6 +15,21 @@ TrainTest loadData(const DataConfig& data, std::uint64_t seed) {
     return makeSynthetic({s.train, s.test, s.features, s.classes, s.separation, seed});
   }
   return loadFashionMnist(data.path);
+}
+
+Dataset shardOf(const DataConfig& data, const Dataset& train, std::size_t nodes, std::size_t index,
+                std::uint64_t seed) {
+  Partition parts;
+  if (data.partition == "dirichlet") {
+    try {
+      parts = partitionDirichlet(train.y, train.classes, nodes, data.alpha, seed);
+    } catch (const std::invalid_argument& e) {
+      throw ConfigError(fmt::format("data.alpha: {}", e.what()));
+    }
+  } else {
+    parts = partitionIid(train.size(), nodes, seed);
+  }
+  return subset(train, parts.at(index));
 }
 
 }  // namespace phalanx::node

@@ -1,4 +1,5 @@
-// Builds the train/test data a config's `data` section asks for (Fashion-MNIST or synthetic).
+// Builds the train/test data a config's `data` section asks for (Fashion-MNIST or synthetic),
+// and one node's shard of it.
 #pragma once
 
 #include <cstdint>
@@ -10,5 +11,11 @@ namespace phalanx::node {
 
 // Throws DataError when the files are missing or corrupt.
 TrainTest loadData(const DataConfig& data, std::uint64_t seed);
+
+// Node `index`'s part (of `nodes`) of `train`, split as data.partition says with `seed`: the
+// same call on every node gives disjoint shards that cover the set. Throws ConfigError when a
+// Dirichlet split cannot give every node a sample.
+Dataset shardOf(const DataConfig& data, const Dataset& train, std::size_t nodes, std::size_t index,
+                std::uint64_t seed);
 
 }  // namespace phalanx::node

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <sstream>
 
 #include "kernels/vector_ops.h"
 
@@ -70,6 +71,43 @@ double LocalTrainer::step(std::uint64_t t) {
   if (weight_decay_ > 0) kernels::axpy(float(weight_decay_), params_, grad_);
   optimizer_.step(grad_, learningRate(t), params_);
   return loss;
+}
+
+void LocalTrainer::save(Checkpoint& c) const {
+  c.putFloats("trainer.parameters", params_);
+  c.putFloats("trainer.momentum", optimizer_.momentum());
+  std::vector<std::uint64_t> order(order_.begin(), order_.end());
+  order.push_back(cursor_);
+  c.putU64s("trainer.order", order);
+  std::ostringstream rng;
+  rng << rng_;
+  const std::string text = rng.str();
+  c.sections["trainer.rng"].assign(text.begin(), text.end());
+}
+
+void LocalTrainer::restore(const Checkpoint& c) {
+  const auto params = c.floats("trainer.parameters");
+  const auto momentum = c.floats("trainer.momentum");
+  const auto order = c.u64s("trainer.order");
+  if (params.size() != params_.size() || momentum.size() != params_.size()) {
+    throw CheckpointError("checkpoint: trainer state is for a model of another size");
+  }
+  if (order.size() != order_.size() + 1 || order.back() > order_.size()) {
+    throw CheckpointError("checkpoint: trainer state is for a data shard of another size");
+  }
+  if (!c.has("trainer.rng")) throw CheckpointError("checkpoint: no section trainer.rng");
+  const auto& rng_bytes = c.sections.at("trainer.rng");
+  std::istringstream rng(std::string(rng_bytes.begin(), rng_bytes.end()));
+  std::mt19937_64 restored;
+  if (!(rng >> restored)) throw CheckpointError("checkpoint: trainer.rng does not parse");
+  for (std::size_t i = 0; i + 1 < order.size(); ++i) {
+    if (order[i] >= order_.size()) throw CheckpointError("checkpoint: trainer.order out of range");
+    order_[i] = std::uint32_t(order[i]);
+  }
+  cursor_ = std::size_t(order.back());
+  rng_ = restored;
+  std::copy(params.begin(), params.end(), params_.begin());
+  std::copy(momentum.begin(), momentum.end(), optimizer_.momentum().begin());
 }
 
 }  // namespace phalanx::node

@@ -9,6 +9,7 @@
 #include <span>
 #include <vector>
 
+#include "node/checkpoint.h"
 #include "node/config.h"
 #include "node/dataset.h"
 #include "node/mlp.h"
@@ -35,6 +36,11 @@ class LocalTrainer {
 
   double learningRate(std::uint64_t t) const { return node::learningRate(schedule_, t); }
   Evaluation evaluate(const Dataset& data) const { return model_.evaluate(params_, data); }
+
+  // Parameters, momentum, minibatch order and RNG as checkpoint sections "trainer.*"; restore
+  // throws CheckpointError when a section is missing or sized for another model or shard.
+  void save(Checkpoint& c) const;
+  void restore(const Checkpoint& c);
 
   std::span<float> parameters() { return params_; }
   std::span<const float> parameters() const { return params_; }

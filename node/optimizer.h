@@ -37,6 +37,7 @@ class MomentumOptimizer {
   void step(std::span<const float> gradient, double lr, std::span<float> x);
 
   std::span<const float> momentum() const { return momentum_; }
+  std::span<float> momentum() { return momentum_; }  // checkpoint restore
 
  private:
   MomentumKind kind_;

@@ -23,15 +23,17 @@ std::expected<std::vector<std::uint8_t>, std::string> PublicReplica::encodeDelta
   return std::move(q.bytes);
 }
 
-std::vector<std::uint8_t> PublicReplica::keyframe() const {
+std::vector<std::uint8_t> encodeDense(std::span<const float> values) {
   compress::CompressorConfig none;
   none.codec = "none";
   auto codec = compress::makeCompressor(none);
   compress::Encoded out;
   // "none" cannot fail on a finite or non-finite vector of any length.
-  (void)(*codec)->encode(replica_, out);
+  (void)(*codec)->encode(values, out);
   return std::move(out.bytes);
 }
+
+std::vector<std::uint8_t> PublicReplica::keyframe() const { return encodeDense(replica_); }
 
 void PublicReplica::reset(std::span<const float> values) {
   replica_.assign(values.begin(), values.end());

@@ -17,6 +17,9 @@ namespace phalanx::node {
 
 using PeerId = std::uint32_t;
 
+// `values` as an uncompressed (fp32, codec none) message: keyframes, and what an attacker sends.
+std::vector<std::uint8_t> encodeDense(std::span<const float> values);
+
 class PublicReplica {
  public:
   explicit PublicReplica(std::size_t dim) : replica_(dim, 0.0f) {}

@@ -21,5 +21,6 @@ Command addTrainCommand(CLI::App& root);
 Command addLabCommand(CLI::App& root);
 Command addBenchCommand(CLI::App& root);
 Command addTopologyCommand(CLI::App& root);
+Command addNodeCommand(CLI::App& root);
 
 }  // namespace phalanx::tools

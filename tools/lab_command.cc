@@ -20,10 +20,12 @@
 #include "robust/aggregator.h"
 #include "robust/attacks.h"
 #include "tools/command.h"
-#include "tools/json.h"
+#include "node/json.h"
 
 namespace phalanx::tools {
 namespace {
+
+using node::jsonNumber;
 
 std::vector<std::string> splitList(const std::string& text) {
   std::vector<std::string> out;

@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   std::vector<Command> commands{addTrainCommand(app), addLabCommand(app), addBenchCommand(app),
-                                addTopologyCommand(app)};
+                                addTopologyCommand(app), addNodeCommand(app)};
 
   try {
     app.parse(argc, argv);

@@ -13,7 +13,7 @@
 #include <string>
 
 #include "tools/command.h"
-#include "tools/json.h"
+#include "node/json.h"
 #include "topologies/analysis.h"
 #include "topologies/convert.h"
 #include "topologies/generators.h"
@@ -21,6 +21,9 @@
 
 namespace phalanx::tools {
 namespace {
+
+using node::jsonNumber;
+using node::jsonString;
 
 using namespace topologies;
 

@@ -1,5 +1,5 @@
-// The two JSON pieces the subcommands print by hand: numbers (non-finite as null, which JSON
-// has no spelling for) and escaped strings.
+// The two JSON pieces phalanx writes by hand (round logs, subcommand output): numbers
+// (non-finite as null, which JSON has no spelling for) and escaped strings.
 #pragma once
 
 #include <fmt/format.h>
@@ -7,7 +7,7 @@
 #include <cmath>
 #include <string>
 
-namespace phalanx::tools {
+namespace phalanx::node {
 
 inline std::string jsonNumber(double v) {
   return std::isfinite(v) ? fmt::format("{}", v) : "null";
@@ -26,4 +26,4 @@ inline std::string jsonString(const std::string& s) {
   return out + "\"";
 }
 
-}  // namespace phalanx::tools
+}  // namespace phalanx::node

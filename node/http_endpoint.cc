@@ -1,0 +1,56 @@
+#include "node/http_endpoint.h"
+
+#include <fmt/format.h>
+#include <httplib.h>
+
+#include <stdexcept>
+
+#include "node/npy.h"
+
+namespace phalanx::node {
+
+HttpEndpoint::HttpEndpoint(const std::string& host, std::uint16_t port)
+    : server_(std::make_unique<httplib::Server>()) {
+  server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    std::string body;
+    {
+      std::lock_guard lock(mutex_);
+      body = metrics_;
+    }
+    res.set_content(body, "text/plain; version=0.0.4");
+  });
+  server_->Get("/model", [this](const httplib::Request&, httplib::Response& res) {
+    std::vector<float> model;
+    {
+      std::lock_guard lock(mutex_);
+      model = model_;
+    }
+    const std::size_t shape[] = {model.size()};
+    const std::vector<char> npy = encodeNpy(shape, model);
+    res.set_content(npy.data(), npy.size(), "application/octet-stream");
+  });
+  if (port == 0) {
+    const int bound = server_->bind_to_any_port(host);
+    if (bound <= 0) throw std::runtime_error(fmt::format("metrics endpoint: cannot bind {}", host));
+    port_ = std::uint16_t(bound);
+  } else {
+    if (!server_->bind_to_port(host, port)) {
+      throw std::runtime_error(fmt::format("metrics endpoint: cannot bind {}:{} (in use?)", host, port));
+    }
+    port_ = port;
+  }
+  thread_ = std::thread([this] { server_->listen_after_bind(); });
+}
+
+HttpEndpoint::~HttpEndpoint() {
+  server_->stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+void HttpEndpoint::publish(std::string metrics, std::span<const float> model) {
+  std::lock_guard lock(mutex_);
+  metrics_ = std::move(metrics);
+  model_.assign(model.begin(), model.end());
+}
+
+}  // namespace phalanx::node

@@ -1,0 +1,43 @@
+// The node's HTTP side (DESIGN.md "Files": metrics): Prometheus text at GET /metrics and the
+// parameters as a float32 .npy at GET /model, served by cpp-httplib on its own thread from a
+// snapshot that the round loop publishes after every round — the loop never waits on a client.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace httplib {
+class Server;
+}
+
+namespace phalanx::node {
+
+class HttpEndpoint {
+ public:
+  // Binds host:port (0: any free port); throws std::runtime_error naming the address when it
+  // cannot. Serves until destroyed.
+  HttpEndpoint(const std::string& host, std::uint16_t port);
+  ~HttpEndpoint();
+  HttpEndpoint(const HttpEndpoint&) = delete;
+  HttpEndpoint& operator=(const HttpEndpoint&) = delete;
+
+  std::uint16_t port() const { return port_; }
+
+  // Replaces what /metrics and /model serve. Thread-safe.
+  void publish(std::string metrics, std::span<const float> model);
+
+ private:
+  std::unique_ptr<httplib::Server> server_;
+  std::thread thread_;
+  std::uint16_t port_ = 0;
+  std::mutex mutex_;
+  std::string metrics_;
+  std::vector<float> model_;
+};
+
+}  // namespace phalanx::node

@@ -1,0 +1,540 @@
+#include "node/peer_node.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "node/json.h"
+#include "robust/attacks.h"
+
+namespace phalanx::node {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Attacks node/ carries out itself rather than through robust/.
+constexpr const char* kLabelFlip = "labelflip";
+constexpr const char* kSilent = "silent";
+
+std::string attackFor(const PeerSetup& s) {
+  if (!s.attack.empty()) return s.attack;
+  const auto it = s.config.byzantine.find(s.id);
+  return it == s.config.byzantine.end() ? "" : it->second.attack;
+}
+
+PeerNode::Role roleFor(const std::string& attack) {
+  if (attack.empty() || attack == kLabelFlip) return PeerNode::Role::kHonest;
+  if (attack == kSilent) return PeerNode::Role::kSilent;
+  const auto& vector_attacks = robust::kAttackNames;
+  if (std::find(vector_attacks.begin(), vector_attacks.end(), attack) != vector_attacks.end()) {
+    return PeerNode::Role::kVectorAttack;
+  }
+  throw ConfigError(fmt::format(
+      "attack {}: not something a node can run (vector attacks: {}; also {}, {}; crash, hang "
+      "and slow are faults for the control endpoint)",
+      attack, fmt::join(vector_attacks, ", "), kLabelFlip, kSilent));
+}
+
+// The shard the trainer learns from; a label-flipping attacker trains on y -> classes-1-y.
+Dataset shardFor(PeerSetup& s) {
+  if (attackFor(s) == kLabelFlip) {
+    for (auto& y : s.shard.y) y = std::uint8_t(s.shard.classes - 1 - y);
+  }
+  return std::move(s.shard);
+}
+
+std::vector<std::uint32_t> neighboursOf(const PeerSetup& s) {
+  if (!s.topology) throw ConfigError("node: no topology");
+  if (!s.topology->contains(s.id)) throw ConfigError(fmt::format("--id {}: no such node in the topology", s.id));
+  return s.topology->neighbours(s.id);
+}
+
+std::span<const std::uint8_t> bytesOf(const std::string& s) {
+  return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
+}
+
+std::string idList(const std::vector<std::uint32_t>& ids) { return fmt::format("[{}]", fmt::join(ids, ",")); }
+
+}  // namespace
+
+std::string roundRecordJson(std::uint32_t node, const RoundRecord& r) {
+  std::string out = fmt::format(
+      "{{\"node\": {}, \"round\": {}, \"train_loss\": {}, \"learning_rate\": {}, "
+      "\"bytes_sent_total\": {}, \"bytes_received_total\": {}, \"dense_bytes_total\": {}, "
+      "\"mixed\": {}, \"excluded\": {}, \"missing\": {}, \"deadline_hit\": {}, \"round_seconds\": {}",
+      node, r.round, jsonNumber(r.train_loss), jsonNumber(r.learning_rate), r.bytes_sent_total,
+      r.bytes_received_total, r.dense_bytes_total, idList(r.mixed), idList(r.excluded),
+      idList(r.missing), r.deadline_hit ? "true" : "false", jsonNumber(r.round_seconds));
+  if (r.test_accuracy) out += fmt::format(", \"test_accuracy\": {}", jsonNumber(*r.test_accuracy));
+  if (r.test_loss) out += fmt::format(", \"test_loss\": {}", jsonNumber(*r.test_loss));
+  return out + "}";
+}
+
+PeerNode::PeerNode(asio::io_context& io, PeerSetup setup)
+    : io_(io),
+      setup_(std::move(setup)),
+      log_(setup_.log ? setup_.log : spdlog::default_logger()),
+      role_(roleFor(attackFor(setup_))),
+      attack_name_(attackFor(setup_)),
+      rounds_(setup_.rounds ? setup_.rounds : setup_.config.rounds.count),
+      neighbours_(neighboursOf(setup_)),
+      trainer_(setup_.config, shardFor(setup_), setup_.config.seed),
+      public_replica_(trainer_.model().dimension()),
+      replicas_(trainer_.model().dimension()),
+      join_timer_(io) {
+  const Config& config = setup_.config;
+  dim_ = trainer_.model().dimension();
+  metrics_.node = setup_.id;
+  if (config.exchange != "model") {
+    throw ConfigError("exchange: gradient mode (DGC, EF21-SGDM) is not in the node yet; use model");
+  }
+  for (const auto& [id, _] : config.byzantine) byzantine_ids_.insert(id);
+  if (role_ != Role::kHonest) byzantine_ids_.insert(setup_.id);
+
+  if (config.compression.codec != "none") {
+    compress::CompressorConfig c{.codec = config.compression.codec,
+                                 .density = config.compression.density,
+                                 .values = config.compression.values,
+                                 .bits = config.compression.bits,
+                                 .bucket = config.compression.bucket,
+                                 .rank = config.compression.rank,
+                                 .threshold = config.compression.threshold,
+                                 .unbiased = config.compression.unbiased,
+                                 .seed = compress::compressionSeed(config.seed, setup_.id,
+                                                                   config.compression.shared_seed)};
+    for (const auto& layer : trainer_.model().layers()) c.layers.push_back({layer.rows, layer.cols});
+    auto made = compress::makeCompressor(c);
+    if (!made) throw ConfigError("compression: " + made.error());
+    codec_ = std::move(*made);
+  }
+  if (config.compression.feedback != "none") {
+    log_->warn("compression.feedback {} is for gradient exchange; model gossip tracks replicas "
+               "(CHOCO) and ignores it", config.compression.feedback);
+  }
+  const robust::AggregatorConfig rule{.rule = config.mixing.rule, .pre = config.mixing.pre,
+                                      .tau = config.mixing.tau, .iters = config.mixing.iters,
+                                      .seed = config.seed + setup_.id};
+  auto aggregator = robust::makeAggregator(rule);
+  if (!aggregator) throw ConfigError("mixing: " + aggregator.error());
+  aggregator_ = std::move(*aggregator);
+
+  if (role_ == Role::kVectorAttack) {
+    const auto it = config.byzantine.find(setup_.id);
+    const ByzantineConfig byz = it == config.byzantine.end() ? ByzantineConfig{} : it->second;
+    robust::AttackConfig a{.name = attack_name_,
+                           .n = setup_.topology->size(),
+                           .f = std::max<std::size_t>(1, byzantine_ids_.size()),
+                           .sigma = byz.sigma,
+                           .eps = byz.eps,
+                           .seed = config.seed + setup_.id,
+                           .target = rule,
+                           .target_b = setup_.topology->defaultBudget()};
+    if (byz.tau > 0) a.tau = byz.tau;
+    auto attack = robust::makeAttack(a);
+    if (!attack) throw ConfigError("byzantine: " + attack.error());
+    attack_ = std::move(*attack);
+  }
+
+  public_replica_.reset(trainer_.parameters());
+  if (!setup_.checkpoint_dir.empty()) {
+    checkpoints_ = std::make_unique<CheckpointStore>(setup_.checkpoint_dir);
+    if (setup_.resume) {
+      auto loaded = checkpoints_->loadLatest();
+      for (const auto& why : loaded.skipped) log_->warn("checkpoint skipped: {}", why);
+      if (loaded.checkpoint) {
+        trainer_.restore(*loaded.checkpoint);
+        const auto replica = loaded.checkpoint->floats("public_replica");
+        if (replica.size() != dim_) throw CheckpointError("checkpoint: public_replica has the wrong size");
+        public_replica_.reset(replica);
+        first_round_ = loaded.checkpoint->round;
+        log_->info("resumed from {} at round {}", loaded.file.string(), first_round_);
+      } else {
+        log_->warn("--resume: no usable checkpoint in {}; starting at round 0",
+                   setup_.checkpoint_dir.string());
+      }
+    }
+  }
+
+  const topologies::NodeSpec& self = setup_.topology->node(setup_.id);
+  net::TransportConfig tc{.self = setup_.id,
+                          .model_dim = dim_,
+                          .listen_host = setup_.listen_host,
+                          .listen_port = setup_.listen_port.value_or(self.port),
+                          .neighbours = neighbours_,
+                          .seed = config.seed * 7919 + setup_.id};
+  if (config.security.mode == "tls") {
+    tc.tls = {.enabled = true, .ca = config.security.ca, .cert = config.security.cert,
+              .key = config.security.key};
+  }
+  transport_ = std::make_unique<net::Transport>(io_, tc, net::TransportHandlers{
+      .on_round = [this](std::uint32_t, net::v1::RoundMessage& m) { gate_->add(std::move(m)); },
+      .on_resync = [this](std::uint32_t peer, const net::v1::ResyncRequest&) {
+        keyframe_owed_.insert(peer);
+      },
+      .on_heartbeat = [this](std::uint32_t peer, std::uint64_t round) {
+        gate_->noteRound(peer, round);
+        heartbeat_rounds_[peer] = round;
+      },
+      .on_up = [this](std::uint32_t peer) {
+        // A new connection: whatever was in flight on the old one is lost, so both replicas
+        // of this edge restart from keyframes.
+        keyframe_owed_.insert(peer);
+        replicas_.invalidate(peer);
+        log_->info("round {}: peer {} connected", gate_->openRound(), peer);
+      },
+      .on_down = [this](std::uint32_t peer, std::string_view why) {
+        log_->info("round {}: peer {} disconnected: {}", gate_->openRound(), peer, why);
+        gate_->poke();
+      }});
+
+  // A Byzantine peer waits only for the honest neighbours it knows of (waiting for its fellow
+  // attackers, who wait for it, would cost every round a deadline), and for half a deadline.
+  std::vector<std::uint32_t> awaited;
+  for (const std::uint32_t j : neighbours_) {
+    if (role_ == Role::kHonest || !byzantine_ids_.contains(j)) awaited.push_back(j);
+  }
+  const double deadline_ms = double(config.rounds.deadline_ms) * (role_ == Role::kHonest ? 1.0 : 0.5);
+  gate_ = std::make_unique<net::RoundGate>(io_, *transport_, awaited,
+                                           net::DeadlineConfig{.fixed_ms = deadline_ms},
+                                           first_round_, /*window=*/8);
+}
+
+PeerNode::~PeerNode() = default;
+
+std::uint16_t PeerNode::listen() { return transport_->listen(); }
+
+void PeerNode::connect(std::optional<std::vector<net::PeerAddress>> addresses) {
+  if (!addresses) {
+    addresses.emplace();
+    for (const std::uint32_t j : neighbours_) {
+      const auto& spec = setup_.topology->node(j);
+      addresses->push_back({j, spec.host, spec.port});
+    }
+  }
+  transport_->connect(std::move(*addresses));
+}
+
+void PeerNode::start(std::function<void(const RoundRecord&)> on_round, std::function<void()> on_finish) {
+  on_round_ = std::move(on_round);
+  on_finish_ = std::move(on_finish);
+  started_ = true;
+  log_->info("round {}: starting as {} ({} parameters, {} neighbours, rule {}, codec {}, {} rounds)",
+             first_round_, attack_name_.empty() ? "honest" : "byzantine: " + attack_name_, dim_,
+             neighbours_.size(), setup_.config.mixing.rule, setup_.config.compression.codec, rounds_);
+  waitForNeighbours(Clock::now());
+}
+
+void PeerNode::waitForNeighbours(Clock::time_point since) {
+  if (finished_) return;
+  const bool everyone = transport_->livePeers().size() == neighbours_.size();
+  if (!everyone && Clock::now() - since < setup_.join_timeout) {
+    join_timer_.expires_after(std::chrono::milliseconds(20));
+    join_timer_.async_wait([this, since](const asio::error_code& ec) {
+      if (!ec) waitForNeighbours(since);
+    });
+    return;
+  }
+  // A late joiner (or a restart) adopts the round most of its neighbours are in.
+  std::vector<std::uint64_t> rounds;
+  for (const auto& [_, r] : heartbeat_rounds_) rounds.push_back(r);
+  if (!rounds.empty()) {
+    std::nth_element(rounds.begin(), rounds.begin() + std::ptrdiff_t(rounds.size() / 2), rounds.end());
+    const std::uint64_t median = rounds[rounds.size() / 2];
+    if (median > gate_->openRound()) {
+      log_->info("round {}: joining the neighbours at round {}", gate_->openRound(), median);
+      gate_->advanceTo(median);
+    }
+  }
+  beginRound();
+}
+
+void PeerNode::beginRound() {
+  if (finished_) return;
+  const std::uint64_t t = gate_->openRound();
+  if (t >= rounds_) {
+    finish();
+    return;
+  }
+  transport_->setRound(t);
+  round_started_ = Clock::now();
+  if (role_ == Role::kHonest) sendModel(t);
+  gate_->wait([this](net::RoundResult&& result) { endRound(std::move(result)); });
+}
+
+bool PeerNode::sendTo(std::uint32_t peer, std::uint64_t round, bool keyframe,
+                      const net::Transport::Payload& payload) {
+  net::v1::RoundMessage header;
+  header.set_round(round);
+  header.set_sender(setup_.id);
+  header.set_sequence(++next_sequence_[peer]);
+  header.set_kind(keyframe ? net::v1::RoundMessage::KEYFRAME : net::v1::RoundMessage::DELTA);
+  header.set_codec(payload->size() > 1 ? (*payload)[1] : 0);
+  if (!transport_->sendRound(peer, header, payload)) return false;
+  ++metrics_.messages_sent_total;
+  metrics_.dense_bytes_total += dim_ * sizeof(float) + compress::kHeaderBytes;
+  if (keyframe) ++metrics_.keyframes_sent_total;
+  return true;
+}
+
+void PeerNode::sendModel(std::uint64_t t) {
+  last_loss_ = trainer_.step(t);
+  const std::span<const float> y = trainer_.parameters();
+  net::Transport::Payload delta, keyframe;
+  if (!codec_) {
+    public_replica_.reset(y);  // uncompressed: ŷ_i = y exactly, every message a keyframe
+  } else {
+    auto q = public_replica_.encodeDelta(y, *codec_);
+    if (!q) {
+      log_->error("round {}: cannot encode the model ({}); sending nothing this round", t, q.error());
+      return;
+    }
+    delta = std::make_shared<const std::vector<std::uint8_t>>(std::move(*q));
+  }
+  const std::uint64_t every = setup_.config.compression.keyframe_every;
+  const bool periodic = codec_ && every > 0 && t % every == 0;
+  const auto live = transport_->livePeers();
+  for (const std::uint32_t j : neighbours_) {
+    if (std::find(live.begin(), live.end(), j) == live.end()) {
+      keyframe_owed_.insert(j);  // it learns our replica from a keyframe when it is back
+      continue;
+    }
+    const bool full = !codec_ || periodic || keyframe_owed_.contains(j);
+    if (full && !keyframe) {
+      keyframe = std::make_shared<const std::vector<std::uint8_t>>(public_replica_.keyframe());
+    }
+    if (sendTo(j, t, full, full ? keyframe : delta)) {
+      keyframe_owed_.erase(j);
+    } else {
+      keyframe_owed_.insert(j);  // it will see a sequence gap; skip the round trip
+    }
+  }
+}
+
+void PeerNode::askForKeyframe(std::uint32_t peer, std::uint64_t round) {
+  net::v1::Envelope ask;
+  ask.mutable_resync()->set_round(round);
+  ask.mutable_resync()->set_last_sequence(replicas_.lastSequence(peer));
+  transport_->send(peer, ask);
+  ++metrics_.resyncs_requested_total;
+}
+
+std::vector<std::uint32_t> PeerNode::applyMessages(net::RoundResult& result) {
+  std::vector<std::uint32_t> heard;
+  for (auto& [sender, m] : result.messages) {
+    ReplicaTable::Result r;
+    if (m.kind() == net::v1::RoundMessage::KEYFRAME) {
+      r = replicas_.applyKeyframe(sender, m.sequence(), bytesOf(m.payload()));
+    } else if (m.kind() == net::v1::RoundMessage::DELTA) {
+      r = replicas_.applyDelta(sender, m.sequence(), bytesOf(m.payload()));
+    } else {
+      ++own_rejections_["unexpected_kind"];
+      continue;
+    }
+    switch (r.outcome) {
+      case ReplicaTable::Outcome::kApplied:
+        heard.push_back(sender);
+        break;
+      case ReplicaTable::Outcome::kStale:
+        ++own_rejections_["stale_sequence"];
+        break;
+      case ReplicaTable::Outcome::kGap:
+        log_->info("round {}: peer {}: sequence gap at {}; asking for a keyframe", result.round,
+                   sender, m.sequence());
+        askForKeyframe(sender, result.round);
+        break;
+      case ReplicaTable::Outcome::kInvalid:
+        ++own_rejections_["invalid_payload"];
+        log_->warn("round {}: peer {}: payload rejected: {}", result.round, sender, r.error);
+        askForKeyframe(sender, result.round);
+        break;
+    }
+  }
+  return heard;
+}
+
+double PeerNode::metropolisWeight(std::uint32_t a, std::uint32_t b) const {
+  const auto& t = *setup_.topology;
+  return 1.0 / (1.0 + double(std::max(t.degree(a), t.degree(b))));
+}
+
+void PeerNode::mix(std::uint64_t t, const std::vector<std::uint32_t>& heard, RoundRecord& record) {
+  const std::span<const float> pivot = public_replica_.values();
+  std::vector<std::span<const float>> rows{pivot};
+  std::vector<double> weights{0.0};
+  for (const std::uint32_t j : heard) {
+    rows.push_back(replicas_.replica(j));
+    weights.push_back(metropolisWeight(setup_.id, j));
+  }
+  mix_out_.resize(dim_);
+  const robust::MixInput in{.rows = rows, .byzantine_budget = setup_.topology->budgetOf(setup_.id),
+                            .weights = weights};
+  auto report = aggregator_->mix(in, mix_out_);
+  if (!report) {
+    ++metrics_.mix_errors_total;
+    log_->warn("round {}: mix failed ({}); keeping the local half step", t, report.error());
+    return;
+  }
+  const std::span<float> x = trainer_.parameters();
+  const double gamma = setup_.config.compression.gamma;
+  if (!codec_ && gamma == 1.0) {
+    std::copy(mix_out_.begin(), mix_out_.end(), x.begin());  // MoNNA: x = z exactly
+  } else {
+    const float g = float(gamma);
+    for (std::size_t i = 0; i < dim_; ++i) x[i] += g * (mix_out_[i] - pivot[i]);
+  }
+  for (std::size_t k = 1; k < rows.size(); ++k) {
+    const std::uint32_t j = heard[k - 1];
+    record.mixed.push_back(j);
+    ++metrics_.peer_heard_total[j];
+    metrics_.peer_distance[j] = report->distance[k];
+    if (!report->kept[k]) {
+      record.excluded.push_back(j);
+      ++metrics_.peer_excluded_total[j];
+    }
+  }
+}
+
+void PeerNode::sendAttack(std::uint64_t t, const std::vector<std::uint32_t>& heard) {
+  std::vector<std::span<const float>> honest;
+  for (const std::uint32_t j : heard) honest.push_back(replicas_.replica(j));
+  if (honest.empty()) return;  // nothing to build the attack from: stay silent this round
+  std::vector<float> out(dim_);
+  const auto send = [&](std::uint32_t j) {
+    auto payload = std::make_shared<const std::vector<std::uint8_t>>(encodeDense(out));
+    sendTo(j, t, /*keyframe=*/true, payload);
+  };
+  if (!attack_->perTarget()) {
+    if (auto ok = attack_->craft({.honest = honest}, out); !ok) {
+      log_->warn("round {}: attack {}: {}", t, attack_name_, ok.error());
+      return;
+    }
+    for (const std::uint32_t j : neighbours_) send(j);
+    return;
+  }
+  // Per target (dissensus): target j's view from the replicas this node holds.
+  for (const std::uint32_t j : neighbours_) {
+    if (byzantine_ids_.contains(j) || std::find(heard.begin(), heard.end(), j) == heard.end()) continue;
+    std::vector<std::span<const float>> around;
+    std::vector<double> w;
+    double byzantine_weight = 0;
+    for (const std::uint32_t k : setup_.topology->neighbours(j)) {
+      if (byzantine_ids_.contains(k)) {
+        byzantine_weight += metropolisWeight(j, k);
+      } else if (std::find(heard.begin(), heard.end(), k) != heard.end()) {
+        around.push_back(replicas_.replica(k));
+        w.push_back(metropolisWeight(j, k));
+      }
+    }
+    const robust::TargetView view{.target = replicas_.replica(j), .honest_neighbours = around,
+                                  .honest_weights = w, .byzantine_weight = byzantine_weight};
+    if (auto ok = attack_->craft({.honest = honest, .target = &view}, out); !ok) {
+      log_->warn("round {}: attack {} on peer {}: {}", t, attack_name_, j, ok.error());
+      continue;
+    }
+    send(j);
+  }
+}
+
+void PeerNode::endRound(net::RoundResult&& result) {
+  const std::uint64_t t = result.round;
+  RoundRecord record;
+  record.round = t;
+  record.deadline_hit = result.deadline_hit;
+  const std::vector<std::uint32_t> heard = applyMessages(result);
+  for (const std::uint32_t j : neighbours_) {
+    if (std::find(heard.begin(), heard.end(), j) == heard.end()) {
+      record.missing.push_back(j);
+      if (std::find(result.missing.begin(), result.missing.end(), j) != result.missing.end()) {
+        ++metrics_.deadline_misses_total[j];
+      }
+    }
+  }
+  if (role_ == Role::kHonest) {
+    mix(t, heard, record);
+    record.train_loss = last_loss_;
+    record.learning_rate = trainer_.learningRate(t);
+  } else if (role_ == Role::kVectorAttack) {
+    sendAttack(t, heard);
+  }
+  const bool last = t + 1 >= rounds_;
+  const std::uint64_t eval_every = setup_.config.rounds.eval_every;
+  if (role_ == Role::kHonest && setup_.test && (last || (eval_every > 0 && (t + 1) % eval_every == 0))) {
+    const Evaluation e = trainer_.evaluate(*setup_.test);
+    record.test_accuracy = e.accuracy;
+    record.test_loss = e.loss;
+    metrics_.test_accuracy = e.accuracy;
+    metrics_.test_loss = e.loss;
+    log_->info("round {}: test_accuracy {:.4f} test_loss {:.4f} train_loss {:.4f}", t, e.accuracy,
+               e.loss, last_loss_);
+  }
+  record.round_seconds = std::chrono::duration<double>(Clock::now() - round_started_).count();
+  metrics_.round = t + 1;
+  metrics_.train_loss = record.train_loss;
+  metrics_.learning_rate = record.learning_rate;
+  metrics_.round_seconds.observe(record.round_seconds);
+  refreshMetrics();
+  record.bytes_sent_total = metrics_.bytes_sent_total;
+  record.bytes_received_total = metrics_.bytes_received_total;
+  record.dense_bytes_total = metrics_.dense_bytes_total;
+  const std::uint64_t every = setup_.config.checkpoint.every;
+  if (checkpoints_ && every > 0 && (t + 1) % every == 0) saveCheckpoint(t + 1);
+  if (on_round_) on_round_(record);
+  if (finished_) return;  // on_round_ may have stopped the node
+  asio::post(io_, [this] { beginRound(); });
+}
+
+void PeerNode::refreshMetrics() {
+  const net::TransportStats& st = transport_->stats();
+  metrics_.bytes_sent_total = 0;
+  metrics_.bytes_received_total = 0;
+  for (const auto& [_, p] : st.peers) {
+    metrics_.bytes_sent_total += p.bytes_sent;
+    metrics_.bytes_received_total += p.bytes_received;
+  }
+  metrics_.messages_rejected_total = own_rejections_;
+  for (const auto& [reason, n] : st.rejected) metrics_.messages_rejected_total[reason] += n;
+  const net::InboxCounters& inbox = gate_->inbox().counters();
+  for (const auto& [reason, n] : {std::pair{"stale_round", inbox.stale},
+                                  {"equivocation", inbox.equivocation},
+                                  {"too_far_ahead", inbox.too_far_ahead},
+                                  {"unknown_sender", inbox.unknown_sender}}) {
+    if (n > 0) metrics_.messages_rejected_total[reason] += n;
+  }
+  metrics_.live_peers = transport_->livePeers().size();
+}
+
+void PeerNode::saveCheckpoint(std::uint64_t next_round) {
+  Checkpoint c;
+  c.round = next_round;
+  trainer_.save(c);
+  c.putFloats("public_replica", public_replica_.values());
+  try {
+    checkpoints_->save(c);
+  } catch (const CheckpointError& e) {
+    log_->error("round {}: checkpoint not written: {}", next_round, e.what());
+  }
+}
+
+void PeerNode::finish() {
+  if (finished_) return;
+  finished_ = true;
+  join_timer_.cancel();
+  gate_->cancel();
+  transport_->stop();
+  log_->info("round {}: finished", gate_->openRound());
+  if (on_finish_) on_finish_();
+}
+
+void PeerNode::stop() { finish(); }
+
+void PeerNode::abort() {
+  if (finished_) return;
+  finished_ = true;
+  join_timer_.cancel();
+  gate_->cancel();
+  transport_->abort();
+}
+
+}  // namespace phalanx::node

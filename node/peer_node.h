@@ -1,0 +1,162 @@
+// One peer's daemon (DESIGN.md "The data path of one round"; ALGORITHMS.md §1–§4): the local
+// momentum step, CHOCO replica gossip over the transport (per-edge sequence numbers, keyframes
+// on connection, on request and every K rounds), robust mixing of the replicas and the
+// consensus step — or, for a Byzantine peer, what its attack computes from the honest vectors
+// it heard this round (it waits for them first: a rushing adversary).
+//
+// Threading: a PeerNode lives on one asio::io_context run by one thread, with its Transport
+// and RoundGate; every method must be called on that thread. Destroy it after stop() or
+// abort() and after the io_context has stopped running it.
+#pragma once
+
+#include <spdlog/logger.h>
+
+#include <asio.hpp>
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "compress/compressor.h"
+#include "net/round_gate.h"
+#include "net/transport.h"
+#include "node/checkpoint.h"
+#include "node/config.h"
+#include "node/dataset.h"
+#include "node/local_trainer.h"
+#include "node/metrics.h"
+#include "node/replicas.h"
+#include "robust/aggregator.h"
+#include "robust/attacks.h"
+#include "topologies/topology.h"
+
+namespace phalanx::node {
+
+struct PeerSetup {
+  Config config;
+  std::shared_ptr<const topologies::Topology> topology;  // required
+  std::uint32_t id = 0;
+  std::string listen_host = "127.0.0.1";
+  std::optional<std::uint16_t> listen_port;  // default: the topology's; 0: any free port (tests)
+  Dataset shard;                             // this node's training data
+  std::shared_ptr<const Dataset> test;       // evaluation set; null: no evaluation
+  // Empty: the config's `byzantine` entry for this id, if any, else honest. Otherwise a
+  // robust/ attack, `labelflip` (honest protocol, labels y -> classes-1-y) or `silent`
+  // (connected, never sends a round message).
+  std::string attack;
+  std::uint64_t rounds = 0;                  // 0: config.rounds.count
+  std::filesystem::path checkpoint_dir;      // empty: no checkpoints
+  bool resume = false;                       // start from the newest usable checkpoint
+  std::chrono::milliseconds join_timeout{30000};  // round 0 waits this long for every neighbour
+  std::shared_ptr<spdlog::logger> log;       // null: spdlog's default
+};
+
+// What one round did, for the JSON-lines log and for tests.
+struct RoundRecord {
+  std::uint64_t round = 0;
+  double train_loss = NodeMetrics::kUnknown;
+  double learning_rate = NodeMetrics::kUnknown;
+  std::optional<double> test_accuracy, test_loss;  // on evaluation rounds and the last
+  std::uint64_t bytes_sent_total = 0, bytes_received_total = 0, dense_bytes_total = 0;
+  std::vector<std::uint32_t> mixed;     // peers whose replica entered the rule
+  std::vector<std::uint32_t> excluded;  // of those, the ones the rule left out
+  std::vector<std::uint32_t> missing;   // neighbours not heard (or whose replica was invalid)
+  bool deadline_hit = false;
+  double round_seconds = 0;
+};
+
+// One JSON object, names as the Prometheus metrics minus `phalanx_`.
+std::string roundRecordJson(std::uint32_t node, const RoundRecord& r);
+
+class PeerNode {
+ public:
+  enum class Role { kHonest, kVectorAttack, kSilent };
+
+  // Throws ConfigError (unknown id, bad codec, rule or attack) and CheckpointError (--resume
+  // with an unusable checkpoint folder).
+  PeerNode(asio::io_context& io, PeerSetup setup);
+  ~PeerNode();
+  PeerNode(const PeerNode&) = delete;
+  PeerNode& operator=(const PeerNode&) = delete;
+
+  // Binds the listening port (throws std::system_error when it is taken) and returns it.
+  std::uint16_t listen();
+  // Dials the neighbours at these addresses (default: the topology's).
+  void connect(std::optional<std::vector<net::PeerAddress>> addresses = std::nullopt);
+
+  // Runs the rounds: round 0 begins when every neighbour is connected or join_timeout has
+  // passed. `on_round` runs after every round; `on_finish` once, after the last round (the
+  // node has said Goodbye) or after stop().
+  void start(std::function<void(const RoundRecord&)> on_round, std::function<void()> on_finish);
+  // Goodbye to every neighbour; no more rounds.
+  void stop();
+  // A crash as the peers see it: connections closed without a Goodbye.
+  void abort();
+
+  bool finished() const { return finished_; }
+  Role role() const { return role_; }
+  std::uint64_t openRound() const { return gate_->openRound(); }
+  std::span<const float> parameters() const { return trainer_.parameters(); }
+  std::size_t dimension() const { return dim_; }
+  // Counters as of the last round (transport figures refreshed by refreshMetrics()).
+  const NodeMetrics& metrics() const { return metrics_; }
+  void refreshMetrics();
+  const net::Transport& transport() const { return *transport_; }
+
+ private:
+  void waitForNeighbours(std::chrono::steady_clock::time_point since);
+  void beginRound();
+  void endRound(net::RoundResult&& result);
+  void sendModel(std::uint64_t round);
+  void sendAttack(std::uint64_t round, const std::vector<std::uint32_t>& heard);
+  // Applies this round's messages to the replicas; returns the senders whose replica is valid
+  // and was updated this round, ascending.
+  std::vector<std::uint32_t> applyMessages(net::RoundResult& result);
+  void mix(std::uint64_t round, const std::vector<std::uint32_t>& heard, RoundRecord& record);
+  void askForKeyframe(std::uint32_t peer, std::uint64_t round);
+  bool sendTo(std::uint32_t peer, std::uint64_t round, bool keyframe, const net::Transport::Payload& payload);
+  void saveCheckpoint(std::uint64_t next_round);
+  void finish();
+  double metropolisWeight(std::uint32_t a, std::uint32_t b) const;
+
+  asio::io_context& io_;
+  PeerSetup setup_;
+  std::shared_ptr<spdlog::logger> log_;
+  Role role_ = Role::kHonest;
+  std::string attack_name_;
+  std::size_t dim_ = 0;
+  std::uint64_t rounds_ = 0;
+  std::vector<std::uint32_t> neighbours_;
+  std::set<std::uint32_t> byzantine_ids_;  // known from the config (the attackers' side knowledge)
+  LocalTrainer trainer_;
+  std::unique_ptr<compress::Compressor> codec_;  // null: uncompressed (every message a keyframe)
+  std::unique_ptr<robust::Aggregator> aggregator_;
+  std::unique_ptr<robust::Attack> attack_;
+  PublicReplica public_replica_;
+  ReplicaTable replicas_;
+  std::map<std::uint32_t, std::uint64_t> next_sequence_;  // outgoing, per neighbour
+  std::set<std::uint32_t> keyframe_owed_;
+  std::map<std::uint32_t, std::uint64_t> heartbeat_rounds_;  // before round 0: whom to join
+  std::unique_ptr<net::Transport> transport_;
+  std::unique_ptr<net::RoundGate> gate_;
+  std::unique_ptr<CheckpointStore> checkpoints_;
+  asio::steady_timer join_timer_;
+  std::uint64_t first_round_ = 0;
+  std::vector<float> mix_out_;
+  double last_loss_ = NodeMetrics::kUnknown;
+  std::chrono::steady_clock::time_point round_started_;
+  NodeMetrics metrics_;
+  std::map<std::string, std::uint64_t> own_rejections_;  // by reason, beyond the transport's
+  std::function<void(const RoundRecord&)> on_round_;
+  std::function<void()> on_finish_;
+  bool started_ = false, finished_ = false;
+};
+
+}  // namespace phalanx::node
