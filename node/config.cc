@@ -180,7 +180,7 @@ Config parse(const YAML::Node& root, const Source& source) {
   comp.boolean("shared_seed", c.compression.shared_seed);
   comp.choice("feedback", c.compression.feedback, kFeedbacks);
   comp.number("gamma", c.compression.gamma, 1e-9, 1.0);
-  comp.integer("keyframe_every", c.compression.keyframe_every, 1, kU64Max);
+  comp.integer("keyframe_every", c.compression.keyframe_every, 0, kU64Max);
   comp.boolean("adaptive", c.compression.adaptive);
   comp.finish();
   checkCompression(c.compression, source);

@@ -72,7 +72,7 @@ struct CompressionConfig {
   bool shared_seed = false;       // randomness shared by all nodes instead of independent
   std::string feedback = "none";  // none | ef14 | ef21 | ef21_sgdm | ef21_w | diana
   double gamma = 1.0;             // consensus step
-  std::uint64_t keyframe_every = 100;
+  std::uint64_t keyframe_every = 100;  // 0: only on (re)connection and on request
   bool adaptive = false;          // Accordion
 };
 

@@ -228,7 +228,12 @@ void PeerNode::start(std::function<void(const RoundRecord&)> on_round, std::func
 
 void PeerNode::waitForNeighbours(Clock::time_point since) {
   if (finished_) return;
-  const bool everyone = transport_->livePeers().size() == neighbours_.size();
+  // Everyone connected and heard from once (heartbeats carry their round, see below).
+  const auto live = transport_->livePeers();
+  const bool everyone = live.size() == neighbours_.size() &&
+                        std::all_of(live.begin(), live.end(), [&](std::uint32_t j) {
+                          return heartbeat_rounds_.contains(j);
+                        });
   if (!everyone && Clock::now() - since < setup_.join_timeout) {
     join_timer_.expires_after(std::chrono::milliseconds(20));
     join_timer_.async_wait([this, since](const asio::error_code& ec) {

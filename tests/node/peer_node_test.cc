@@ -1,0 +1,316 @@
+// The round loop in one process on 127.0.0.1 (port 0), every node on one io_context: a
+// hand-computed uncompressed MoNNA round, eight nodes learning the synthetic task about as well
+// as centralized training, bit-identical reruns, Byzantine peers against NNA and mean, CHOCO
+// compression, garbage on a port, and a crash with a restart from the checkpoint.
+#include <gtest/gtest.h>
+
+#include <asio.hpp>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <optional>
+#include <vector>
+
+#include "node/data_source.h"
+#include "node/local_trainer.h"
+#include "node/peer_node.h"
+#include "tests/support/run_until.h"
+#include "tests/support/temp_dir.h"
+
+namespace phalanx::node {
+namespace {
+
+using namespace std::chrono_literals;
+
+Config syntheticConfig() {
+  Config c;
+  c.seed = 5;
+  c.threads = 1;
+  c.data.dataset = "synthetic";
+  c.data.batch = 32;
+  c.data.synthetic = {.train = 4000, .test = 1000, .features = 32, .classes = 10, .separation = 0.5};
+  c.model.kind = "mlp";
+  c.model.hidden = {32};
+  c.optimizer.lr = 0.1;
+  c.optimizer.momentum = 0.9;
+  c.rounds.count = 300;
+  c.rounds.deadline_ms = 5000;
+  c.rounds.eval_every = 100;
+  return c;
+}
+
+// Topology ports are placeholders (the nodes listen on port 0); the ids are 0..n-1.
+std::shared_ptr<const topologies::Topology> completeGraph(std::size_t n, std::size_t budget) {
+  std::vector<topologies::NodeSpec> nodes;
+  std::vector<topologies::Edge> edges;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    nodes.push_back({.id = i, .port = std::uint16_t(20000 + i)});
+    for (std::uint32_t j = i + 1; j < n; ++j) edges.push_back({i, j});
+  }
+  return std::make_shared<const topologies::Topology>(nodes, edges, budget);
+}
+
+class Cluster {
+ public:
+  Cluster(Config config, std::shared_ptr<const topologies::Topology> topology,
+          std::map<std::uint32_t, std::string> attacks = {})
+      : config_(std::move(config)), topology_(std::move(topology)), attacks_(std::move(attacks)) {
+    // The attackers learn of each other from the config's byzantine map (the honest nodes
+    // ignore it), so a rushing attacker does not wait for its fellows.
+    for (const auto& [id, attack] : attacks_) config_.byzantine[id].attack = attack;
+    data_ = loadData(config_.data, config_.seed);
+    test_ = std::make_shared<const Dataset>(data_.test);
+    records_.resize(topology_->size());
+    nodes_.resize(topology_->size());
+    ports_.resize(topology_->size());
+    for (std::uint32_t i = 0; i < topology_->size(); ++i) create(i, 0, {}, false);
+    for (std::uint32_t i = 0; i < topology_->size(); ++i) connect(i);
+  }
+
+  void create(std::uint32_t id, std::uint16_t port, std::filesystem::path checkpoints, bool resume) {
+    if (nodes_[id]) nodes_[id]->abort();  // a restart: the old process is gone
+    PeerSetup s{.config = config_,
+                .topology = topology_,
+                .id = id,
+                .listen_port = port,
+                .shard = shardOf(config_.data, data_.train, topology_->size(), id, config_.seed),
+                .test = test_,
+                .checkpoint_dir = std::move(checkpoints),
+                .resume = resume,
+                .join_timeout = 5s};
+    nodes_[id] = std::make_unique<PeerNode>(io, std::move(s));
+    ports_[id] = nodes_[id]->listen();
+  }
+
+  void connect(std::uint32_t id) {
+    std::vector<net::PeerAddress> addresses;
+    for (std::uint32_t j = 0; j < topology_->size(); ++j) addresses.push_back({j, "127.0.0.1", ports_[j]});
+    nodes_[id]->connect(addresses);
+  }
+
+  void start(std::uint32_t id) {
+    nodes_[id]->start([this, id](const RoundRecord& r) { records_[id].push_back(r); }, [] {});
+  }
+
+  // Every node connected to all its neighbours, then all start together.
+  void startAll() {
+    ASSERT_TRUE(testing::runUntil(io, [&] {
+      for (std::uint32_t i = 0; i < topology_->size(); ++i) {
+        if (nodes_[i]->transport().livePeers().size() != topology_->degree(i)) return false;
+      }
+      return true;
+    }));
+    for (std::uint32_t i = 0; i < topology_->size(); ++i) start(i);
+  }
+
+  bool runToEnd(std::chrono::milliseconds limit = 120s) {
+    return testing::runUntil(io, [&] {
+      for (const auto& n : nodes_) {
+        if (!n->finished()) return false;
+      }
+      return true;
+    }, limit);
+  }
+
+  double honestMeanAccuracy() const {
+    double sum = 0;
+    int count = 0;
+    for (std::uint32_t i = 0; i < topology_->size(); ++i) {
+      if (attacks_.contains(i)) continue;
+      sum += records_[i].back().test_accuracy.value_or(0);
+      ++count;
+    }
+    return sum / count;
+  }
+
+  PeerNode& operator[](std::uint32_t id) { return *nodes_[id]; }
+  std::vector<RoundRecord>& records(std::uint32_t id) { return records_[id]; }
+  std::uint16_t port(std::uint32_t id) const { return ports_[id]; }
+  const TrainTest& data() const { return data_; }
+
+  asio::io_context io;
+
+ private:
+  Config config_;
+  std::shared_ptr<const topologies::Topology> topology_;
+  std::map<std::uint32_t, std::string> attacks_;
+  TrainTest data_;
+  std::shared_ptr<const Dataset> test_;
+  std::vector<std::unique_ptr<PeerNode>> nodes_;
+  std::vector<std::uint16_t> ports_;
+  std::vector<std::vector<RoundRecord>> records_;
+};
+
+TEST(PeerNode, UncompressedRoundIsMonnaByHand) {
+  // Three nodes, complete graph, b = 1: each keeps itself and its nearest peer and averages.
+  Config c = syntheticConfig();
+  c.rounds.count = 1;
+  auto topology = completeGraph(3, 1);
+  Cluster cluster(c, topology);
+  // The half steps y_i, by hand: the same trainer each node builds, one step.
+  std::vector<std::vector<float>> y;
+  for (std::uint32_t i = 0; i < 3; ++i) {
+    LocalTrainer t(c, shardOf(c.data, cluster.data().train, 3, i, c.seed), c.seed);
+    t.step(0);
+    y.emplace_back(t.parameters().begin(), t.parameters().end());
+  }
+  cluster.startAll();
+  ASSERT_TRUE(cluster.runToEnd());
+  for (std::uint32_t i = 0; i < 3; ++i) {
+    std::vector<double> distance(3);
+    for (std::uint32_t j = 0; j < 3; ++j) {
+      for (std::size_t k = 0; k < y[i].size(); ++k) distance[j] += std::pow(double(y[i][k]) - y[j][k], 2);
+    }
+    const std::uint32_t a = (i + 1) % 3, b = (i + 2) % 3;
+    const std::uint32_t nearest = distance[a] < distance[b] || (distance[a] == distance[b] && a < b) ? a : b;
+    const std::uint32_t farthest = nearest == a ? b : a;
+    ASSERT_EQ(cluster.records(i).size(), 1u);
+    EXPECT_EQ(cluster.records(i)[0].excluded, std::vector<std::uint32_t>{farthest}) << "node " << i;
+    const auto x = cluster[i].parameters();
+    double worst = 0;
+    for (std::size_t k = 0; k < x.size(); ++k) {
+      const double z = (double(y[i][k]) + double(y[nearest][k])) / 2;
+      worst = std::max(worst, std::abs(x[k] - z) / (1 + std::abs(z)));
+    }
+    EXPECT_LT(worst, 1e-7) << "node " << i;  // float rounding of one sum and one halving
+  }
+}
+
+TEST(PeerNode, EightNodesLearnLikeCentralizedAndRerunBitIdentically) {
+  Config c = syntheticConfig();
+  auto topology = completeGraph(8, 2);
+  std::vector<std::vector<float>> first;
+  for (int run = 0; run < 2; ++run) {
+    Cluster cluster(c, topology);
+    cluster.startAll();
+    ASSERT_TRUE(cluster.runToEnd());
+    for (std::uint32_t i = 0; i < 8; ++i) {
+      ASSERT_EQ(cluster.records(i).size(), c.rounds.count);
+      for (const RoundRecord& r : cluster.records(i)) {
+        ASSERT_FALSE(r.deadline_hit) << "a deadline fired: the rerun may legitimately differ";
+        ASSERT_EQ(r.mixed.size(), 7u);
+      }
+    }
+    if (run == 0) {
+      for (std::uint32_t i = 0; i < 8; ++i) {
+        first.emplace_back(cluster[i].parameters().begin(), cluster[i].parameters().end());
+      }
+      // Centralized: one trainer on all the data, the same number of samples per round.
+      Config central = c;
+      central.data.batch = c.data.batch * 8;
+      LocalTrainer alone(central, cluster.data().train, c.seed);
+      for (std::uint64_t t = 0; t < c.rounds.count; ++t) alone.step(t);
+      const double centralized = alone.evaluate(cluster.data().test).accuracy;
+      EXPECT_GT(centralized, 0.75);
+      EXPECT_GT(cluster.honestMeanAccuracy(), centralized - 0.03)
+          << "centralized " << centralized;
+    } else {
+      for (std::uint32_t i = 0; i < 8; ++i) {
+        const auto x = cluster[i].parameters();
+        EXPECT_TRUE(std::equal(x.begin(), x.end(), first[i].begin())) << "node " << i;
+      }
+    }
+  }
+}
+
+TEST(PeerNode, NnaHoldsAgainstSignflipWhileMeanBreaks) {
+  Config c = syntheticConfig();
+  c.rounds.count = 200;
+  auto topology = completeGraph(8, 2);
+  const std::map<std::uint32_t, std::string> attackers{{3, "signflip"}, {6, "signflip"}};
+  double nna = 0, mean = 0;
+  for (const char* rule : {"nna", "mean"}) {
+    c.mixing.rule = rule;
+    Cluster cluster(c, topology, attackers);
+    cluster.startAll();
+    ASSERT_TRUE(cluster.runToEnd());
+    (std::string(rule) == "nna" ? nna : mean) = cluster.honestMeanAccuracy();
+    if (std::string(rule) == "nna") {
+      // The attackers are excluded nearly every round by every honest node.
+      for (std::uint32_t i : {0u, 1u, 2u, 4u, 5u, 7u}) {
+        EXPECT_GE(cluster[i].metrics().peer_excluded_total.at(3), 190u) << "node " << i;
+        EXPECT_GE(cluster[i].metrics().peer_excluded_total.at(6), 190u) << "node " << i;
+      }
+    }
+  }
+  EXPECT_GT(nna, 0.75);
+  EXPECT_LT(mean, 0.5);
+}
+
+TEST(PeerNode, TopkGossipLearnsOnFewerBytes) {
+  Config c = syntheticConfig();
+  c.compression.codec = "topk";
+  c.compression.density = 0.05;
+  c.compression.gamma = 0.1;  // CHOCO needs a small consensus step under top-5%
+  c.compression.keyframe_every = 0;
+  auto topology = completeGraph(4, 1);
+  Cluster cluster(c, topology);
+  cluster.startAll();
+  ASSERT_TRUE(cluster.runToEnd());
+  EXPECT_GT(cluster.honestMeanAccuracy(), 0.75);
+  const auto& m = cluster[0].metrics();
+  // Sparse deltas after one keyframe per neighbour: far fewer bytes than dense fp32.
+  EXPECT_LT(double(m.bytes_sent_total) * 5, double(m.dense_bytes_total));
+  EXPECT_EQ(m.keyframes_sent_total, 3u);
+  EXPECT_EQ(m.resyncs_requested_total, 0u);
+}
+
+TEST(PeerNode, GarbageOnThePortIsCountedAndTrainingGoesOn) {
+  Config c = syntheticConfig();
+  c.rounds.count = 200;
+  auto topology = completeGraph(3, 0);
+  Cluster cluster(c, topology);
+  cluster.startAll();
+  asio::ip::tcp::socket rogue(cluster.io);
+  rogue.connect({asio::ip::make_address("127.0.0.1"), cluster.port(0)});
+  const std::vector<std::uint8_t> garbage(4096, 0xAB);
+  asio::write(rogue, asio::buffer(garbage));
+  ASSERT_TRUE(cluster.runToEnd());
+  EXPECT_EQ(cluster.records(0).size(), 200u);
+  std::uint64_t rejected = 0;
+  for (const auto& [reason, n] : cluster[0].metrics().messages_rejected_total) rejected += n;
+  EXPECT_GT(rejected, 0u);
+  EXPECT_GT(cluster.honestMeanAccuracy(), 0.75);
+}
+
+TEST(PeerNode, CrashedNodeResumesFromItsCheckpoint) {
+  Config c = syntheticConfig();
+  c.rounds.count = 200;
+  c.rounds.deadline_ms = 300;
+  c.checkpoint.every = 10;
+  auto topology = completeGraph(4, 1);
+  testing::TempDir dir;
+  Cluster cluster(c, topology);
+  // Node 2 checkpoints; rebuild it with a folder (before anything starts).
+  cluster.create(2, cluster.port(2), dir.path() / "node-2", false);
+  for (std::uint32_t i = 0; i < 4; ++i) cluster.connect(i);
+  cluster.startAll();
+  ASSERT_TRUE(testing::runUntil(cluster.io, [&] { return cluster.records(2).size() >= 45; }, 60s));
+  cluster[2].abort();
+  const std::uint64_t crashed_at = cluster.records(2).back().round;
+  ASSERT_TRUE(testing::runUntil(cluster.io, [&] { return cluster.records(0).back().round >= crashed_at + 5; }, 30s));
+  // Restart on the same port from the newest checkpoint (round 40).
+  cluster.create(2, cluster.port(2), dir.path() / "node-2", true);
+  cluster.connect(2);
+  const std::size_t before = cluster.records(2).size();
+  cluster.start(2);
+  ASSERT_TRUE(cluster.runToEnd());
+  const auto& after = cluster.records(2);
+  ASSERT_GT(after.size(), before);
+  // It joined at its neighbours' round, not at its checkpoint's, and was back in the mix of
+  // the others within three of its rounds.
+  EXPECT_GT(after[before].round, crashed_at);
+  const std::uint64_t back = after[before].round;
+  bool mixed_again = false;
+  for (const RoundRecord& r : cluster.records(0)) {
+    if (r.round > back + 3) break;
+    if (r.round >= back && std::find(r.mixed.begin(), r.mixed.end(), 2u) != r.mixed.end()) mixed_again = true;
+  }
+  EXPECT_TRUE(mixed_again);
+  EXPECT_GT(cluster.honestMeanAccuracy(), 0.75);
+}
+
+}  // namespace
+}  // namespace phalanx::node
