@@ -206,9 +206,7 @@ Config parse(const YAML::Node& root, const Source& source) {
   checkpoint.text("dir", c.checkpoint.dir);
   checkpoint.integer("every", c.checkpoint.every, 0, kU64Max);
   checkpoint.finish();
-  if (c.checkpoint.every > 0 && c.checkpoint.dir.empty()) {
-    source.fail("checkpoint.dir", "checkpoint.every is set, so a directory is required");
-  }
+  // An empty dir is allowed: `phalanx node --out DIR` then checkpoints under DIR/checkpoints.
 
   YamlFields security = top.section("security");
   security.choice("mode", c.security.mode, kSecurityModes);

@@ -90,7 +90,7 @@ struct RoundsConfig {
 };
 
 struct CheckpointConfig {
-  std::string dir;  // empty: no checkpoints
+  std::string dir;  // per node: DIR/node-K; empty: `phalanx node --out OUT` uses OUT/checkpoints
   std::uint64_t every = 0;
 };
 

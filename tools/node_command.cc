@@ -112,8 +112,9 @@ int runNode(const NodeOptions& o) {
   } else if (!o.out.empty() && config.checkpoint.every > 0) {
     setup.checkpoint_dir = std::filesystem::path(o.out) / "checkpoints" / fmt::format("node-{}", id);
   }
-  if (o.resume && setup.checkpoint_dir.empty()) {
-    log->error("--resume: no checkpoint folder (set checkpoint.dir, or --out with checkpoint.every > 0)");
+  if ((o.resume || config.checkpoint.every > 0) && setup.checkpoint_dir.empty()) {
+    log->error("{}: no checkpoint folder: set checkpoint.dir, or give --out (with checkpoint.every > 0)",
+               o.resume ? "--resume" : "checkpoint.every");
     return kExitBadInput;
   }
 

@@ -95,7 +95,6 @@ TEST(Config, BadValuesNameTheFieldAndTheAllowedValues) {
 
 TEST(Config, CrossFieldRules) {
   EXPECT_THAT(errorOf("security: {mode: tls}"), HasSubstr("security.ca: required"));
-  EXPECT_THAT(errorOf("checkpoint: {every: 5}"), HasSubstr("checkpoint.dir"));
   EXPECT_THAT(errorOf("mixing: {pre: [median]}"), HasSubstr("unknown pre-aggregator 'median'"));
   EXPECT_THAT(errorOf("mixing: {pre: [clip]}"), HasSubstr("'clip' needs a parameter"));
   EXPECT_THAT(errorOf("mixing: {pre: ['clip:-1']}"), HasSubstr("must be a number > 0"));
