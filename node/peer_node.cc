@@ -132,6 +132,9 @@ PeerNode::PeerNode(asio::io_context& io, PeerSetup setup)
                            .target = rule,
                            .target_b = setup_.topology->defaultBudget()};
     if (byz.tau > 0) a.tau = byz.tau;
+    if (byz.collude) {
+      log_->warn("byzantine.collude: not in the node yet; the attack uses what this peer received");
+    }
     auto attack = robust::makeAttack(a);
     if (!attack) throw ConfigError("byzantine: " + attack.error());
     attack_ = std::move(*attack);
