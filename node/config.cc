@@ -225,6 +225,11 @@ Config parse(const YAML::Node& root, const Source& source) {
     }
   }
 
+  YamlFields control = top.section("control");
+  control.text("token", c.control.token);
+  control.boolean("remote", c.control.remote);
+  control.finish();
+
   YamlFields byzantine = top.section("byzantine");
   for (const std::string& key : byzantine.keys()) {
     std::uint32_t id = 0;

@@ -99,6 +99,13 @@ struct SecurityConfig {
   std::string ca, cert, key;
 };
 
+// The control endpoint (POST /control on the metrics port) through which `phalanx inject`
+// changes a running node.
+struct ControlConfig {
+  std::string token;    // required in "Authorization: Bearer TOKEN"; empty: the endpoint is off
+  bool remote = false;  // also accept requests from other hosts (default: loopback only)
+};
+
 struct ByzantineConfig {
   std::string attack;
   double tau = 0;  // 0: the attack's default
@@ -119,6 +126,7 @@ struct Config {
   RoundsConfig rounds;
   CheckpointConfig checkpoint;
   SecurityConfig security;
+  ControlConfig control;
   std::map<std::uint32_t, ByzantineConfig> byzantine;  // by node id
 };
 

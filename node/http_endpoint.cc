@@ -9,8 +9,33 @@
 
 namespace phalanx::node {
 
-HttpEndpoint::HttpEndpoint(const std::string& host, std::uint16_t port)
+namespace {
+
+bool loopback(const std::string& address) {
+  return address.starts_with("127.") || address == "::1" || address.starts_with("::ffff:127.");
+}
+
+}  // namespace
+
+HttpEndpoint::HttpEndpoint(const std::string& host, std::uint16_t port, ControlAccess control)
     : server_(std::make_unique<httplib::Server>()) {
+  server_->Post("/control", [control](const httplib::Request& req, httplib::Response& res) {
+    if (control.token.empty() || !control.apply) {
+      res.status = 404;
+      res.set_content("no control endpoint: set control.token in the config\n", "text/plain");
+    } else if (!control.remote && !loopback(req.remote_addr)) {
+      res.status = 403;
+      res.set_content("control requests are accepted from loopback only (control.remote)\n", "text/plain");
+    } else if (req.get_header_value("Authorization") != "Bearer " + control.token) {
+      res.status = 401;
+      res.set_content("wrong or missing token\n", "text/plain");
+    } else if (const std::string error = control.apply(req.body); !error.empty()) {
+      res.status = 400;
+      res.set_content(error + "\n", "text/plain");
+    } else {
+      res.set_content("ok\n", "text/plain");
+    }
+  });
   server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     std::string body;
     {

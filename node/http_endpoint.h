@@ -1,9 +1,12 @@
 // The node's HTTP side (DESIGN.md "Files": metrics): Prometheus text at GET /metrics and the
 // parameters as a float32 .npy at GET /model, served by cpp-httplib on its own thread from a
 // snapshot that the round loop publishes after every round — the loop never waits on a client.
+// Optionally POST /control (body: a fault, see PeerNode::inject) with a bearer token, from
+// loopback only unless told otherwise.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -17,11 +20,19 @@ class Server;
 
 namespace phalanx::node {
 
+struct ControlAccess {
+  std::string token;    // empty: no /control
+  bool remote = false;  // accept requests from addresses other than loopback
+  // Applies one command; returns "" or an error. Called on the HTTP thread.
+  std::function<std::string(const std::string& command)> apply;
+};
+
 class HttpEndpoint {
  public:
   // Binds host:port (0: any free port); throws std::runtime_error naming the address when it
-  // cannot. Serves until destroyed.
-  HttpEndpoint(const std::string& host, std::uint16_t port);
+  // cannot. Serves until destroyed. POST /control answers 200 (applied), 400 (bad command),
+  // 401 (wrong or missing token), 403 (not from loopback), 404 (no token configured).
+  HttpEndpoint(const std::string& host, std::uint16_t port, ControlAccess control = {});
   ~HttpEndpoint();
   HttpEndpoint(const HttpEndpoint&) = delete;
   HttpEndpoint& operator=(const HttpEndpoint&) = delete;

@@ -5,6 +5,8 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <sstream>
+#include <thread>
 
 #include "node/json.h"
 #include "robust/attacks.h"
@@ -83,7 +85,8 @@ PeerNode::PeerNode(asio::io_context& io, PeerSetup setup)
       trainer_(setup_.config, shardFor(setup_), setup_.config.seed),
       public_replica_(trainer_.model().dimension()),
       replicas_(trainer_.model().dimension()),
-      join_timer_(io) {
+      join_timer_(io),
+      slow_timer_(io) {
   const Config& config = setup_.config;
   dim_ = trainer_.model().dimension();
   metrics_.node = setup_.id;
@@ -267,6 +270,17 @@ void PeerNode::beginRound() {
   }
   transport_->setRound(t);
   round_started_ = Clock::now();
+  if (slow_.count() > 0) {  // an injected slow peer: it starts every round late
+    slow_timer_.expires_after(slow_);
+    slow_timer_.async_wait([this, t](const asio::error_code& ec) {
+      if (!ec && !finished_) runRound(t);
+    });
+    return;
+  }
+  runRound(t);
+}
+
+void PeerNode::runRound(std::uint64_t t) {
   if (role_ == Role::kHonest) sendModel(t);
   gate_->wait([this](net::RoundResult&& result) { endRound(std::move(result)); });
 }
@@ -279,7 +293,23 @@ bool PeerNode::sendTo(std::uint32_t peer, std::uint64_t round, bool keyframe,
   header.set_sequence(++next_sequence_[peer]);
   header.set_kind(keyframe ? net::v1::RoundMessage::KEYFRAME : net::v1::RoundMessage::DELTA);
   header.set_codec(payload->size() > 1 ? (*payload)[1] : 0);
-  if (!transport_->sendRound(peer, header, payload)) return false;
+  std::uniform_real_distribution<double> coin(0.0, 1.0);
+  if (drop_ > 0 && coin(fault_rng_) < drop_) return true;  // lost on the way: the peer sees a gap
+  net::Transport::Payload out = payload;
+  if (corrupt_ > 0 && coin(fault_rng_) < corrupt_ && !payload->empty()) {
+    auto damaged = std::make_shared<std::vector<std::uint8_t>>(*payload);
+    std::uniform_int_distribution<std::size_t> at(0, damaged->size() - 1);
+    for (int k = 0; k < 8; ++k) (*damaged)[at(fault_rng_)] ^= 0xFF;
+    out = std::move(damaged);
+  }
+  if (delay_.count() > 0) {
+    auto timer = std::make_shared<asio::steady_timer>(io_, delay_);
+    timer->async_wait([this, timer, peer, header, out](const asio::error_code& ec) {
+      if (!ec && !finished_) transport_->sendRound(peer, header, out);
+    });
+  } else if (!transport_->sendRound(peer, header, out)) {
+    return false;
+  }
   ++metrics_.messages_sent_total;
   metrics_.dense_bytes_total += dim_ * sizeof(float) + compress::kHeaderBytes;
   if (keyframe) ++metrics_.keyframes_sent_total;
@@ -529,6 +559,7 @@ void PeerNode::finish() {
   if (finished_) return;
   finished_ = true;
   join_timer_.cancel();
+  slow_timer_.cancel();
   gate_->cancel();
   transport_->stop();
   log_->info("round {}: finished", gate_->openRound());
@@ -537,10 +568,98 @@ void PeerNode::finish() {
 
 void PeerNode::stop() { finish(); }
 
+std::string PeerNode::switchAttack(const std::string& name) {
+  if (name == "none") {
+    role_ = Role::kHonest;
+    attack_.reset();
+    attack_name_.clear();
+  } else {
+    const auto& names = robust::kAttackNames;
+    if (std::find(names.begin(), names.end(), name) == names.end()) {
+      return fmt::format("attack {}: not a vector attack (allowed: none, {})", name, fmt::join(names, ", "));
+    }
+    robust::AttackConfig a{.name = name, .n = setup_.topology->size(),
+                           .f = std::max<std::size_t>(1, byzantine_ids_.size()),
+                           .seed = setup_.config.seed + setup_.id,
+                           .target = {.rule = setup_.config.mixing.rule, .pre = setup_.config.mixing.pre,
+                                      .tau = setup_.config.mixing.tau, .iters = setup_.config.mixing.iters},
+                           .target_b = setup_.topology->defaultBudget()};
+    auto made = robust::makeAttack(a);
+    if (!made) return made.error();
+    attack_ = std::move(*made);
+    attack_name_ = name;
+    role_ = Role::kVectorAttack;
+  }
+  // The neighbours' replicas of this node now hold something else: start them afresh.
+  for (const std::uint32_t j : neighbours_) keyframe_owed_.insert(j);
+  return "";
+}
+
+std::string PeerNode::inject(const std::string& command) {
+  std::istringstream in(command);
+  std::string verb, arg;
+  in >> verb >> arg;
+  const auto number = [&](double lo, double hi, double& out) -> std::string {
+    std::size_t used = 0;
+    try {
+      out = std::stod(arg, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (arg.empty() || used != arg.size() || !(out >= lo && out <= hi)) {
+      return fmt::format("{}: expected a number in [{}, {}], got '{}'", verb, lo, hi, arg);
+    }
+    return "";
+  };
+  double v = 0;
+  std::string error;
+  if (verb == "crash") {
+    log_->warn("round {}: injected crash", gate_->openRound());
+    abort();
+  } else if (verb == "hang") {
+    if (error = number(0, 3600, v); error.empty()) {
+      log_->warn("round {}: injected hang of {} s", gate_->openRound(), v);
+      std::this_thread::sleep_for(std::chrono::duration<double>(v));  // the whole node stops
+    }
+  } else if (verb == "slow" || verb == "delay") {
+    if (error = number(0, 600000, v); error.empty()) {
+      (verb == "slow" ? slow_ : delay_) = std::chrono::milliseconds(std::int64_t(v));
+    }
+  } else if (verb == "drop" || verb == "corrupt") {
+    if (error = number(0, 1, v); error.empty()) (verb == "drop" ? drop_ : corrupt_) = v;
+  } else if (verb == "partition") {
+    std::vector<std::uint32_t> ids;
+    std::istringstream list(arg);
+    for (std::string id; std::getline(list, id, ',');) {
+      unsigned long value = 0;
+      try {
+        value = std::stoul(id);
+      } catch (const std::exception&) {
+        return fmt::format("partition: '{}' is not a node id", id);
+      }
+      ids.push_back(std::uint32_t(value));
+    }
+    if (ids.empty()) return "partition: expected ids, e.g. partition 3,7";
+    transport_->setPartitioned(ids);
+  } else if (verb == "attack") {
+    error = arg.empty() ? "attack: expected a name (or none)" : switchAttack(arg);
+  } else if (verb == "heal") {
+    slow_ = delay_ = std::chrono::milliseconds(0);
+    drop_ = corrupt_ = 0;
+    transport_->setPartitioned({});
+  } else {
+    error = fmt::format("unknown fault '{}' (crash, hang S, slow MS, drop P, delay MS, corrupt P, "
+                        "partition IDS, attack NAME, heal)", verb);
+  }
+  if (error.empty()) log_->warn("round {}: fault injected: {}", gate_->openRound(), command);
+  return error;
+}
+
 void PeerNode::abort() {
   if (finished_) return;
   finished_ = true;
   join_timer_.cancel();
+  slow_timer_.cancel();
   gate_->cancel();
   transport_->abort();
 }

@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <random>
 #include <set>
 #include <span>
 #include <string>
@@ -100,6 +101,14 @@ class PeerNode {
   // A crash as the peers see it: connections closed without a Goodbye.
   void abort();
 
+  // Fault injection (the control endpoint, DESIGN.md "inject"): "crash", "hang SECONDS",
+  // "slow MS" (each round starts MS later), "drop P" / "corrupt P" (each outgoing round message
+  // is dropped / has bytes flipped with probability P), "delay MS" (outgoing round messages
+  // leave MS late), "partition ID,ID,...", "attack NAME" (a vector attack, or "none"), "heal"
+  // (clears slow, drop, corrupt, delay and partition). Returns an error message, or "" when
+  // applied. "crash" aborts the node; what the process does next is its owner's business.
+  std::string inject(const std::string& command);
+
   bool finished() const { return finished_; }
   Role role() const { return role_; }
   std::uint64_t openRound() const { return gate_->openRound(); }
@@ -113,6 +122,8 @@ class PeerNode {
  private:
   void waitForNeighbours(std::chrono::steady_clock::time_point since);
   void beginRound();
+  void runRound(std::uint64_t t);
+  std::string switchAttack(const std::string& name);
   void endRound(net::RoundResult&& result);
   void sendModel(std::uint64_t round);
   void sendAttack(std::uint64_t round, const std::vector<std::uint32_t>& heard);
@@ -157,6 +168,11 @@ class PeerNode {
   std::function<void(const RoundRecord&)> on_round_;
   std::function<void()> on_finish_;
   bool started_ = false, finished_ = false;
+  // Injected faults.
+  std::chrono::milliseconds slow_{0}, delay_{0};
+  double drop_ = 0, corrupt_ = 0;
+  std::mt19937_64 fault_rng_{0x5eed};
+  asio::steady_timer slow_timer_;
 };
 
 }  // namespace phalanx::node

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
@@ -139,8 +140,25 @@ int runNode(const NodeOptions& o) {
     peer = std::make_unique<node::PeerNode>(io, std::move(setup));
     peer->listen();
     if (self.metrics_port > 0) {
+      // Faults are applied on the round loop's thread; a hung loop answers within 2 s or not at all.
+      node::ControlAccess control{
+          .token = config.control.token,
+          .remote = config.control.remote,
+          .apply = [&io, &peer](const std::string& command) -> std::string {
+            auto done = std::make_shared<std::promise<std::string>>();
+            auto result = done->get_future();
+            asio::post(io, [&peer, command, done] {
+              const std::string error = peer->inject(command);
+              done->set_value(error);
+              if (error.empty() && command.starts_with("crash")) std::_Exit(137);  // as kill -9
+            });
+            if (result.wait_for(std::chrono::seconds(2)) != std::future_status::ready) {
+              return "";  // queued behind a busy or hung round loop; it will apply
+            }
+            return result.get();
+          }};
       http = std::make_unique<node::HttpEndpoint>(o.listen_host.empty() ? self.host : o.listen_host,
-                                                  self.metrics_port);
+                                                  self.metrics_port, std::move(control));
     }
   } catch (const node::ConfigError& e) {
     log->error("{}", e.what());

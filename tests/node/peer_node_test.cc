@@ -2,6 +2,7 @@
 // hand-computed uncompressed MoNNA round, eight nodes learning the synthetic task about as well
 // as centralized training, bit-identical reruns, Byzantine peers against NNA and mean, CHOCO
 // compression, garbage on a port, and a crash with a restart from the checkpoint.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <asio.hpp>
@@ -14,10 +15,14 @@
 #include <vector>
 
 #include "node/data_source.h"
+#include "node/http_endpoint.h"
 #include "node/local_trainer.h"
 #include "node/peer_node.h"
 #include "tests/support/run_until.h"
 #include "tests/support/temp_dir.h"
+
+// Last: it pulls in <resolv.h>, whose _res macro breaks Eigen's headers.
+#include <httplib.h>
 
 namespace phalanx::node {
 namespace {
@@ -310,6 +315,89 @@ TEST(PeerNode, CrashedNodeResumesFromItsCheckpoint) {
   }
   EXPECT_TRUE(mixed_again);
   EXPECT_GT(cluster.honestMeanAccuracy(), 0.75);
+}
+
+TEST(PeerNode, InjectedFaultsTakeEffectAndHeal) {
+  Config c = syntheticConfig();
+  c.rounds.count = 400;
+  c.rounds.deadline_ms = 300;
+  auto topology = completeGraph(4, 1);
+  Cluster cluster(c, topology);
+  EXPECT_THAT(cluster[0].inject("explode"), ::testing::HasSubstr("unknown fault"));
+  EXPECT_THAT(cluster[0].inject("drop 2"), ::testing::HasSubstr("[0, 1]"));
+  EXPECT_THAT(cluster[0].inject("attack frobnicate"), ::testing::HasSubstr("not a vector attack"));
+  EXPECT_THAT(cluster[0].inject("partition x"), ::testing::HasSubstr("not a node id"));
+  cluster.startAll();
+  const auto roundOf = [&](std::uint32_t id) { return cluster.records(id).empty() ? 0 : cluster.records(id).back().round; };
+  ASSERT_TRUE(testing::runUntil(cluster.io, [&] { return roundOf(1) >= 20; }, 30s));
+
+  // Node 1 turns into a sign-flipper: the others exclude it from then on.
+  ASSERT_EQ(cluster[1].inject("attack signflip"), "");
+  EXPECT_EQ(cluster[1].role(), PeerNode::Role::kVectorAttack);
+  const std::uint64_t before = cluster[0].metrics().peer_excluded_total.contains(1)
+                                   ? cluster[0].metrics().peer_excluded_total.at(1) : 0;
+  const std::uint64_t switched = roundOf(0);
+  ASSERT_TRUE(testing::runUntil(cluster.io, [&] { return roundOf(0) >= switched + 30; }, 30s));
+  EXPECT_GE(cluster[0].metrics().peer_excluded_total.at(1) - before, 25u);
+  ASSERT_EQ(cluster[1].inject("attack none"), "");
+
+  // Node 2 drops half its messages: its receivers see gaps and ask for keyframes.
+  ASSERT_EQ(cluster[2].inject("drop 0.5"), "");
+  std::uint64_t resyncs = 0;
+  const std::uint64_t dropping = roundOf(0);
+  ASSERT_TRUE(testing::runUntil(cluster.io, [&] { return roundOf(0) >= dropping + 20; }, 30s));
+  // Uncompressed, every message is a keyframe: a lost one is a missing peer, not a gap.
+  std::size_t missing2 = 0;
+  for (const RoundRecord& r : cluster.records(0)) {
+    if (r.round > dropping && std::find(r.missing.begin(), r.missing.end(), 2u) != r.missing.end()) ++missing2;
+  }
+  EXPECT_GE(missing2, 3u);
+  for (std::uint32_t i = 0; i < 4; ++i) resyncs += cluster[i].metrics().resyncs_requested_total;
+  EXPECT_EQ(resyncs, 0u);
+
+  // Node 3 is cut off from 0 and 1, then the network heals.
+  ASSERT_EQ(cluster[3].inject("partition 0,1"), "");
+  ASSERT_EQ(cluster[2].inject("heal"), "");
+  const std::uint64_t cut = roundOf(3);
+  ASSERT_TRUE(testing::runUntil(cluster.io, [&] { return roundOf(3) >= cut + 15; }, 30s));
+  for (const RoundRecord& r : cluster.records(3)) {
+    if (r.round > cut + 10) {
+      EXPECT_EQ(r.mixed, std::vector<std::uint32_t>{2}) << "round " << r.round;
+    }
+  }
+  ASSERT_EQ(cluster[3].inject("heal"), "");
+  ASSERT_TRUE(cluster.runToEnd());
+  EXPECT_EQ(cluster.records(3).back().mixed, (std::vector<std::uint32_t>{0, 1, 2}));
+}
+
+TEST(HttpEndpoint, ServesMetricsModelAndGuardsControl) {
+  std::vector<std::string> applied;
+  HttpEndpoint http("127.0.0.1", 0,
+                    {.token = "s3cret", .apply = [&](const std::string& command) -> std::string {
+                       if (command == "bad") return "unknown fault 'bad'";
+                       applied.push_back(command);
+                       return "";
+                     }});
+  const float model[] = {1.5f, -2.0f};
+  http.publish("phalanx_round{node=\"0\"} 3\n", model);
+  httplib::Client client("127.0.0.1", http.port());
+  auto metrics = client.Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_EQ(metrics->status, 200);
+  EXPECT_EQ(metrics->body, "phalanx_round{node=\"0\"} 3\n");
+  auto npy = client.Get("/model");
+  ASSERT_TRUE(npy);
+  EXPECT_EQ(npy->body.substr(1, 5), "NUMPY");
+  EXPECT_EQ(npy->body.size() % 16, 8u);  // 16-aligned header, then two floats
+  EXPECT_EQ(client.Post("/control", "slow 10", "text/plain")->status, 401);
+  httplib::Headers auth{{"Authorization", "Bearer s3cret"}};
+  EXPECT_EQ(client.Post("/control", httplib::Headers{{"Authorization", "Bearer nope"}}, "slow 10", "text/plain")->status, 401);
+  EXPECT_EQ(client.Post("/control", auth, "bad", "text/plain")->status, 400);
+  EXPECT_EQ(client.Post("/control", auth, "slow 10", "text/plain")->status, 200);
+  EXPECT_EQ(applied, std::vector<std::string>{"slow 10"});
+  HttpEndpoint closed("127.0.0.1", 0);
+  httplib::Client other("127.0.0.1", closed.port());
+  EXPECT_EQ(other.Post("/control", auth, "slow 10", "text/plain")->status, 404);
 }
 
 }  // namespace
