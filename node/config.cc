@@ -36,10 +36,13 @@ const std::vector<std::string> kFeedbacks = [] {
   return all;
 }();
 const std::vector<std::string> kSecurityModes{"none", "tls"};
-// robust/'s vector attacks plus what node/ does itself: label flipping and process faults.
+// robust/'s vector attacks plus what node/ does itself: label flipping, process faults and
+// wire-level misbehaviour (garbage payloads, wrong dimensions, replays).
 const std::vector<std::string> kAttacks = [] {
   std::vector<std::string> all = robust::kAttackNames;
-  for (const char* name : {"labelflip", "crash", "hang", "slow", "silent"}) all.push_back(name);
+  for (const char* name : {"labelflip", "crash", "hang", "slow", "silent", "garbage", "wrong_dim", "replay"}) {
+    all.push_back(name);
+  }
   return all;
 }();
 

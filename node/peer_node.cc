@@ -19,6 +19,7 @@ using Clock = std::chrono::steady_clock;
 // Attacks node/ carries out itself rather than through robust/.
 constexpr const char* kLabelFlip = "labelflip";
 constexpr const char* kSilent = "silent";
+const std::vector<std::string> kWireAttacks{"garbage", "wrong_dim", "replay"};
 
 std::string attackFor(const PeerSetup& s) {
   if (!s.attack.empty()) return s.attack;
@@ -29,14 +30,17 @@ std::string attackFor(const PeerSetup& s) {
 PeerNode::Role roleFor(const std::string& attack) {
   if (attack.empty() || attack == kLabelFlip) return PeerNode::Role::kHonest;
   if (attack == kSilent) return PeerNode::Role::kSilent;
+  if (std::find(kWireAttacks.begin(), kWireAttacks.end(), attack) != kWireAttacks.end()) {
+    return PeerNode::Role::kWireAttack;
+  }
   const auto& vector_attacks = robust::kAttackNames;
   if (std::find(vector_attacks.begin(), vector_attacks.end(), attack) != vector_attacks.end()) {
     return PeerNode::Role::kVectorAttack;
   }
   throw ConfigError(fmt::format(
-      "attack {}: not something a node can run (vector attacks: {}; also {}, {}; crash, hang "
-      "and slow are faults for the control endpoint)",
-      attack, fmt::join(vector_attacks, ", "), kLabelFlip, kSilent));
+      "attack {}: not something a node can run (vector attacks: {}; also {}, {}, {}; crash, "
+      "hang and slow are faults for the control endpoint)",
+      attack, fmt::join(vector_attacks, ", "), kLabelFlip, kSilent, fmt::join(kWireAttacks, ", ")));
 }
 
 // The shard the trainer learns from; a label-flipping attacker trains on y -> classes-1-y.
@@ -475,6 +479,32 @@ void PeerNode::sendAttack(std::uint64_t t, const std::vector<std::uint32_t>& hea
   }
 }
 
+void PeerNode::sendWireAttack(std::uint64_t t) {
+  if (attack_name_ == "replay") {
+    if (!replayed_) replayed_ = std::make_shared<const std::vector<std::uint8_t>>(encodeDense(public_replica_.values()));
+    for (const std::uint32_t j : neighbours_) {
+      net::v1::RoundMessage header;
+      header.set_round(t);
+      header.set_sender(setup_.id);
+      header.set_sequence(1);  // always the first sequence: the receivers have seen it
+      header.set_kind(net::v1::RoundMessage::KEYFRAME);
+      transport_->sendRound(j, header, replayed_);
+    }
+    return;
+  }
+  std::vector<std::uint8_t> bytes;
+  if (attack_name_ == "wrong_dim") {
+    bytes = encodeDense(std::vector<float>(dim_ + 7, 1.0f));
+  } else {  // garbage
+    std::uniform_int_distribution<int> byte(0, 255);
+    bytes.resize(64 + t % 4032);
+    for (auto& b : bytes) b = std::uint8_t(byte(fault_rng_));
+  }
+  const auto payload = std::make_shared<const std::vector<std::uint8_t>>(std::move(bytes));
+  // As keyframes: a receiver decodes those whatever state its replica of this node is in.
+  for (const std::uint32_t j : neighbours_) sendTo(j, t, /*keyframe=*/true, payload);
+}
+
 void PeerNode::endRound(net::RoundResult&& result) {
   const std::uint64_t t = result.round;
   RoundRecord record;
@@ -495,6 +525,8 @@ void PeerNode::endRound(net::RoundResult&& result) {
     record.learning_rate = trainer_.learningRate(t);
   } else if (role_ == Role::kVectorAttack) {
     sendAttack(t, heard);
+  } else if (role_ == Role::kWireAttack) {
+    sendWireAttack(t);
   }
   const bool last = t + 1 >= rounds_;
   const std::uint64_t eval_every = setup_.config.rounds.eval_every;

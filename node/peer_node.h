@@ -49,8 +49,10 @@ struct PeerSetup {
   Dataset shard;                             // this node's training data
   std::shared_ptr<const Dataset> test;       // evaluation set; null: no evaluation
   // Empty: the config's `byzantine` entry for this id, if any, else honest. Otherwise a
-  // robust/ attack, `labelflip` (honest protocol, labels y -> classes-1-y) or `silent`
-  // (connected, never sends a round message).
+  // robust/ attack, `labelflip` (honest protocol, labels y -> classes-1-y), `silent`
+  // (connected, never sends a round message), or wire-level misbehaviour: `garbage` (random
+  // bytes as a delta), `wrong_dim` (a keyframe of the wrong length), `replay` (its first
+  // keyframe again every round, with its old sequence number).
   std::string attack;
   std::uint64_t rounds = 0;                  // 0: config.rounds.count
   std::filesystem::path checkpoint_dir;      // empty: no checkpoints
@@ -78,7 +80,7 @@ std::string roundRecordJson(std::uint32_t node, const RoundRecord& r);
 
 class PeerNode {
  public:
-  enum class Role { kHonest, kVectorAttack, kSilent };
+  enum class Role { kHonest, kVectorAttack, kSilent, kWireAttack };
 
   // Throws ConfigError (unknown id, bad codec, rule or attack) and CheckpointError (--resume
   // with an unusable checkpoint folder).
@@ -127,6 +129,7 @@ class PeerNode {
   void endRound(net::RoundResult&& result);
   void sendModel(std::uint64_t round);
   void sendAttack(std::uint64_t round, const std::vector<std::uint32_t>& heard);
+  void sendWireAttack(std::uint64_t round);
   // Applies this round's messages to the replicas; returns the senders whose replica is valid
   // and was updated this round, ascending.
   std::vector<std::uint32_t> applyMessages(net::RoundResult& result);
@@ -172,6 +175,7 @@ class PeerNode {
   std::chrono::milliseconds slow_{0}, delay_{0};
   double drop_ = 0, corrupt_ = 0;
   std::mt19937_64 fault_rng_{0x5eed};
+  net::Transport::Payload replayed_;  // replay: the first keyframe this node sent
   asio::steady_timer slow_timer_;
 };
 

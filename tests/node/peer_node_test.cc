@@ -317,6 +317,29 @@ TEST(PeerNode, CrashedNodeResumesFromItsCheckpoint) {
   EXPECT_GT(cluster.honestMeanAccuracy(), 0.75);
 }
 
+TEST(PeerNode, WireLevelMisbehaviourIsCountedAndSurvived) {
+  Config c = syntheticConfig();
+  c.rounds.count = 150;
+  auto topology = completeGraph(4, 1);
+  for (const auto& [attack, reason] : std::vector<std::pair<std::string, std::string>>{
+           {"garbage", "invalid_payload"}, {"wrong_dim", "invalid_payload"}, {"replay", "stale_sequence"}}) {
+    Cluster cluster(c, topology, {{3, attack}});
+    cluster.startAll();
+    ASSERT_TRUE(cluster.runToEnd()) << attack;
+    for (std::uint32_t i = 0; i < 3; ++i) {
+      const auto& rejected = cluster[i].metrics().messages_rejected_total;
+      ASSERT_TRUE(rejected.contains(reason)) << attack << " at node " << i;
+      EXPECT_GE(rejected.at(reason), 140u) << attack << " at node " << i;
+      EXPECT_EQ(cluster.records(i).size(), 150u);
+      for (const RoundRecord& r : cluster.records(i)) {
+        EXPECT_EQ(std::count(r.mixed.begin(), r.mixed.end(), 3u), attack == "replay" && r.round == 0 ? 1 : 0)
+            << attack << " round " << r.round;
+      }
+    }
+    EXPECT_GT(cluster.honestMeanAccuracy(), 0.75) << attack;
+  }
+}
+
 TEST(PeerNode, InjectedFaultsTakeEffectAndHeal) {
   Config c = syntheticConfig();
   c.rounds.count = 400;
