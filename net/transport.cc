@@ -45,6 +45,10 @@ class Transport::Session : public std::enable_shared_from_this<Session> {
         last_received_(Clock::now()) {}
 
   void start() {
+    // Rounds wait on small frames (headers, resync requests, heartbeats): without this, Nagle
+    // holds a small write behind the peer's delayed ACK, 40 ms on Linux.
+    asio::error_code ignored;
+    stream_.lowest_layer().set_option(tcp::no_delay(true), ignored);
     timer_.expires_after(owner_.config_.handshake_timeout);
     timer_.async_wait([self = shared_from_this()](const asio::error_code& ec) {
       if (ec || !self->usable() || self->open_) return;
