@@ -43,6 +43,20 @@ void RoundGate::wait(std::function<void(RoundResult&&)> done) {
   poke();  // messages for this round may already be buffered
 }
 
+bool RoundGate::catchUp() {
+  // Behind the live neighbours' median round: catch up (the skipped rounds' messages are stale).
+  std::vector<std::uint64_t> rounds;
+  for (const std::uint32_t peer : transport_.livePeers()) {
+    if (const auto it = latest_.find(peer); it != latest_.end()) rounds.push_back(it->second);
+  }
+  if (rounds.empty()) return false;
+  std::nth_element(rounds.begin(), rounds.begin() + std::ptrdiff_t(rounds.size() / 2), rounds.end());
+  const std::uint64_t median = rounds[rounds.size() / 2];
+  if (median <= inbox_.openRound()) return false;
+  inbox_.advanceTo(median);
+  return true;
+}
+
 void RoundGate::cancel() {
   timer_.cancel();
   done_ = nullptr;
@@ -68,16 +82,7 @@ void RoundGate::finish(bool deadline_hit) {
     if (!result.messages.contains(n)) result.missing.push_back(n);
   }
   if (deadline_hit) ++deadline_misses_;
-  // Behind the live neighbours' median round: catch up (the skipped rounds' messages are stale).
-  std::vector<std::uint64_t> rounds;
-  for (const std::uint32_t peer : transport_.livePeers()) {
-    if (const auto it = latest_.find(peer); it != latest_.end()) rounds.push_back(it->second);
-  }
-  if (!rounds.empty()) {
-    std::nth_element(rounds.begin(), rounds.begin() + std::ptrdiff_t(rounds.size() / 2), rounds.end());
-    const std::uint64_t median = rounds[rounds.size() / 2];
-    if (median > inbox_.openRound()) inbox_.advanceTo(median);
-  }
+  catchUp();
   auto done = std::move(done_);
   done_ = nullptr;
   ++generation_;

@@ -55,6 +55,10 @@ class RoundGate {
   // rounds jumps to it: a restarted or slow node catches up, and a minority of peers lying
   // about their round cannot drag it anywhere.
   void noteRound(std::uint32_t sender, std::uint64_t round);
+  // Whether `peer`'s round is known (it has sent a heartbeat or a message).
+  bool knowsRoundOf(std::uint32_t peer) const { return latest_.contains(peer); }
+  // The jump above, on demand (a node about to start its first round). True when it moved.
+  bool catchUp();
 
   std::uint64_t openRound() const { return inbox_.openRound(); }
   const RoundInbox& inbox() const { return inbox_; }

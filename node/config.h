@@ -106,6 +106,9 @@ struct ControlConfig {
   bool remote = false;  // also accept requests from other hosts (default: loopback only)
 };
 
+// Wire-level misbehaviour a Byzantine node can run (node/peer_node.h says what each sends).
+inline const std::vector<std::string> kWireAttackNames{"garbage", "wrong_dim", "replay"};
+
 struct ByzantineConfig {
   std::string attack;
   double tau = 0;  // 0: the attack's default

@@ -17,7 +17,8 @@ bool loopback(const std::string& address) {
 
 }  // namespace
 
-HttpEndpoint::HttpEndpoint(const std::string& host, std::uint16_t port, ControlAccess control)
+HttpEndpoint::HttpEndpoint(const std::string& host, std::uint16_t port, ModelSource model,
+                           ControlAccess control)
     : server_(std::make_unique<httplib::Server>()) {
   server_->Post("/control", [control](const httplib::Request& req, httplib::Response& res) {
     if (control.token.empty() || !control.apply) {
@@ -44,14 +45,15 @@ HttpEndpoint::HttpEndpoint(const std::string& host, std::uint16_t port, ControlA
     }
     res.set_content(body, "text/plain; version=0.0.4");
   });
-  server_->Get("/model", [this](const httplib::Request&, httplib::Response& res) {
-    std::vector<float> model;
-    {
-      std::lock_guard lock(mutex_);
-      model = model_;
+  server_->Get("/model", [model](const httplib::Request&, httplib::Response& res) {
+    const std::optional<std::vector<float>> values = model ? model() : std::nullopt;
+    if (!values) {
+      res.status = 503;
+      res.set_content("the model is not available now (the node is busy or leaving)\n", "text/plain");
+      return;
     }
-    const std::size_t shape[] = {model.size()};
-    const std::vector<char> npy = encodeNpy(shape, model);
+    const std::size_t shape[] = {values->size()};
+    const std::vector<char> npy = encodeNpy(shape, *values);
     res.set_content(npy.data(), npy.size(), "application/octet-stream");
   });
   if (port == 0) {
@@ -72,10 +74,9 @@ HttpEndpoint::~HttpEndpoint() {
   if (thread_.joinable()) thread_.join();
 }
 
-void HttpEndpoint::publish(std::string metrics, std::span<const float> model) {
+void HttpEndpoint::publish(std::string metrics) {
   std::lock_guard lock(mutex_);
   metrics_ = std::move(metrics);
-  model_.assign(model.begin(), model.end());
 }
 
 }  // namespace phalanx::node

@@ -1,6 +1,8 @@
-// The node's HTTP side (DESIGN.md "Files": metrics): Prometheus text at GET /metrics and the
-// parameters as a float32 .npy at GET /model, served by cpp-httplib on its own thread from a
-// snapshot that the round loop publishes after every round — the loop never waits on a client.
+// The node's HTTP side (DESIGN.md "Files": metrics): Prometheus text at GET /metrics, served
+// by cpp-httplib on its own thread from the text the round loop publishes after every round (so
+// a busy or hung loop still answers), and the parameters as a float32 .npy at GET /model, taken
+// from the loop only when asked (copying the model every round would cost the loop a full read
+// and write of it, 100 MB at 25.6M parameters).
 // Optionally POST /control (body: a fault, see PeerNode::inject) with a bearer token, from
 // loopback only unless told otherwise.
 #pragma once
@@ -9,7 +11,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <span>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -19,6 +21,9 @@ class Server;
 }
 
 namespace phalanx::node {
+
+// Returns the model, or nullopt when it cannot now (GET /model answers 503). HTTP thread.
+using ModelSource = std::function<std::optional<std::vector<float>>()>;
 
 struct ControlAccess {
   std::string token;    // empty: no /control
@@ -32,15 +37,16 @@ class HttpEndpoint {
   // Binds host:port (0: any free port); throws std::runtime_error naming the address when it
   // cannot. Serves until destroyed. POST /control answers 200 (applied), 400 (bad command),
   // 401 (wrong or missing token), 403 (not from loopback), 404 (no token configured).
-  HttpEndpoint(const std::string& host, std::uint16_t port, ControlAccess control = {});
+  HttpEndpoint(const std::string& host, std::uint16_t port, ModelSource model,
+               ControlAccess control = {});
   ~HttpEndpoint();
   HttpEndpoint(const HttpEndpoint&) = delete;
   HttpEndpoint& operator=(const HttpEndpoint&) = delete;
 
   std::uint16_t port() const { return port_; }
 
-  // Replaces what /metrics and /model serve. Thread-safe.
-  void publish(std::string metrics, std::span<const float> model);
+  // Replaces what /metrics serves. Thread-safe.
+  void publish(std::string metrics);
 
  private:
   std::unique_ptr<httplib::Server> server_;
@@ -48,7 +54,6 @@ class HttpEndpoint {
   std::uint16_t port_ = 0;
   std::mutex mutex_;
   std::string metrics_;
-  std::vector<float> model_;
 };
 
 }  // namespace phalanx::node

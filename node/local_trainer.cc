@@ -1,5 +1,8 @@
 #include "node/local_trainer.h"
 
+#include <omp.h>
+
+#include <Eigen/Core>
 #include <algorithm>
 #include <numeric>
 #include <sstream>
@@ -14,6 +17,12 @@ std::vector<std::size_t> modelSizes(const ModelConfig& model, std::size_t featur
   if (model.kind == "mlp") sizes.insert(sizes.end(), model.hidden.begin(), model.hidden.end());
   sizes.push_back(classes);
   return sizes;
+}
+
+void useThreads(int threads) {
+  if (threads <= 0) return;
+  omp_set_num_threads(threads);
+  Eigen::setNbThreads(threads);
 }
 
 Schedule makeSchedule(const Config& config) {

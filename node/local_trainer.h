@@ -21,6 +21,9 @@ namespace phalanx::node {
 std::vector<std::size_t> modelSizes(const ModelConfig& model, std::size_t features,
                                     std::size_t classes);
 
+// Sets the threads OpenMP and Eigen use (config.threads); 0 leaves their defaults (every core).
+void useThreads(int threads);
+
 // The schedule config.optimizer asks for; cosine's period is config.rounds.count.
 Schedule makeSchedule(const Config& config);
 

@@ -16,10 +16,16 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Attacks node/ carries out itself rather than through robust/.
+// Attacks node/ carries out itself rather than through robust/ (kWireAttackNames: config.h).
 constexpr const char* kLabelFlip = "labelflip";
 constexpr const char* kSilent = "silent";
-const std::vector<std::string> kWireAttacks{"garbage", "wrong_dim", "replay"};
+
+bool contains(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+bool contains(const std::vector<std::uint32_t>& ids, std::uint32_t id) {
+  return std::find(ids.begin(), ids.end(), id) != ids.end();
+}
 
 std::string attackFor(const PeerSetup& s) {
   if (!s.attack.empty()) return s.attack;
@@ -30,22 +36,18 @@ std::string attackFor(const PeerSetup& s) {
 PeerNode::Role roleFor(const std::string& attack) {
   if (attack.empty() || attack == kLabelFlip) return PeerNode::Role::kHonest;
   if (attack == kSilent) return PeerNode::Role::kSilent;
-  if (std::find(kWireAttacks.begin(), kWireAttacks.end(), attack) != kWireAttacks.end()) {
-    return PeerNode::Role::kWireAttack;
-  }
-  const auto& vector_attacks = robust::kAttackNames;
-  if (std::find(vector_attacks.begin(), vector_attacks.end(), attack) != vector_attacks.end()) {
-    return PeerNode::Role::kVectorAttack;
-  }
+  if (contains(kWireAttackNames, attack)) return PeerNode::Role::kWireAttack;
+  if (contains(robust::kAttackNames, attack)) return PeerNode::Role::kVectorAttack;
   throw ConfigError(fmt::format(
       "attack {}: not something a node can run (vector attacks: {}; also {}, {}, {}; crash, "
       "hang and slow are faults for the control endpoint)",
-      attack, fmt::join(vector_attacks, ", "), kLabelFlip, kSilent, fmt::join(kWireAttacks, ", ")));
+      attack, fmt::join(robust::kAttackNames, ", "), kLabelFlip, kSilent,
+      fmt::join(kWireAttackNames, ", ")));
 }
 
 // The shard the trainer learns from; a label-flipping attacker trains on y -> classes-1-y.
-Dataset shardFor(PeerSetup& s) {
-  if (attackFor(s) == kLabelFlip) {
+Dataset shardFor(PeerSetup& s, const std::string& attack) {
+  if (attack == kLabelFlip) {
     for (auto& y : s.shard.y) y = std::uint8_t(s.shard.classes - 1 - y);
   }
   return std::move(s.shard);
@@ -82,11 +84,11 @@ PeerNode::PeerNode(asio::io_context& io, PeerSetup setup)
     : io_(io),
       setup_(std::move(setup)),
       log_(setup_.log ? setup_.log : spdlog::default_logger()),
-      role_(roleFor(attackFor(setup_))),
       attack_name_(attackFor(setup_)),
+      role_(roleFor(attack_name_)),
       rounds_(setup_.rounds ? setup_.rounds : setup_.config.rounds.count),
       neighbours_(neighboursOf(setup_)),
-      trainer_(setup_.config, shardFor(setup_), setup_.config.seed),
+      trainer_(setup_.config, shardFor(setup_, attack_name_), setup_.config.seed),
       public_replica_(trainer_.model().dimension()),
       replicas_(trainer_.model().dimension()),
       join_timer_(io),
@@ -120,31 +122,18 @@ PeerNode::PeerNode(asio::io_context& io, PeerSetup setup)
     log_->warn("compression.feedback {} is for gradient exchange; model gossip tracks replicas "
                "(CHOCO) and ignores it", config.compression.feedback);
   }
-  const robust::AggregatorConfig rule{.rule = config.mixing.rule, .pre = config.mixing.pre,
-                                      .tau = config.mixing.tau, .iters = config.mixing.iters,
-                                      .seed = config.seed + setup_.id};
-  auto aggregator = robust::makeAggregator(rule);
+  auto aggregator = robust::makeAggregator(ruleConfig());
   if (!aggregator) throw ConfigError("mixing: " + aggregator.error());
   aggregator_ = std::move(*aggregator);
 
   if (role_ == Role::kVectorAttack) {
-    const auto it = config.byzantine.find(setup_.id);
-    const ByzantineConfig byz = it == config.byzantine.end() ? ByzantineConfig{} : it->second;
-    robust::AttackConfig a{.name = attack_name_,
-                           .n = setup_.topology->size(),
-                           .f = std::max<std::size_t>(1, byzantine_ids_.size()),
-                           .sigma = byz.sigma,
-                           .eps = byz.eps,
-                           .seed = config.seed + setup_.id,
-                           .target = rule,
-                           .target_b = setup_.topology->defaultBudget()};
-    if (byz.tau > 0) a.tau = byz.tau;
-    if (byz.collude) {
-      log_->warn("byzantine.collude: not in the node yet; the attack uses what this peer received");
-    }
-    auto attack = robust::makeAttack(a);
+    auto attack = makeAttackFor(attack_name_);
     if (!attack) throw ConfigError("byzantine: " + attack.error());
     attack_ = std::move(*attack);
+    const auto it = config.byzantine.find(setup_.id);
+    if (it != config.byzantine.end() && it->second.collude) {
+      log_->warn("byzantine.collude: not in the node yet; the attack uses what this peer received");
+    }
   }
 
   public_replica_.reset(trainer_.parameters());
@@ -185,7 +174,6 @@ PeerNode::PeerNode(asio::io_context& io, PeerSetup setup)
       },
       .on_heartbeat = [this](std::uint32_t peer, std::uint64_t round) {
         gate_->noteRound(peer, round);
-        heartbeat_rounds_[peer] = round;
       },
       .on_up = [this](std::uint32_t peer) {
         // A new connection: whatever was in flight on the old one is lost, so both replicas
@@ -201,12 +189,11 @@ PeerNode::PeerNode(asio::io_context& io, PeerSetup setup)
 
   // A Byzantine peer waits only for the honest neighbours it knows of (waiting for its fellow
   // attackers, who wait for it, would cost every round a deadline), and for half a deadline.
-  std::vector<std::uint32_t> awaited;
   for (const std::uint32_t j : neighbours_) {
-    if (role_ == Role::kHonest || !byzantine_ids_.contains(j)) awaited.push_back(j);
+    if (role_ == Role::kHonest || !byzantine_ids_.contains(j)) awaited_.push_back(j);
   }
   const double deadline_ms = double(config.rounds.deadline_ms) * (role_ == Role::kHonest ? 1.0 : 0.5);
-  gate_ = std::make_unique<net::RoundGate>(io_, *transport_, awaited,
+  gate_ = std::make_unique<net::RoundGate>(io_, *transport_, awaited_,
                                            net::DeadlineConfig{.fixed_ms = deadline_ms},
                                            first_round_, /*window=*/8);
 }
@@ -238,11 +225,11 @@ void PeerNode::start(std::function<void(const RoundRecord&)> on_round, std::func
 
 void PeerNode::waitForNeighbours(Clock::time_point since) {
   if (finished_) return;
-  // Everyone connected and heard from once (heartbeats carry their round, see below).
+  // Everyone connected, and every awaited neighbour heard from once (its round is known).
   const auto live = transport_->livePeers();
   const bool everyone = live.size() == neighbours_.size() &&
-                        std::all_of(live.begin(), live.end(), [&](std::uint32_t j) {
-                          return heartbeat_rounds_.contains(j);
+                        std::all_of(awaited_.begin(), awaited_.end(), [&](std::uint32_t j) {
+                          return gate_->knowsRoundOf(j);
                         });
   if (!everyone && Clock::now() - since < setup_.join_timeout) {
     join_timer_.expires_after(std::chrono::milliseconds(20));
@@ -252,15 +239,9 @@ void PeerNode::waitForNeighbours(Clock::time_point since) {
     return;
   }
   // A late joiner (or a restart) adopts the round most of its neighbours are in.
-  std::vector<std::uint64_t> rounds;
-  for (const auto& [_, r] : heartbeat_rounds_) rounds.push_back(r);
-  if (!rounds.empty()) {
-    std::nth_element(rounds.begin(), rounds.begin() + std::ptrdiff_t(rounds.size() / 2), rounds.end());
-    const std::uint64_t median = rounds[rounds.size() / 2];
-    if (median > gate_->openRound()) {
-      log_->info("round {}: joining the neighbours at round {}", gate_->openRound(), median);
-      gate_->advanceTo(median);
-    }
+  const std::uint64_t own = gate_->openRound();
+  if (gate_->catchUp()) {
+    log_->info("round {}: joining the neighbours at round {}", own, gate_->openRound());
   }
   beginRound();
 }
@@ -290,11 +271,11 @@ void PeerNode::runRound(std::uint64_t t) {
 }
 
 bool PeerNode::sendTo(std::uint32_t peer, std::uint64_t round, bool keyframe,
-                      const net::Transport::Payload& payload) {
+                      const net::Transport::Payload& payload, std::optional<std::uint64_t> sequence) {
   net::v1::RoundMessage header;
   header.set_round(round);
   header.set_sender(setup_.id);
-  header.set_sequence(++next_sequence_[peer]);
+  header.set_sequence(sequence ? *sequence : ++next_sequence_[peer]);
   header.set_kind(keyframe ? net::v1::RoundMessage::KEYFRAME : net::v1::RoundMessage::DELTA);
   header.set_codec(payload->size() > 1 ? (*payload)[1] : 0);
   std::uniform_real_distribution<double> coin(0.0, 1.0);
@@ -338,7 +319,7 @@ void PeerNode::sendModel(std::uint64_t t) {
   const bool periodic = codec_ && every > 0 && t % every == 0;
   const auto live = transport_->livePeers();
   for (const std::uint32_t j : neighbours_) {
-    if (std::find(live.begin(), live.end(), j) == live.end()) {
+    if (!contains(live, j)) {
       keyframe_owed_.insert(j);  // it learns our replica from a keyframe when it is back
       continue;
     }
@@ -457,14 +438,14 @@ void PeerNode::sendAttack(std::uint64_t t, const std::vector<std::uint32_t>& hea
   }
   // Per target (dissensus): target j's view from the replicas this node holds.
   for (const std::uint32_t j : neighbours_) {
-    if (byzantine_ids_.contains(j) || std::find(heard.begin(), heard.end(), j) == heard.end()) continue;
+    if (byzantine_ids_.contains(j) || !contains(heard, j)) continue;
     std::vector<std::span<const float>> around;
     std::vector<double> w;
     double byzantine_weight = 0;
     for (const std::uint32_t k : setup_.topology->neighbours(j)) {
       if (byzantine_ids_.contains(k)) {
         byzantine_weight += metropolisWeight(j, k);
-      } else if (std::find(heard.begin(), heard.end(), k) != heard.end()) {
+      } else if (contains(heard, k)) {
         around.push_back(replicas_.replica(k));
         w.push_back(metropolisWeight(j, k));
       }
@@ -482,14 +463,8 @@ void PeerNode::sendAttack(std::uint64_t t, const std::vector<std::uint32_t>& hea
 void PeerNode::sendWireAttack(std::uint64_t t) {
   if (attack_name_ == "replay") {
     if (!replayed_) replayed_ = std::make_shared<const std::vector<std::uint8_t>>(encodeDense(public_replica_.values()));
-    for (const std::uint32_t j : neighbours_) {
-      net::v1::RoundMessage header;
-      header.set_round(t);
-      header.set_sender(setup_.id);
-      header.set_sequence(1);  // always the first sequence: the receivers have seen it
-      header.set_kind(net::v1::RoundMessage::KEYFRAME);
-      transport_->sendRound(j, header, replayed_);
-    }
+    // Always the first sequence: the receivers have seen it.
+    for (const std::uint32_t j : neighbours_) sendTo(j, t, /*keyframe=*/true, replayed_, /*sequence=*/1);
     return;
   }
   std::vector<std::uint8_t> bytes;
@@ -512,9 +487,9 @@ void PeerNode::endRound(net::RoundResult&& result) {
   record.deadline_hit = result.deadline_hit;
   const std::vector<std::uint32_t> heard = applyMessages(result);
   for (const std::uint32_t j : neighbours_) {
-    if (std::find(heard.begin(), heard.end(), j) == heard.end()) {
+    if (!contains(heard, j)) {
       record.missing.push_back(j);
-      if (std::find(result.missing.begin(), result.missing.end(), j) != result.missing.end()) {
+      if (contains(result.missing, j)) {
         ++metrics_.deadline_misses_total[j];
       }
     }
@@ -587,12 +562,17 @@ void PeerNode::saveCheckpoint(std::uint64_t next_round) {
   }
 }
 
-void PeerNode::finish() {
-  if (finished_) return;
+bool PeerNode::markFinished() {
+  if (finished_) return false;
   finished_ = true;
   join_timer_.cancel();
   slow_timer_.cancel();
   gate_->cancel();
+  return true;
+}
+
+void PeerNode::finish() {
+  if (!markFinished()) return;
   transport_->stop();
   log_->info("round {}: finished", gate_->openRound());
   if (on_finish_) on_finish_();
@@ -600,23 +580,39 @@ void PeerNode::finish() {
 
 void PeerNode::stop() { finish(); }
 
+robust::AggregatorConfig PeerNode::ruleConfig() const {
+  const MixingConfig& m = setup_.config.mixing;
+  return {.rule = m.rule, .pre = m.pre, .tau = m.tau, .iters = m.iters,
+          .seed = setup_.config.seed + setup_.id};
+}
+
+std::expected<std::unique_ptr<robust::Attack>, std::string> PeerNode::makeAttackFor(
+    const std::string& name) const {
+  const auto it = setup_.config.byzantine.find(setup_.id);
+  const ByzantineConfig byz = it == setup_.config.byzantine.end() ? ByzantineConfig{} : it->second;
+  robust::AttackConfig a{.name = name,
+                         .n = setup_.topology->size(),
+                         .f = std::max<std::size_t>(1, byzantine_ids_.size()),
+                         .sigma = byz.sigma,
+                         .eps = byz.eps,
+                         .seed = setup_.config.seed + setup_.id,
+                         .target = ruleConfig(),
+                         .target_b = setup_.topology->defaultBudget()};
+  if (byz.tau > 0) a.tau = byz.tau;
+  return robust::makeAttack(a);
+}
+
 std::string PeerNode::switchAttack(const std::string& name) {
   if (name == "none") {
     role_ = Role::kHonest;
     attack_.reset();
     attack_name_.clear();
   } else {
-    const auto& names = robust::kAttackNames;
-    if (std::find(names.begin(), names.end(), name) == names.end()) {
-      return fmt::format("attack {}: not a vector attack (allowed: none, {})", name, fmt::join(names, ", "));
+    if (!contains(robust::kAttackNames, name)) {
+      return fmt::format("attack {}: not a vector attack (allowed: none, {})", name,
+                         fmt::join(robust::kAttackNames, ", "));
     }
-    robust::AttackConfig a{.name = name, .n = setup_.topology->size(),
-                           .f = std::max<std::size_t>(1, byzantine_ids_.size()),
-                           .seed = setup_.config.seed + setup_.id,
-                           .target = {.rule = setup_.config.mixing.rule, .pre = setup_.config.mixing.pre,
-                                      .tau = setup_.config.mixing.tau, .iters = setup_.config.mixing.iters},
-                           .target_b = setup_.topology->defaultBudget()};
-    auto made = robust::makeAttack(a);
+    auto made = makeAttackFor(name);
     if (!made) return made.error();
     attack_ = std::move(*made);
     attack_name_ = name;
@@ -688,11 +684,7 @@ std::string PeerNode::inject(const std::string& command) {
 }
 
 void PeerNode::abort() {
-  if (finished_) return;
-  finished_ = true;
-  join_timer_.cancel();
-  slow_timer_.cancel();
-  gate_->cancel();
+  if (!markFinished()) return;
   transport_->abort();
 }
 

@@ -13,6 +13,7 @@
 
 #include <asio.hpp>
 #include <chrono>
+#include <expected>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -114,6 +115,7 @@ class PeerNode {
   bool finished() const { return finished_; }
   Role role() const { return role_; }
   std::uint64_t openRound() const { return gate_->openRound(); }
+  std::uint64_t rounds() const { return rounds_; }
   std::span<const float> parameters() const { return trainer_.parameters(); }
   std::size_t dimension() const { return dim_; }
   // Counters as of the last round (transport figures refreshed by refreshMetrics()).
@@ -135,19 +137,25 @@ class PeerNode {
   std::vector<std::uint32_t> applyMessages(net::RoundResult& result);
   void mix(std::uint64_t round, const std::vector<std::uint32_t>& heard, RoundRecord& record);
   void askForKeyframe(std::uint32_t peer, std::uint64_t round);
-  bool sendTo(std::uint32_t peer, std::uint64_t round, bool keyframe, const net::Transport::Payload& payload);
+  // `sequence`: a fixed one (a replaying attacker) instead of the edge's next.
+  bool sendTo(std::uint32_t peer, std::uint64_t round, bool keyframe, const net::Transport::Payload& payload,
+              std::optional<std::uint64_t> sequence = std::nullopt);
   void saveCheckpoint(std::uint64_t next_round);
   void finish();
+  bool markFinished();  // false when already finished; else stops the timers and the gate
+  robust::AggregatorConfig ruleConfig() const;
+  std::expected<std::unique_ptr<robust::Attack>, std::string> makeAttackFor(const std::string& name) const;
   double metropolisWeight(std::uint32_t a, std::uint32_t b) const;
 
   asio::io_context& io_;
   PeerSetup setup_;
   std::shared_ptr<spdlog::logger> log_;
+  std::string attack_name_;  // before role_: role_ is derived from it
   Role role_ = Role::kHonest;
-  std::string attack_name_;
   std::size_t dim_ = 0;
   std::uint64_t rounds_ = 0;
   std::vector<std::uint32_t> neighbours_;
+  std::vector<std::uint32_t> awaited_;     // the neighbours a round waits for (see the constructor)
   std::set<std::uint32_t> byzantine_ids_;  // known from the config (the attackers' side knowledge)
   LocalTrainer trainer_;
   std::unique_ptr<compress::Compressor> codec_;  // null: uncompressed (every message a keyframe)
@@ -157,7 +165,6 @@ class PeerNode {
   ReplicaTable replicas_;
   std::map<std::uint32_t, std::uint64_t> next_sequence_;  // outgoing, per neighbour
   std::set<std::uint32_t> keyframe_owed_;
-  std::map<std::uint32_t, std::uint64_t> heartbeat_rounds_;  // before round 0: whom to join
   std::unique_ptr<net::Transport> transport_;
   std::unique_ptr<net::RoundGate> gate_;
   std::unique_ptr<CheckpointStore> checkpoints_;

@@ -2,16 +2,16 @@
 // metrics port, a JSON line per round and a log file under --out, checkpoints, SIGTERM/SIGINT
 // to leave cleanly (Goodbye to the neighbours).
 #include <fmt/format.h>
-#include <omp.h>
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
-#include <Eigen/Core>
 #include <asio.hpp>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <optional>
 #include <future>
 #include <memory>
 #include <string>
@@ -19,6 +19,7 @@
 
 #include "node/data_source.h"
 #include "node/http_endpoint.h"
+#include "node/local_trainer.h"
 #include "node/peer_node.h"
 #include "tools/command.h"
 #include "topologies/topology.h"
@@ -79,6 +80,18 @@ std::shared_ptr<spdlog::logger> makeLogger(std::uint32_t id, const std::string& 
   return log;
 }
 
+// Runs `task` on the round loop's thread and waits up to `limit` for its result; nullopt when
+// the loop is busy, hung or gone (the task may still run later). For the HTTP thread.
+template <typename T>
+std::optional<T> onLoop(asio::io_context& io, std::function<T()> task,
+                        std::chrono::milliseconds limit = std::chrono::seconds(2)) {
+  auto done = std::make_shared<std::promise<T>>();
+  auto result = done->get_future();
+  asio::post(io, [task = std::move(task), done] { done->set_value(task()); });
+  if (result.wait_for(limit) != std::future_status::ready) return std::nullopt;
+  return result.get();
+}
+
 int runNode(const NodeOptions& o) {
   node::PeerSetup setup;
   std::uint32_t id = 0;
@@ -96,10 +109,7 @@ int runNode(const NodeOptions& o) {
   if (!o.out.empty()) std::filesystem::create_directories(o.out);
   auto log = makeLogger(id, o.out);
   const node::Config& config = setup.config;
-  if (config.threads > 0) {
-    omp_set_num_threads(config.threads);
-    Eigen::setNbThreads(config.threads);
-  }
+  node::useThreads(config.threads);
   setup.id = id;
   setup.attack = o.attack;
   setup.rounds = o.rounds;
@@ -119,48 +129,42 @@ int runNode(const NodeOptions& o) {
     return kExitBadInput;
   }
 
+  asio::io_context io(1);
   std::unique_ptr<node::PeerNode> peer;
+  std::unique_ptr<node::HttpEndpoint> http;
   try {
     node::TrainTest data = node::loadData(config.data, config.seed);
     setup.shard = node::shardOf(config.data, data.train, setup.topology->size(),
                                 setup.topology->indexOf(id), config.seed);
     setup.test = std::make_shared<const node::Dataset>(std::move(data.test));
-  } catch (const node::ConfigError& e) {
-    log->error("{}", e.what());
-    return kExitBadInput;
-  } catch (const node::DataError& e) {
-    log->error("{}", e.what());
-    return kExitBadInput;
-  }
-
-  asio::io_context io(1);
-  std::unique_ptr<node::HttpEndpoint> http;
-  std::ofstream jsonl;
-  try {
+    const std::string host = setup.listen_host;
     peer = std::make_unique<node::PeerNode>(io, std::move(setup));
     peer->listen();
     if (self.metrics_port > 0) {
-      // Faults are applied on the round loop's thread; a hung loop answers within 2 s or not at all.
+      // The model and the faults live on the round loop's thread.
+      node::ModelSource model = [&io, &peer] {
+        return onLoop<std::vector<float>>(io, [&peer] {
+          return std::vector<float>(peer->parameters().begin(), peer->parameters().end());
+        });
+      };
       node::ControlAccess control{
           .token = config.control.token,
           .remote = config.control.remote,
           .apply = [&io, &peer](const std::string& command) -> std::string {
-            auto done = std::make_shared<std::promise<std::string>>();
-            auto result = done->get_future();
-            asio::post(io, [&peer, command, done] {
-              const std::string error = peer->inject(command);
-              done->set_value(error);
-              if (error.empty() && command.starts_with("crash")) std::_Exit(137);  // as kill -9
-            });
-            if (result.wait_for(std::chrono::seconds(2)) != std::future_status::ready) {
-              return "";  // queued behind a busy or hung round loop; it will apply
-            }
-            return result.get();
+            // Unanswered within the limit: queued behind a busy or hung loop; it will apply.
+            return onLoop<std::string>(io, [&peer, command] {
+                     std::string error = peer->inject(command);
+                     if (error.empty() && command.starts_with("crash")) std::_Exit(137);  // as kill -9
+                     return error;
+                   }).value_or("");
           }};
-      http = std::make_unique<node::HttpEndpoint>(o.listen_host.empty() ? self.host : o.listen_host,
-                                                  self.metrics_port, std::move(control));
+      http = std::make_unique<node::HttpEndpoint>(host, self.metrics_port, std::move(model),
+                                                  std::move(control));
     }
   } catch (const node::ConfigError& e) {
+    log->error("{}", e.what());
+    return kExitBadInput;
+  } catch (const node::DataError& e) {
     log->error("{}", e.what());
     return kExitBadInput;
   } catch (const node::CheckpointError& e) {
@@ -170,13 +174,14 @@ int runNode(const NodeOptions& o) {
     log->error("cannot start: {}", e.what());
     return kExitFailure;
   }
+  std::ofstream jsonl;
   if (!o.out.empty()) {
     jsonl.open(std::filesystem::path(o.out) / fmt::format("node-{}.jsonl", id), std::ios::app);
   }
   const auto publish = [&] {
     if (!http) return;
     peer->refreshMetrics();
-    http->publish(peer->metrics().prometheus(), peer->parameters());
+    http->publish(peer->metrics().prometheus());
   };
   publish();
 
@@ -194,7 +199,7 @@ int runNode(const NodeOptions& o) {
         publish();
       },
       [&] {
-        completed = peer->openRound() >= (o.rounds ? o.rounds : config.rounds.count);
+        completed = peer->openRound() >= peer->rounds();
         signals.cancel();
         publish();
       });

@@ -1,6 +1,5 @@
 // `phalanx train`: one node, all the training data, no network — the centralized baseline.
 #include <fmt/format.h>
-#include <omp.h>
 #include <spdlog/spdlog.h>
 
 #include <Eigen/Core>
@@ -40,10 +39,7 @@ int runTrain(const TrainOptions& opts) {
     spdlog::error("{}", e.what());
     return kExitBadInput;
   }
-  if (config.threads > 0) {
-    omp_set_num_threads(config.threads);
-    Eigen::setNbThreads(config.threads);
-  }
+  node::useThreads(config.threads);
   spdlog::info("train: {} samples, {} test samples, {} features, {} classes, {} threads",
                data.train.size(), data.test.size(), data.train.features, data.train.classes,
                Eigen::nbThreads());

@@ -50,6 +50,14 @@ std::optional<YAML::Node> YamlFields::scalar(std::string_view key, const char* e
   return n;
 }
 
+std::optional<YAML::Node> YamlFields::sequence(std::string_view key, const char* expected) {
+  asked_.insert(std::string(key));
+  if (!has(key)) return std::nullopt;
+  YAML::Node n = node_[std::string(key)];
+  if (!n.IsSequence()) error(key, fmt::format("expected {}, got {}", expected, show(n)));
+  return n;
+}
+
 void YamlFields::number(std::string_view key, double& out, double min, double max) {
   const auto n = scalar(key, "a number");
   if (!n) return;
@@ -114,10 +122,9 @@ void YamlFields::choice(std::string_view key, std::string& out,
 
 void YamlFields::integerList(std::string_view key, std::vector<std::size_t>& out,
                              std::size_t min, std::size_t max) {
-  asked_.insert(std::string(key));
-  if (!has(key)) return;
-  const YAML::Node n = node_[std::string(key)];
-  if (!n.IsSequence()) error(key, fmt::format("expected a list like [100, 50], got {}", show(n)));
+  const auto list = sequence(key, "a list like [100, 50]");
+  if (!list) return;
+  const YAML::Node& n = *list;
   std::vector<std::size_t> values;
   for (std::size_t i = 0; i < n.size(); ++i) {
     long long v = 0;
@@ -133,10 +140,9 @@ void YamlFields::integerList(std::string_view key, std::vector<std::size_t>& out
 }
 
 void YamlFields::textList(std::string_view key, std::vector<std::string>& out) {
-  asked_.insert(std::string(key));
-  if (!has(key)) return;
-  const YAML::Node n = node_[std::string(key)];
-  if (!n.IsSequence()) error(key, fmt::format("expected a list, got {}", show(n)));
+  const auto list = sequence(key, "a list");
+  if (!list) return;
+  const YAML::Node& n = *list;
   std::vector<std::string> values;
   for (std::size_t i = 0; i < n.size(); ++i) {
     if (!n[i].IsScalar()) error(key, fmt::format("item {} should be text, got {}", i, show(n[i])));
@@ -148,12 +154,9 @@ void YamlFields::textList(std::string_view key, std::vector<std::string>& out) {
 void YamlFields::integerPairs(std::string_view key,
                               std::vector<std::pair<std::uint64_t, std::uint64_t>>& out,
                               std::uint64_t max) {
-  asked_.insert(std::string(key));
-  if (!has(key)) return;
-  const YAML::Node n = node_[std::string(key)];
-  if (!n.IsSequence()) {
-    error(key, fmt::format("expected a list of pairs like [[0, 1], [1, 2]], got {}", show(n)));
-  }
+  const auto list = sequence(key, "a list of pairs like [[0, 1], [1, 2]]");
+  if (!list) return;
+  const YAML::Node& n = *list;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> pairs;
   for (std::size_t i = 0; i < n.size(); ++i) {
     if (!n[i].IsSequence() || n[i].size() != 2) {
@@ -175,11 +178,10 @@ void YamlFields::integerPairs(std::string_view key,
 }
 
 std::vector<YamlFields> YamlFields::sectionList(std::string_view key) {
-  asked_.insert(std::string(key));
   std::vector<YamlFields> items;
-  if (!has(key)) return items;
-  const YAML::Node n = node_[std::string(key)];
-  if (!n.IsSequence()) error(key, fmt::format("expected a list of sections, got {}", show(n)));
+  const auto list = sequence(key, "a list of sections");
+  if (!list) return items;
+  const YAML::Node& n = *list;
   for (std::size_t i = 0; i < n.size(); ++i) {
     if (!n[i].IsMap()) {
       error(key, fmt::format("item {} should be a section of fields, got {}", i, show(n[i])));

@@ -57,6 +57,8 @@ class YamlFields {
  private:
   std::string field(std::string_view key) const;
   std::optional<YAML::Node> scalar(std::string_view key, const char* expected);
+  // The same for lists: marks `key` asked, nullopt when absent, an error when not a list.
+  std::optional<YAML::Node> sequence(std::string_view key, const char* expected);
   [[noreturn]] void error(std::string_view key, const std::string& problem) const;
 
   YAML::Node node_;

@@ -395,14 +395,14 @@ TEST(PeerNode, InjectedFaultsTakeEffectAndHeal) {
 
 TEST(HttpEndpoint, ServesMetricsModelAndGuardsControl) {
   std::vector<std::string> applied;
-  HttpEndpoint http("127.0.0.1", 0,
+  const std::vector<float> model{1.5f, -2.0f};
+  HttpEndpoint http("127.0.0.1", 0, [&] { return std::optional<std::vector<float>>(model); },
                     {.token = "s3cret", .apply = [&](const std::string& command) -> std::string {
                        if (command == "bad") return "unknown fault 'bad'";
                        applied.push_back(command);
                        return "";
                      }});
-  const float model[] = {1.5f, -2.0f};
-  http.publish("phalanx_round{node=\"0\"} 3\n", model);
+  http.publish("phalanx_round{node=\"0\"} 3\n");
   httplib::Client client("127.0.0.1", http.port());
   auto metrics = client.Get("/metrics");
   ASSERT_TRUE(metrics);
@@ -418,7 +418,7 @@ TEST(HttpEndpoint, ServesMetricsModelAndGuardsControl) {
   EXPECT_EQ(client.Post("/control", auth, "bad", "text/plain")->status, 400);
   EXPECT_EQ(client.Post("/control", auth, "slow 10", "text/plain")->status, 200);
   EXPECT_EQ(applied, std::vector<std::string>{"slow 10"});
-  HttpEndpoint closed("127.0.0.1", 0);
+  HttpEndpoint closed("127.0.0.1", 0, {});
   httplib::Client other("127.0.0.1", closed.port());
   EXPECT_EQ(other.Post("/control", auth, "slow 10", "text/plain")->status, 404);
 }
