@@ -72,10 +72,8 @@ struct Source {
 // Builds the configured codec once (with a stand-in 64 x 64 layer: the model's layout is
 // only known later) so a bad combination fails at start-up, not at the first round.
 void checkCompression(const CompressionConfig& c, const Source& source) {
-  compress::CompressorConfig codec{.codec = c.codec, .density = c.density, .values = c.values,
-                                   .bits = c.bits, .bucket = c.bucket, .rank = c.rank,
-                                   .threshold = c.threshold, .unbiased = c.unbiased,
-                                   .layers = {{64, 64}}};
+  compress::CompressorConfig codec = compressorConfig(c);
+  codec.layers = {{64, 64}};
   auto made = compress::makeCompressor(codec);
   if (!made) failFromCompress(made.error(), source);
   if (c.feedback != "dgc") {
@@ -86,6 +84,15 @@ void checkCompression(const CompressionConfig& c, const Source& source) {
     if (auto levels = compress::accordionLevels(codec); !levels) failFromCompress(levels.error(), source);
   }
 }
+
+}  // namespace
+
+compress::CompressorConfig compressorConfig(const CompressionConfig& c) {
+  return {.codec = c.codec, .density = c.density, .values = c.values, .bits = c.bits,
+          .bucket = c.bucket, .rank = c.rank, .threshold = c.threshold, .unbiased = c.unbiased};
+}
+
+namespace {
 
 void applyOverride(YAML::Node& root, const std::string& assignment, Source& source) {
   const auto eq = assignment.find('=');

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "compress/compressor.h"
+
 namespace YAML {
 class Node;
 }
@@ -132,6 +134,9 @@ struct Config {
   ControlConfig control;
   std::map<std::uint32_t, ByzantineConfig> byzantine;  // by node id
 };
+
+// The codec settings of `c` for compress::makeCompressor (seed and layers left to the caller).
+compress::CompressorConfig compressorConfig(const CompressionConfig& c);
 
 // Reads `file`, applies `overrides` ("a.b.c=value", value in YAML syntax) in order, validates.
 // Throws ConfigError.

@@ -103,16 +103,8 @@ PeerNode::PeerNode(asio::io_context& io, PeerSetup setup)
   if (role_ != Role::kHonest) byzantine_ids_.insert(setup_.id);
 
   if (config.compression.codec != "none") {
-    compress::CompressorConfig c{.codec = config.compression.codec,
-                                 .density = config.compression.density,
-                                 .values = config.compression.values,
-                                 .bits = config.compression.bits,
-                                 .bucket = config.compression.bucket,
-                                 .rank = config.compression.rank,
-                                 .threshold = config.compression.threshold,
-                                 .unbiased = config.compression.unbiased,
-                                 .seed = compress::compressionSeed(config.seed, setup_.id,
-                                                                   config.compression.shared_seed)};
+    compress::CompressorConfig c = compressorConfig(config.compression);
+    c.seed = compress::compressionSeed(config.seed, setup_.id, config.compression.shared_seed);
     for (const auto& layer : trainer_.model().layers()) c.layers.push_back({layer.rows, layer.cols});
     auto made = compress::makeCompressor(c);
     if (!made) throw ConfigError("compression: " + made.error());
