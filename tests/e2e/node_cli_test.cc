@@ -71,6 +71,12 @@ class NodeCluster {
     EXPECT_EQ(gen.exit_code, 0) << gen.output;
   }
 
+  // A failed assertion must not leave peers running after the test.
+  ~NodeCluster() {
+    for (const int pid : started_) ::kill(pid, SIGKILL);
+  }
+  void track(int pid) { started_.push_back(pid); }
+
   std::string nodeCommand(int id, const std::string& config, const std::string& extra) const {
     return phalanxBinary() + " node --topology " + topology_.string() + " --config " + sourceDir() +
            "/configs/" + config + " --id " + std::to_string(id) + " --out " + out().string() + " " +
@@ -87,6 +93,7 @@ class NodeCluster {
     std::vector<int> pids;
     for (int pid = 0; in >> pid;) pids.push_back(pid);
     EXPECT_EQ(pids.size(), std::size_t(kPeers)) << r.output;
+    started_.insert(started_.end(), pids.begin(), pids.end());
     return pids;
   }
 
@@ -106,7 +113,7 @@ class NodeCluster {
   // The whole run: launch, wait, and the last JSON line of every peer.
   std::vector<std::string> run(const std::string& config, const std::string& extra) {
     const auto pids = launch(config, extra);
-    EXPECT_TRUE(waitGone(pids, 240s)) << "peers still running after 240 s";
+    EXPECT_TRUE(waitGone(pids, 240s)) << "peers still running after 240 s\n" << describe();
     std::vector<std::string> last;
     for (int i = 0; i < kPeers; ++i) {
       const auto all = lines(jsonl(i));
@@ -126,6 +133,21 @@ class NodeCluster {
     return sum / n;
   }
 
+  // Where each peer stands: its last jsonl line and the tail of its log, for failure messages.
+  std::string describe() const {
+    std::string text;
+    for (int i = 0; i < kPeers; ++i) {
+      const auto rounds = lines(jsonl(i));
+      text += "peer " + std::to_string(i) + ": " + std::to_string(rounds.size()) + " rounds; last " +
+              (rounds.empty() ? std::string("-") : rounds.back().substr(0, 160)) + "\n";
+      const auto log = lines(out() / ("node-" + std::to_string(i) + ".log"));
+      for (std::size_t k = log.size() > 4 ? log.size() - 4 : 0; k < log.size(); ++k) {
+        text += "    " + log[k] + "\n";
+      }
+    }
+    return text;
+  }
+
   std::filesystem::path out() const { return dir_.path() / "out"; }
   std::filesystem::path jsonl(int id) const { return out() / ("node-" + std::to_string(id) + ".jsonl"); }
   int port(int id) const { return base_port_ + id; }
@@ -142,6 +164,7 @@ class NodeCluster {
 
   testing::TempDir dir_;
   std::filesystem::path topology_;
+  std::vector<int> started_;
   int base_port_;
 };
 
@@ -194,6 +217,11 @@ TEST(NodeCli, KilledPeerResumesAndGarbageIsCounted) {
   ::kill(pids[3], SIGKILL);
   const std::size_t before = lines(cluster.jsonl(3)).size();
   const double killed_at = field(lines(cluster.jsonl(3)).back(), "round");
+  // Restart from its checkpoint at once: the others need only seconds for the rest of the run,
+  // and a peer that comes back after they have all left has nobody to rejoin.
+  const auto restarted = runProcess(cluster.nodeCommand(3, "monna-fmnist.yaml", extra + " --resume") + " & echo $!");
+  pids[3] = std::atoi(restarted.output.c_str());
+  cluster.track(pids[3]);
 
   // Garbage on peer 0's port, then its /metrics counts it.
   asio::io_context io;
@@ -210,10 +238,7 @@ TEST(NodeCli, KilledPeerResumesAndGarbageIsCounted) {
   ASSERT_TRUE(model);
   EXPECT_EQ(model->body.substr(1, 5), "NUMPY");
 
-  // Restart from its checkpoint.
-  const auto restarted = runProcess(cluster.nodeCommand(3, "monna-fmnist.yaml", extra + " --resume") + " & echo $!");
-  pids[3] = std::atoi(restarted.output.c_str());
-  ASSERT_TRUE(NodeCluster::waitGone(pids, 240s));
+  ASSERT_TRUE(NodeCluster::waitGone(pids, 240s)) << cluster.describe();
 
   const auto after = lines(cluster.jsonl(3));
   ASSERT_GT(after.size(), before) << "the restarted peer ran no round";
