@@ -40,8 +40,16 @@ class DgcEncoder {
   // for it. Receivers decode and aggregate; they apply no further momentum.
   std::expected<void, std::string> encode(std::span<const float> g, std::uint64_t epoch, Encoded& out);
 
+  // u and v (empty before the first encode) and the call count that seeds the sampling: the
+  // state a checkpoint keeps, and its restore.
   std::span<float> momentum() { return u_; }
   std::span<float> accumulated() { return v_; }
+  std::uint64_t calls() const { return calls_; }
+  void restore(std::span<const float> u, std::span<const float> v, std::uint64_t calls) {
+    u_.assign(u.begin(), u.end());
+    v_.assign(v.begin(), v.end());
+    calls_ = calls;
+  }
 
  private:
   DgcEncoder() = default;

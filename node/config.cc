@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <openssl/evp.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -77,11 +78,35 @@ void checkCompression(const CompressionConfig& c, const Source& source) {
   auto made = compress::makeCompressor(codec);
   if (!made) failFromCompress(made.error(), source);
   if (c.feedback != "dgc") {
-    auto fb = compress::FeedbackEncoder::make(std::move(*made), {.kind = c.feedback}, 64 * 64);
+    auto fb = compress::FeedbackEncoder::make(std::move(*made), {.kind = c.feedback, .eta = c.eta}, 64 * 64);
     if (!fb) failFromCompress(fb.error(), source);
   }
   if (c.adaptive) {
     if (auto levels = compress::accordionLevels(codec); !levels) failFromCompress(levels.error(), source);
+  }
+}
+
+// What each exchange mode can run (node/gradient_exchange.h for gradient mode).
+void checkExchange(const Config& c, const Source& source) {
+  const CompressionConfig& k = c.compression;
+  if (c.exchange == "model") {
+    if (k.feedback != "none") {
+      source.fail("compression.feedback", "model gossip tracks replicas (CHOCO) itself; error "
+                                          "feedback is for exchange: gradient (use none)");
+    }
+    return;
+  }
+  if (k.feedback == "dgc" && k.codec != "topk_sampled" && k.codec != "topk") {
+    source.fail("compression.codec", "dgc selects with topk_sampled (or exact topk)");
+  }
+  if (k.feedback == "dgc" && k.adaptive) {
+    source.fail("compression.adaptive", "dgc has its own density warm-up; Accordion does not apply");
+  }
+  for (const char* unsupported : {"ef21_w", "diana"}) {
+    if (k.feedback == unsupported) {
+      source.fail("compression.feedback", fmt::format("{} is not run by the node (gradient mode: "
+                                                      "none, ef14, ef21, ef21_sgdm, dgc)", unsupported));
+    }
   }
 }
 
@@ -90,6 +115,19 @@ void checkCompression(const CompressionConfig& c, const Source& source) {
 compress::CompressorConfig compressorConfig(const CompressionConfig& c) {
   return {.codec = c.codec, .density = c.density, .values = c.values, .bits = c.bits,
           .bucket = c.bucket, .rank = c.rank, .threshold = c.threshold, .unbiased = c.unbiased};
+}
+
+std::string configDigest(const Config& c) {
+  const std::string shared = fmt::format(
+      "model={}:{};exchange={};feedback={};dataset={};features={};classes={}", c.model.kind,
+      fmt::join(c.model.hidden, ","), c.exchange,
+      c.exchange == "gradient" ? c.compression.feedback : std::string("-"), c.data.dataset,
+      c.data.dataset == "synthetic" ? c.data.synthetic.features : 0,
+      c.data.dataset == "synthetic" ? c.data.synthetic.classes : 0);
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  EVP_Digest(shared.data(), shared.size(), digest, &size, EVP_sha256(), nullptr);
+  return std::string(reinterpret_cast<const char*>(digest), size);
 }
 
 namespace {
@@ -188,11 +226,17 @@ Config parse(const YAML::Node& root, const Source& source) {
   comp.boolean("unbiased", c.compression.unbiased);
   comp.boolean("shared_seed", c.compression.shared_seed);
   comp.choice("feedback", c.compression.feedback, kFeedbacks);
+  comp.number("eta", c.compression.eta, 1e-9, 1.0);
+  comp.number("clip_norm", c.compression.clip_norm, 0, kHuge);
+  comp.integer("warmup_every", c.compression.warmup_every, 0, kU64Max);
   comp.number("gamma", c.compression.gamma, 1e-9, 1.0);
   comp.integer("keyframe_every", c.compression.keyframe_every, 0, kU64Max);
   comp.boolean("adaptive", c.compression.adaptive);
+  comp.integer("accordion_window", c.compression.accordion_window, 0, kU64Max);
+  comp.number("accordion_eta", c.compression.accordion_eta, 1e-9, kHuge);
   comp.finish();
   checkCompression(c.compression, source);
+  checkExchange(c, source);
 
   YamlFields mixing = top.section("mixing");
   mixing.choice("rule", c.mixing.rule, robust::kRuleNames);

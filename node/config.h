@@ -72,10 +72,15 @@ struct CompressionConfig {
   double threshold = 0;           // threshold codec's lambda; 0 = 1/(2 sqrt(k))
   bool unbiased = true;           // randk (d/k scale), qsgd (no shrink); DIANA needs it
   bool shared_seed = false;       // randomness shared by all nodes instead of independent
-  std::string feedback = "none";  // none | ef14 | ef21 | ef21_sgdm | ef21_w | diana
+  std::string feedback = "none";  // none | ef14 | ef21 | ef21_sgdm | ef21_w | diana | dgc
+  double eta = 0.1;               // ef21_sgdm's momentum weight (exchange: gradient)
+  double clip_norm = 0;           // dgc: local clipping, ‖g‖ <= clip_norm / sqrt(n); 0: off
+  std::uint64_t warmup_every = 0; // dgc: rounds per density warm-up stage; 0: one epoch of the shard
   double gamma = 1.0;             // consensus step
   std::uint64_t keyframe_every = 100;  // 0: only on (re)connection and on request
-  bool adaptive = false;          // Accordion
+  bool adaptive = false;          // Accordion: LOW (this density/bits/rank) or HIGH per layer
+  std::uint64_t accordion_window = 0;  // rounds per Accordion window; 0: one epoch of the shard
+  double accordion_eta = 0.5;     // a layer whose gradient norm changed this much is critical
 };
 
 struct MixingConfig {
@@ -137,6 +142,12 @@ struct Config {
 
 // The codec settings of `c` for compress::makeCompressor (seed and layers left to the caller).
 compress::CompressorConfig compressorConfig(const CompressionConfig& c);
+
+// A SHA-256 over the settings every peer of one run must share (what is exchanged and how
+// it is read: the model, the exchange mode and its message kinds, the dataset's shape). Peers
+// compare it in their Hello; a mismatch refuses the connection (WRONG_DIGEST). Settings a
+// peer may choose alone (its rule, attack, rounds, deadline, lr) stay out.
+std::string configDigest(const Config& c);
 
 // Reads `file`, applies `overrides` ("a.b.c=value", value in YAML syntax) in order, validates.
 // Throws ConfigError.

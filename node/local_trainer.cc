@@ -74,10 +74,15 @@ void LocalTrainer::nextBatch() {
   }
 }
 
-double LocalTrainer::step(std::uint64_t t) {
+double LocalTrainer::gradient() {
   nextBatch();
   const double loss = model_.lossAndGradient(params_, batch_x_, batch_y_, grad_);
   if (weight_decay_ > 0) kernels::axpy(float(weight_decay_), params_, grad_);
+  return loss;
+}
+
+double LocalTrainer::step(std::uint64_t t) {
+  const double loss = gradient();
   optimizer_.step(grad_, learningRate(t), params_);
   return loss;
 }

@@ -37,6 +37,14 @@ class LocalTrainer {
   // Returns the minibatch's mean cross-entropy (before the step).
   double step(std::uint64_t t);
 
+  // Gradient exchange: the next minibatch's g = grad loss(x) + wd * x into lastGradient(),
+  // parameters and momentum untouched. Returns the minibatch's mean cross-entropy.
+  double gradient();
+  // g of the last step() or gradient().
+  std::span<const float> lastGradient() const { return grad_; }
+  // The epoch (full passes over the shard) that round t's minibatch belongs to.
+  std::uint64_t epochOf(std::uint64_t t) const { return t * batch_ / shard_.size(); }
+
   double learningRate(std::uint64_t t) const { return node::learningRate(schedule_, t); }
   Evaluation evaluate(const Dataset& data) const { return model_.evaluate(params_, data); }
 

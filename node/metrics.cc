@@ -68,6 +68,10 @@ std::string NodeMetrics::prometheus() const {
   scalar("test_accuracy", "gauge", "Test accuracy at the last evaluation.", test_accuracy);
   scalar("test_loss", "gauge", "Test cross-entropy at the last evaluation.", test_loss);
   scalar("learning_rate", "gauge", "Learning rate of the last local step.", learning_rate);
+  if (!std::isnan(accordion_low_layers)) {
+    scalar("accordion_low_layers", "gauge",
+           "Layers Accordion keeps at LOW compression (critical regime).", accordion_low_layers);
+  }
   scalar("bytes_sent_total", "counter", "Bytes of round messages sent (frames included).",
          double(bytes_sent_total));
   scalar("bytes_received_total", "counter", "Bytes of frames received.", double(bytes_received_total));

@@ -48,6 +48,7 @@ struct NodeMetrics {
   std::map<std::uint32_t, std::uint64_t> deadline_misses_total;  // by peer
   std::map<std::string, std::uint64_t> messages_rejected_total;  // by reason
   std::uint64_t live_peers = 0;
+  double accordion_low_layers = kUnknown;    // layers Accordion keeps at LOW compression (adaptive only)
   Histogram round_seconds{{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}};
 
   // Prometheus text exposition format, every name prefixed `phalanx_`, labelled node="K".

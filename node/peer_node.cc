@@ -8,6 +8,8 @@
 #include <sstream>
 #include <thread>
 
+#include "compress/decode.h"
+#include "kernels/vector_ops.h"
 #include "node/json.h"
 #include "robust/attacks.h"
 
@@ -96,23 +98,37 @@ PeerNode::PeerNode(asio::io_context& io, PeerSetup setup)
   const Config& config = setup_.config;
   dim_ = trainer_.model().dimension();
   metrics_.node = setup_.id;
-  if (config.exchange != "model") {
-    throw ConfigError("exchange: gradient mode (DGC, EF21-SGDM) is not in the node yet; use model");
-  }
   for (const auto& [id, _] : config.byzantine) byzantine_ids_.insert(id);
   if (role_ != Role::kHonest) byzantine_ids_.insert(setup_.id);
 
-  if (config.compression.codec != "none") {
+  std::vector<compress::LayerShape> layers;
+  for (const auto& layer : trainer_.model().layers()) layers.push_back({layer.rows, layer.cols});
+  if (config.compression.codec != "none" && config.compression.feedback != "dgc") {
     compress::CompressorConfig c = compressorConfig(config.compression);
     c.seed = compress::compressionSeed(config.seed, setup_.id, config.compression.shared_seed);
-    for (const auto& layer : trainer_.model().layers()) c.layers.push_back({layer.rows, layer.cols});
-    auto made = compress::makeCompressor(c);
-    if (!made) throw ConfigError("compression: " + made.error());
-    codec_ = std::move(*made);
+    c.layers = layers;
+    if (config.compression.adaptive) {
+      auto levels = compress::accordionLevels(c);
+      if (!levels) throw ConfigError(levels.error());
+      auto made = compress::AdaptiveCompressor::make(levels->first, levels->second);
+      if (!made) throw ConfigError(made.error());
+      adaptive_ = made->get();
+      codec_ = std::move(*made);
+      accordion_ = std::make_unique<compress::AccordionController>(
+          layers.size(), compress::AccordionConfig{.eta = config.compression.accordion_eta});
+      const std::uint64_t epoch = std::max<std::uint64_t>(1, trainer_.shard().size() / trainer_.batchSize());
+      accordion_window_ = config.compression.accordion_window > 0 ? config.compression.accordion_window : epoch;
+    } else {
+      auto made = compress::makeCompressor(c);
+      if (!made) throw ConfigError("compression: " + made.error());
+      codec_ = std::move(*made);
+    }
   }
-  if (config.compression.feedback != "none") {
-    log_->warn("compression.feedback {} is for gradient exchange; model gossip tracks replicas "
-               "(CHOCO) and ignores it", config.compression.feedback);
+  if (config.exchange == "gradient") {
+    const bool tracked = config.compression.feedback == "ef21" || config.compression.feedback == "ef21_sgdm";
+    // Standalone gradient messages carry their own codec; tracked ones go through the replica.
+    gradient_ = std::make_unique<GradientExchange>(config, dim_, layers, setup_.topology->size(),
+                                                   tracked ? nullptr : std::move(codec_));
   }
   auto aggregator = robust::makeAggregator(ruleConfig());
   if (!aggregator) throw ConfigError("mixing: " + aggregator.error());
@@ -122,13 +138,10 @@ PeerNode::PeerNode(asio::io_context& io, PeerSetup setup)
     auto attack = makeAttackFor(attack_name_);
     if (!attack) throw ConfigError("byzantine: " + attack.error());
     attack_ = std::move(*attack);
-    const auto it = config.byzantine.find(setup_.id);
-    if (it != config.byzantine.end() && it->second.collude) {
-      log_->warn("byzantine.collude: not in the node yet; the attack uses what this peer received");
-    }
   }
 
-  public_replica_.reset(trainer_.parameters());
+  // The public replica tracks y (model exchange) or the momentum, which starts at zero.
+  if (!gradient_) public_replica_.reset(trainer_.parameters());
   if (!setup_.checkpoint_dir.empty()) {
     checkpoints_ = std::make_unique<CheckpointStore>(setup_.checkpoint_dir);
     if (setup_.resume) {
@@ -136,6 +149,7 @@ PeerNode::PeerNode(asio::io_context& io, PeerSetup setup)
       for (const auto& why : loaded.skipped) log_->warn("checkpoint skipped: {}", why);
       if (loaded.checkpoint) {
         trainer_.restore(*loaded.checkpoint);
+        if (gradient_) gradient_->restore(*loaded.checkpoint);
         const auto replica = loaded.checkpoint->floats("public_replica");
         if (replica.size() != dim_) throw CheckpointError("checkpoint: public_replica has the wrong size");
         public_replica_.reset(replica);
@@ -151,6 +165,7 @@ PeerNode::PeerNode(asio::io_context& io, PeerSetup setup)
   const topologies::NodeSpec& self = setup_.topology->node(setup_.id);
   net::TransportConfig tc{.self = setup_.id,
                           .model_dim = dim_,
+                          .config_digest = configDigest(config),
                           .listen_host = setup_.listen_host,
                           .listen_port = setup_.listen_port.value_or(self.port),
                           .neighbours = neighbours_,
@@ -258,17 +273,17 @@ void PeerNode::beginRound() {
 }
 
 void PeerNode::runRound(std::uint64_t t) {
-  if (role_ == Role::kHonest) sendModel(t);
+  if (role_ == Role::kHonest) sendOwn(t);
   gate_->wait([this](net::RoundResult&& result) { endRound(std::move(result)); });
 }
 
-bool PeerNode::sendTo(std::uint32_t peer, std::uint64_t round, bool keyframe,
+bool PeerNode::sendTo(std::uint32_t peer, std::uint64_t round, net::v1::RoundMessage::Kind kind,
                       const net::Transport::Payload& payload, std::optional<std::uint64_t> sequence) {
   net::v1::RoundMessage header;
   header.set_round(round);
   header.set_sender(setup_.id);
   header.set_sequence(sequence ? *sequence : ++next_sequence_[peer]);
-  header.set_kind(keyframe ? net::v1::RoundMessage::KEYFRAME : net::v1::RoundMessage::DELTA);
+  header.set_kind(kind);
   header.set_codec(payload->size() > 1 ? (*payload)[1] : 0);
   std::uniform_real_distribution<double> coin(0.0, 1.0);
   if (drop_ > 0 && coin(fault_rng_) < drop_) return true;  // lost on the way: the peer sees a gap
@@ -289,13 +304,76 @@ bool PeerNode::sendTo(std::uint32_t peer, std::uint64_t round, bool keyframe,
   }
   ++metrics_.messages_sent_total;
   metrics_.dense_bytes_total += dim_ * sizeof(float) + compress::kHeaderBytes;
-  if (keyframe) ++metrics_.keyframes_sent_total;
+  if (kind == net::v1::RoundMessage::KEYFRAME) ++metrics_.keyframes_sent_total;
   return true;
 }
 
-void PeerNode::sendModel(std::uint64_t t) {
-  last_loss_ = trainer_.step(t);
-  const std::span<const float> y = trainer_.parameters();
+void PeerNode::sendOwn(std::uint64_t t) {
+  if (!gradient_) {
+    last_loss_ = trainer_.step(t);
+    accordionStep(t);
+    publish(t, trainer_.parameters());
+    return;
+  }
+  last_loss_ = trainer_.gradient();
+  accordionStep(t);
+  const std::span<const float> g = trainer_.lastGradient();
+  if (gradient_->tracked()) {
+    publish(t, gradient_->track(g));
+    return;
+  }
+  // DGC's warm-up advances per epoch, or per warmup_every rounds (short runs).
+  const std::uint64_t every = setup_.config.compression.warmup_every;
+  auto q = gradient_->encode(g, every > 0 ? t / every : trainer_.epochOf(t));
+  if (!q) {
+    log_->error("round {}: cannot encode the gradient ({}); sending nothing this round", t, q.error());
+    return;
+  }
+  const auto payload = std::make_shared<const std::vector<std::uint8_t>>(std::move(*q));
+  const auto live = transport_->livePeers();
+  for (const std::uint32_t j : neighbours_) {
+    if (contains(live, j)) sendTo(j, t, net::v1::RoundMessage::GRADIENT, payload);
+  }
+}
+
+void PeerNode::accordionStep(std::uint64_t t) {
+  if (!accordion_) return;
+  const std::span<const float> g = trainer_.lastGradient();
+  std::size_t offset = 0;
+  const auto& layers = trainer_.model().layers();
+  for (std::size_t l = 0; l < layers.size(); ++l) {
+    const std::size_t n = layers[l].rows * layers[l].cols;
+    accordion_->accumulate(l, g.subspan(offset, n));
+    offset += n;
+  }
+  if ((t + 1) % accordion_window_ != 0) return;
+  const bool dropped = trainer_.learningRate(t + 1) < trainer_.learningRate(t + 1 - accordion_window_);
+  const auto before = std::vector(adaptive_->levelsInUse().begin(), adaptive_->levelsInUse().end());
+  const auto levels = accordion_->endWindow(dropped);
+  adaptive_->setLevels(levels);
+  if (!std::equal(levels.begin(), levels.end(), before.begin(), before.end())) {
+    std::string text;
+    for (const auto level : levels) text += level == compress::Level::kLow ? 'L' : 'H';
+    log_->info("round {}: accordion levels per layer now {} (L: less compression)", t, text);
+  }
+  metrics_.accordion_low_layers = double(std::count(levels.begin(), levels.end(), compress::Level::kLow));
+}
+
+net::v1::RoundMessage::Kind PeerNode::wholeVectorKind() const {
+  return standaloneGradients() ? net::v1::RoundMessage::GRADIENT : net::v1::RoundMessage::KEYFRAME;
+}
+
+std::span<const float> PeerNode::pivot() const {
+  return standaloneGradients() ? gradient_->own() : public_replica_.values();
+}
+
+std::span<const float> PeerNode::rowOf(std::uint32_t peer) const {
+  if (!standaloneGradients()) return replicas_.replica(peer);
+  const auto it = received_.find(peer);
+  return it == received_.end() ? std::span<const float>() : std::span<const float>(it->second);
+}
+
+void PeerNode::publish(std::uint64_t t, std::span<const float> y) {
   net::Transport::Payload delta, keyframe;
   if (!codec_) {
     public_replica_.reset(y);  // uncompressed: ŷ_i = y exactly, every message a keyframe
@@ -319,7 +397,8 @@ void PeerNode::sendModel(std::uint64_t t) {
     if (full && !keyframe) {
       keyframe = std::make_shared<const std::vector<std::uint8_t>>(public_replica_.keyframe());
     }
-    if (sendTo(j, t, full, full ? keyframe : delta)) {
+    if (sendTo(j, t, full ? net::v1::RoundMessage::KEYFRAME : net::v1::RoundMessage::DELTA,
+               full ? keyframe : delta)) {
       keyframe_owed_.erase(j);
     } else {
       keyframe_owed_.insert(j);  // it will see a sequence gap; skip the round trip
@@ -338,6 +417,22 @@ void PeerNode::askForKeyframe(std::uint32_t peer, std::uint64_t round) {
 std::vector<std::uint32_t> PeerNode::applyMessages(net::RoundResult& result) {
   std::vector<std::uint32_t> heard;
   for (auto& [sender, m] : result.messages) {
+    const bool gradient_kind = m.kind() == net::v1::RoundMessage::GRADIENT;
+    if (gradient_kind != standaloneGradients()) {
+      ++own_rejections_["unexpected_kind"];
+      continue;
+    }
+    if (gradient_kind) {  // stands alone: decoded whole, nothing to keep in sequence
+      std::vector<float>& row = received_[sender];
+      row.resize(dim_);
+      if (auto ok = compress::decode(bytesOf(m.payload()), row); !ok) {
+        ++own_rejections_["invalid_payload"];
+        log_->warn("round {}: peer {}: gradient rejected: {}", result.round, sender, ok.error());
+        continue;
+      }
+      heard.push_back(sender);
+      continue;
+    }
     ReplicaTable::Result r;
     if (m.kind() == net::v1::RoundMessage::KEYFRAME) {
       r = replicas_.applyKeyframe(sender, m.sequence(), bytesOf(m.payload()));
@@ -375,11 +470,11 @@ double PeerNode::metropolisWeight(std::uint32_t a, std::uint32_t b) const {
 }
 
 void PeerNode::mix(std::uint64_t t, const std::vector<std::uint32_t>& heard, RoundRecord& record) {
-  const std::span<const float> pivot = public_replica_.values();
-  std::vector<std::span<const float>> rows{pivot};
+  const std::span<const float> own = pivot();
+  std::vector<std::span<const float>> rows{own};
   std::vector<double> weights{0.0};
   for (const std::uint32_t j : heard) {
-    rows.push_back(replicas_.replica(j));
+    rows.push_back(rowOf(j));
     weights.push_back(metropolisWeight(setup_.id, j));
   }
   mix_out_.resize(dim_);
@@ -393,11 +488,14 @@ void PeerNode::mix(std::uint64_t t, const std::vector<std::uint32_t>& heard, Rou
   }
   const std::span<float> x = trainer_.parameters();
   const double gamma = setup_.config.compression.gamma;
-  if (!codec_ && gamma == 1.0) {
+  if (gradient_) {
+    // x -= lr_t · G: the aggregate is the step's direction, with no further momentum.
+    kernels::axpy(-float(trainer_.learningRate(t)), mix_out_, x);
+  } else if (!codec_ && gamma == 1.0) {
     std::copy(mix_out_.begin(), mix_out_.end(), x.begin());  // MoNNA: x = z exactly
   } else {
     const float g = float(gamma);
-    for (std::size_t i = 0; i < dim_; ++i) x[i] += g * (mix_out_[i] - pivot[i]);
+    for (std::size_t i = 0; i < dim_; ++i) x[i] += g * (mix_out_[i] - own[i]);
   }
   for (std::size_t k = 1; k < rows.size(); ++k) {
     const std::uint32_t j = heard[k - 1];
@@ -413,12 +511,12 @@ void PeerNode::mix(std::uint64_t t, const std::vector<std::uint32_t>& heard, Rou
 
 void PeerNode::sendAttack(std::uint64_t t, const std::vector<std::uint32_t>& heard) {
   std::vector<std::span<const float>> honest;
-  for (const std::uint32_t j : heard) honest.push_back(replicas_.replica(j));
+  for (const std::uint32_t j : heard) honest.push_back(rowOf(j));
   if (honest.empty()) return;  // nothing to build the attack from: stay silent this round
   std::vector<float> out(dim_);
   const auto send = [&](std::uint32_t j) {
     auto payload = std::make_shared<const std::vector<std::uint8_t>>(encodeDense(out));
-    sendTo(j, t, /*keyframe=*/true, payload);
+    sendTo(j, t, wholeVectorKind(), payload);
   };
   if (!attack_->perTarget()) {
     if (auto ok = attack_->craft({.honest = honest}, out); !ok) {
@@ -438,11 +536,11 @@ void PeerNode::sendAttack(std::uint64_t t, const std::vector<std::uint32_t>& hea
       if (byzantine_ids_.contains(k)) {
         byzantine_weight += metropolisWeight(j, k);
       } else if (contains(heard, k)) {
-        around.push_back(replicas_.replica(k));
+        around.push_back(rowOf(k));
         w.push_back(metropolisWeight(j, k));
       }
     }
-    const robust::TargetView view{.target = replicas_.replica(j), .honest_neighbours = around,
+    const robust::TargetView view{.target = rowOf(j), .honest_neighbours = around,
                                   .honest_weights = w, .byzantine_weight = byzantine_weight};
     if (auto ok = attack_->craft({.honest = honest, .target = &view}, out); !ok) {
       log_->warn("round {}: attack {} on peer {}: {}", t, attack_name_, j, ok.error());
@@ -456,7 +554,7 @@ void PeerNode::sendWireAttack(std::uint64_t t) {
   if (attack_name_ == "replay") {
     if (!replayed_) replayed_ = std::make_shared<const std::vector<std::uint8_t>>(encodeDense(public_replica_.values()));
     // Always the first sequence: the receivers have seen it.
-    for (const std::uint32_t j : neighbours_) sendTo(j, t, /*keyframe=*/true, replayed_, /*sequence=*/1);
+    for (const std::uint32_t j : neighbours_) sendTo(j, t, wholeVectorKind(), replayed_, /*sequence=*/1);
     return;
   }
   std::vector<std::uint8_t> bytes;
@@ -469,7 +567,7 @@ void PeerNode::sendWireAttack(std::uint64_t t) {
   }
   const auto payload = std::make_shared<const std::vector<std::uint8_t>>(std::move(bytes));
   // As keyframes: a receiver decodes those whatever state its replica of this node is in.
-  for (const std::uint32_t j : neighbours_) sendTo(j, t, /*keyframe=*/true, payload);
+  for (const std::uint32_t j : neighbours_) sendTo(j, t, wholeVectorKind(), payload);
 }
 
 void PeerNode::endRound(net::RoundResult&& result) {
@@ -547,6 +645,7 @@ void PeerNode::saveCheckpoint(std::uint64_t next_round) {
   c.round = next_round;
   trainer_.save(c);
   c.putFloats("public_replica", public_replica_.values());
+  if (gradient_) gradient_->save(c);
   try {
     checkpoints_->save(c);
   } catch (const CheckpointError& e) {
@@ -582,12 +681,16 @@ std::expected<std::unique_ptr<robust::Attack>, std::string> PeerNode::makeAttack
     const std::string& name) const {
   const auto it = setup_.config.byzantine.find(setup_.id);
   const ByzantineConfig byz = it == setup_.config.byzantine.end() ? ByzantineConfig{} : it->second;
+  // Every attacker knows f from the config (ALIE's z and the opt_* searches assume f copies).
+  // Colluding ones also draw from one random stream, so on the same honest inputs (a complete
+  // graph) randomised attacks send the same vector; alone, each draws its own. (They do not
+  // pool what they received: each attacks from the honest vectors it heard itself.)
   robust::AttackConfig a{.name = name,
                          .n = setup_.topology->size(),
                          .f = std::max<std::size_t>(1, byzantine_ids_.size()),
                          .sigma = byz.sigma,
                          .eps = byz.eps,
-                         .seed = setup_.config.seed + setup_.id,
+                         .seed = byz.collude ? setup_.config.seed * 31 + 7 : setup_.config.seed + setup_.id,
                          .target = ruleConfig(),
                          .target_b = setup_.topology->defaultBudget()};
   if (byz.tau > 0) a.tau = byz.tau;

@@ -1,8 +1,10 @@
 // One peer's daemon (DESIGN.md "The data path of one round"; ALGORITHMS.md §1–§4): the local
 // momentum step, CHOCO replica gossip over the transport (per-edge sequence numbers, keyframes
 // on connection, on request and every K rounds), robust mixing of the replicas and the
-// consensus step — or, for a Byzantine peer, what its attack computes from the honest vectors
-// it heard this round (it waits for them first: a rushing adversary).
+// consensus step; in gradient-exchange mode the same loop carries gradients (DGC, EF14, EF21,
+// EF21-SGDM: node/gradient_exchange.h) and steps with their robust aggregate; Accordion sets
+// the codec's level per layer. A Byzantine peer sends what its attack computes from the honest
+// vectors it heard this round (it waits for them first: a rushing adversary).
 //
 // Threading: a PeerNode lives on one asio::io_context run by one thread, with its Transport
 // and RoundGate; every method must be called on that thread. Destroy it after stop() or
@@ -26,12 +28,14 @@
 #include <string>
 #include <vector>
 
+#include "compress/accordion.h"
 #include "compress/compressor.h"
 #include "net/round_gate.h"
 #include "net/transport.h"
 #include "node/checkpoint.h"
 #include "node/config.h"
 #include "node/dataset.h"
+#include "node/gradient_exchange.h"
 #include "node/local_trainer.h"
 #include "node/metrics.h"
 #include "node/replicas.h"
@@ -129,7 +133,21 @@ class PeerNode {
   void runRound(std::uint64_t t);
   std::string switchAttack(const std::string& name);
   void endRound(net::RoundResult&& result);
-  void sendModel(std::uint64_t round);
+  // The honest step and message: the half step and its replica delta (model exchange), or the
+  // local gradient through the GradientExchange.
+  void sendOwn(std::uint64_t round);
+  // y (model) or the tracked momentum (gradient, ef21*) through the public replica: a delta, or
+  // a keyframe to whoever is owed one.
+  void publish(std::uint64_t round, std::span<const float> vector);
+  // Accordion: the round's local gradient into the window; at its end, new levels.
+  void accordionStep(std::uint64_t round);
+  // The kind of a message that carries a whole vector: GRADIENT for standalone gradient
+  // messages, KEYFRAME otherwise.
+  net::v1::RoundMessage::Kind wholeVectorKind() const;
+  bool standaloneGradients() const { return gradient_ && !gradient_->tracked(); }
+  // What enters the rule: the node's own vector, and neighbour j's as heard this round.
+  std::span<const float> pivot() const;
+  std::span<const float> rowOf(std::uint32_t peer) const;
   void sendAttack(std::uint64_t round, const std::vector<std::uint32_t>& heard);
   void sendWireAttack(std::uint64_t round);
   // Applies this round's messages to the replicas; returns the senders whose replica is valid
@@ -138,7 +156,8 @@ class PeerNode {
   void mix(std::uint64_t round, const std::vector<std::uint32_t>& heard, RoundRecord& record);
   void askForKeyframe(std::uint32_t peer, std::uint64_t round);
   // `sequence`: a fixed one (a replaying attacker) instead of the edge's next.
-  bool sendTo(std::uint32_t peer, std::uint64_t round, bool keyframe, const net::Transport::Payload& payload,
+  bool sendTo(std::uint32_t peer, std::uint64_t round, net::v1::RoundMessage::Kind kind,
+              const net::Transport::Payload& payload,
               std::optional<std::uint64_t> sequence = std::nullopt);
   void saveCheckpoint(std::uint64_t next_round);
   void finish();
@@ -159,6 +178,13 @@ class PeerNode {
   std::set<std::uint32_t> byzantine_ids_;  // known from the config (the attackers' side knowledge)
   LocalTrainer trainer_;
   std::unique_ptr<compress::Compressor> codec_;  // null: uncompressed (every message a keyframe)
+  std::unique_ptr<GradientExchange> gradient_;  // exchange: gradient only
+  std::map<std::uint32_t, std::vector<float>> received_;  // standalone gradients, decoded
+  // Accordion (compression.adaptive): the controller and the compressor whose levels it sets
+  // (owned by codec_ or by gradient_).
+  std::unique_ptr<compress::AccordionController> accordion_;
+  compress::AdaptiveCompressor* adaptive_ = nullptr;
+  std::uint64_t accordion_window_ = 1;
   std::unique_ptr<robust::Aggregator> aggregator_;
   std::unique_ptr<robust::Attack> attack_;
   PublicReplica public_replica_;

@@ -189,18 +189,31 @@ TEST(NodeCli, NnaHoldsUnderAlieAndSignflipWhileMeanBreaks) {
   EXPECT_LT(accuracy, 0.5);
 }
 
-TEST(NodeCli, TopkGossipLearnsOnFiftyTimesFewerBytes) {
-  NodeCluster cluster(7310);
-  const auto last = cluster.run("monna-fmnist-topk.yaml", kTwoAttackers("alie"));
-  const double accuracy = cluster.honestMeanAccuracy(last, {8, 9});
+// A compressed run with peers 8 and 9 attacking: honest mean accuracy, and the smallest
+// ratio of dense fp32 bytes to wire bytes among the honest peers.
+std::pair<double, double> compressedRun(int base_port, const std::string& config, const std::string& attack) {
+  NodeCluster cluster(base_port);
+  const auto last = cluster.run(config, kTwoAttackers(attack));
   double ratio = 1e9;
   for (int i = 0; i < 8; ++i) {
     ratio = std::min(ratio, field(last[i], "dense_bytes_total") / field(last[i], "bytes_sent_total"));
   }
-  std::printf("topk 1%% under alie: honest mean test accuracy %.4f, dense/wire bytes >= %.1f\n",
-              accuracy, ratio);
+  const double accuracy = cluster.honestMeanAccuracy(last, {8, 9});
+  std::printf("%s under %s: honest mean test accuracy %.4f, dense/wire bytes >= %.1f\n", config.c_str(),
+              attack.c_str(), accuracy, ratio);
+  return {accuracy, ratio};
+}
+
+TEST(NodeCli, TopkGossipLearnsOnFiftyTimesFewerBytes) {
+  const auto [accuracy, ratio] = compressedRun(7310, "monna-fmnist-topk.yaml", "alie");
   EXPECT_GE(accuracy, 0.76);
   EXPECT_GE(ratio, 50.0);
+}
+
+TEST(NodeCli, DgcGradientModeLearnsUnderSignflipOnFewerBytes) {
+  const auto [accuracy, ratio] = compressedRun(7710, "monna-fmnist-dgc.yaml", "signflip");
+  EXPECT_GE(accuracy, 0.78);
+  EXPECT_GE(ratio, 30.0);
 }
 
 TEST(NodeCli, KilledPeerResumesAndGarbageIsCounted) {

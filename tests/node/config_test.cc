@@ -129,10 +129,35 @@ TEST(Config, SetErrorsSayTheyCameFromTheCommandLine) {
 }
 
 TEST(Config, ShippedConfigsParse) {
-  for (const char* name : {"single-fmnist.yaml", "single-softmax-fmnist.yaml"}) {
+  for (const char* name : {"single-fmnist.yaml", "single-softmax-fmnist.yaml", "monna-fmnist.yaml",
+                           "monna-fmnist-topk.yaml", "monna-fmnist-dgc.yaml"}) {
     SCOPED_TRACE(name);
     EXPECT_NO_THROW(loadConfig(testing::sourceDir() + "/configs/" + name));
   }
+}
+
+TEST(Config, ExchangeModesAcceptOnlyWhatTheyRun) {
+  EXPECT_THAT(errorOf("compression: {codec: topk, feedback: ef21}"),
+              HasSubstr("c.yaml: compression.feedback: model gossip tracks replicas"));
+  EXPECT_THAT(errorOf("exchange: gradient\ncompression: {codec: qsgd, feedback: dgc}"),
+              HasSubstr("compression.codec: dgc selects with topk_sampled"));
+  EXPECT_THAT(errorOf("exchange: gradient\ncompression: {codec: topk_sampled, feedback: dgc, adaptive: true}"),
+              HasSubstr("compression.adaptive"));
+  EXPECT_THAT(errorOf("exchange: gradient\ncompression: {codec: qsgd, feedback: diana}"),
+              HasSubstr("diana is not run by the node"));
+  const Config dgc = parseConfig("exchange: gradient\ncompression: {codec: topk_sampled, feedback: dgc, "
+                                 "warmup_every: 25, clip_norm: 2, eta: 0.2}", "c.yaml");
+  EXPECT_EQ(dgc.compression.warmup_every, 25u);
+  EXPECT_DOUBLE_EQ(dgc.compression.clip_norm, 2.0);
+}
+
+TEST(Config, DigestCoversWhatPeersMustShareOnly) {
+  const Config base = parseConfig("", "c.yaml");
+  EXPECT_EQ(configDigest(base).size(), 32u);
+  EXPECT_EQ(configDigest(base), configDigest(parseConfig("", "c.yaml", std::vector<std::string>{
+                                                 "mixing.rule=mean", "optimizer.lr=0.3", "rounds.count=7"})));
+  EXPECT_NE(configDigest(base), configDigest(parseConfig("", "c.yaml", std::vector<std::string>{"exchange=gradient"})));
+  EXPECT_NE(configDigest(base), configDigest(parseConfig("", "c.yaml", std::vector<std::string>{"model.hidden=[50]"})));
 }
 
 TEST(Config, MissingFileIsAClearError) {
