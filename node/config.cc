@@ -41,7 +41,7 @@ const std::vector<std::string> kSecurityModes{"none", "tls"};
 // wire-level misbehaviour (garbage payloads, wrong dimensions, replays).
 const std::vector<std::string> kAttacks = [] {
   std::vector<std::string> all = robust::kAttackNames;
-  for (const char* name : {"labelflip", "crash", "hang", "slow", "silent"}) all.push_back(name);
+  for (const char* name : {"labelflip", "crash", "hang", "slow", "silent", "none"}) all.push_back(name);
   all.insert(all.end(), kWireAttackNames.begin(), kWireAttackNames.end());
   return all;
 }();

@@ -6,6 +6,7 @@
 #include <bit>
 #include <cstring>
 #include <fstream>
+#include <sstream>
 #include <iterator>
 #include <string>
 
@@ -35,11 +36,10 @@ std::string field(const std::string& header, const std::string& key,
 
 }  // namespace
 
-NpyArray readNpy(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) fail(file, "cannot open");
-  std::error_code ec;
-  const auto file_size = std::filesystem::file_size(file, ec);
+namespace {
+
+// The format from a stream of `file_size` bytes; `file` names it in errors.
+NpyArray parseStream(std::istream& in, std::size_t file_size, const std::filesystem::path& file) {
   char prefix[10] = {};
   if (!in.read(prefix, 8) || std::memcmp(prefix, kMagic, 6) != 0) fail(file, "not a .npy file");
   const int major = static_cast<unsigned char>(prefix[6]);
@@ -111,6 +111,21 @@ NpyArray readNpy(const std::filesystem::path& file) {
   }
   if (!in) fail(file, "read error");
   return out;
+}
+
+}  // namespace
+
+NpyArray readNpy(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) fail(file, "cannot open");
+  std::error_code ec;
+  const auto file_size = std::filesystem::file_size(file, ec);
+  return parseStream(in, ec ? 0 : std::size_t(file_size), file);
+}
+
+NpyArray parseNpy(std::string_view bytes, const std::string& name) {
+  std::istringstream in{std::string(bytes)};
+  return parseStream(in, bytes.size(), name);
 }
 
 std::vector<char> encodeNpy(std::span<const std::size_t> shape, std::span<const float> data) {

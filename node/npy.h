@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <filesystem>
 #include <span>
+#include <string>
+#include <string_view>
 #include <stdexcept>
 #include <vector>
 
@@ -26,6 +28,8 @@ struct NpyArray {
 };
 
 NpyArray readNpy(const std::filesystem::path& file);
+// The same from bytes in memory (an HTTP body); `name` stands for the path in errors.
+NpyArray parseNpy(std::string_view bytes, const std::string& name);
 
 // Writes `data` with `shape` (1 or 2 dimensions whose product is data.size()).
 void writeNpy(const std::filesystem::path& file, std::span<const std::size_t> shape,

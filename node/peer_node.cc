@@ -29,10 +29,12 @@ bool contains(const std::vector<std::uint32_t>& ids, std::uint32_t id) {
   return std::find(ids.begin(), ids.end(), id) != ids.end();
 }
 
+// "none": a peer the config names Byzantine that starts out honest (its attack is switched on
+// later through the control endpoint).
 std::string attackFor(const PeerSetup& s) {
-  if (!s.attack.empty()) return s.attack;
   const auto it = s.config.byzantine.find(s.id);
-  return it == s.config.byzantine.end() ? "" : it->second.attack;
+  const std::string attack = !s.attack.empty() ? s.attack : it == s.config.byzantine.end() ? "" : it->second.attack;
+  return attack == "none" ? "" : attack;
 }
 
 PeerNode::Role roleFor(const std::string& attack) {

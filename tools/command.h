@@ -22,5 +22,8 @@ Command addLabCommand(CLI::App& root);
 Command addBenchCommand(CLI::App& root);
 Command addTopologyCommand(CLI::App& root);
 Command addNodeCommand(CLI::App& root);
+Command addLaunchCommand(CLI::App& root);
+Command addInjectCommand(CLI::App& root);
+Command addMonitorCommand(CLI::App& root);
 
 }  // namespace phalanx::tools

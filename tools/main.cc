@@ -19,7 +19,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   std::vector<Command> commands{addTrainCommand(app), addLabCommand(app), addBenchCommand(app),
-                                addTopologyCommand(app), addNodeCommand(app)};
+                                addTopologyCommand(app), addNodeCommand(app), addLaunchCommand(app),
+                                addInjectCommand(app), addMonitorCommand(app)};
 
   try {
     app.parse(argc, argv);

@@ -20,6 +20,7 @@
 #include "node/data_source.h"
 #include "node/http_endpoint.h"
 #include "node/local_trainer.h"
+#include "node/npy.h"
 #include "node/peer_node.h"
 #include "tools/command.h"
 #include "topologies/topology.h"
@@ -202,6 +203,18 @@ int runNode(const NodeOptions& o) {
         completed = peer->openRound() >= peer->rounds();
         signals.cancel();
         publish();
+        // The final parameters beside the logs: what the monitor's consensus distance and
+        // the report read after the run.
+        if (completed && !o.out.empty() && peer->role() == node::PeerNode::Role::kHonest) {
+          const auto file = std::filesystem::path(o.out) / fmt::format("node-{}.npy", id);
+          const std::size_t shape[] = {peer->dimension()};
+          try {
+            node::writeNpy(file.string() + ".tmp", shape, peer->parameters());
+            std::filesystem::rename(file.string() + ".tmp", file);
+          } catch (const std::exception& e) {
+            log->warn("round {}: final model not written: {}", peer->openRound(), e.what());
+          }
+        }
       });
   io.run();
   return completed ? kExitOk : kExitFailure;
@@ -216,7 +229,8 @@ Command addNodeCommand(CLI::App& root) {
       "Run one peer of a topology: local momentum steps, compressed gossip with its neighbours, "
       "robust mixing. Serves /metrics and /model on the node's metrics_port; with --out writes "
       "DIR/node-K.jsonl (one JSON object per round) and DIR/node-K.log. SIGTERM or Ctrl-C: "
-      "Goodbye to the neighbours and exit. Exit 0 when every round ran.");
+      "Goodbye to the neighbours and exit. Exit 0 when every round ran; an honest peer then "
+      "writes its final parameters to DIR/node-K.npy.");
   app->add_option("--topology", opts->topology, "topology file (YAML)")->required()->check(CLI::ExistingFile);
   app->add_option("--config", opts->config, "experiment config (YAML)")->required()->check(CLI::ExistingFile);
   app->add_option("--id", opts->id, "this node's id in the topology, or auto (SLURM_PROCID / OMPI_COMM_WORLD_RANK)")

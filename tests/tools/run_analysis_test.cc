@@ -1,0 +1,166 @@
+// What launch and monitor compute, by hand: the summary's figures from per-round logs,
+// consensus distance, Prometheus parsing, the launch plan (local and over ssh), the report.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "tests/support/temp_dir.h"
+#include "tools/launch.h"
+#include "tools/monitor.h"
+#include "tools/report.h"
+#include "tools/run_analysis.h"
+
+namespace phalanx::tools {
+namespace {
+
+using ::testing::HasSubstr;
+
+RoundPoint point(std::uint64_t round, std::vector<std::uint32_t> mixed, std::vector<std::uint32_t> excluded,
+                 std::optional<double> accuracy = std::nullopt) {
+  return {.round = round, .test_accuracy = accuracy, .bytes_sent_total = 100 * (round + 1),
+          .dense_bytes_total = 1000 * (round + 1), .mixed = std::move(mixed), .excluded = std::move(excluded),
+          .round_seconds = 0.5};
+}
+
+TEST(RunAnalysis, SummaryFiguresByHand) {
+  // Honest 0 and 1, Byzantine 2, peer 3 crashed after one round.
+  std::vector<PeerHistory> peers{
+      {.id = 0, .rounds = {point(0, {1, 2}, {2}), point(1, {1, 2}, {1}, 0.8)}},
+      {.id = 1, .rounds = {point(0, {0, 2}, {2}), point(1, {0, 2}, {2}, 0.6)}},
+      {.id = 2, .byzantine = true, .rounds = {point(0, {0, 1}, {})}},
+      {.id = 3, .rounds = {point(0, {0}, {}, 0.1)}},
+  };
+  const std::vector<MonitorSample> samples{{.seconds = 1, .round = 1, .consensus_distance = 0.25},
+                                           {.seconds = 2, .round = 2, .consensus_distance = NAN}};
+  const RunSummary s = summarize(peers, samples, {3});
+  // Accuracy: the survivors' last evaluations (0.8, 0.6); peer 3's stale 0.1 left out.
+  EXPECT_DOUBLE_EQ(s.honest_accuracy_mean, 0.7);
+  EXPECT_DOUBLE_EQ(s.honest_accuracy_min, 0.6);
+  EXPECT_DOUBLE_EQ(s.honest_accuracy_max, 0.8);
+  // Byzantine vector mixed in 4 honest peer-rounds (peer 3 never mixed it), excluded in 3.
+  EXPECT_DOUBLE_EQ(s.byzantine_leakage, 0.25);
+  EXPECT_DOUBLE_EQ(s.detection_rate, 0.75);
+  // Σ dense / Σ sent over honest peers' last rounds: (2000 + 2000 + 1000) / (200 + 200 + 100).
+  EXPECT_DOUBLE_EQ(s.compression_ratio, 10.0);
+  EXPECT_DOUBLE_EQ(s.consensus_distance, 0.25);  // the last finite sample
+  EXPECT_EQ(s.rounds, 2u);
+  EXPECT_EQ(s.crashed, std::vector<std::uint32_t>{3});
+  EXPECT_EQ(s.byzantine, std::vector<std::uint32_t>{2});
+  EXPECT_DOUBLE_EQ(s.exclusion_share.at(0).at(2), 0.5);
+  EXPECT_DOUBLE_EQ(s.exclusion_share.at(1).at(2), 1.0);
+  ASSERT_EQ(s.series.detection.size(), 2u);
+  EXPECT_DOUBLE_EQ(s.series.detection[0], 1.0);  // round 0: both honest peers excluded 2
+  EXPECT_DOUBLE_EQ(s.series.detection[1], 0.5);
+  const std::string json = summaryJson(s);
+  for (const char* key : {"honest_accuracy_mean", "honest_accuracy_min", "consensus_distance", "byzantine_leakage",
+                          "detection_rate", "compression_ratio", "rounds", "crashed"}) {
+    EXPECT_THAT(json, HasSubstr(std::string("\"") + key + "\"")) << key;
+  }
+}
+
+TEST(RunAnalysis, NothingMeasuredIsNullNotZero) {
+  const RunSummary s = summarize({}, {}, {});
+  const std::string json = summaryJson(s);
+  EXPECT_THAT(json, HasSubstr("\"detection_rate\": null"));
+  EXPECT_THAT(json, HasSubstr("\"honest_accuracy_mean\": null"));
+}
+
+TEST(RunAnalysis, ConsensusDistanceByHand) {
+  // Mean (1, 1); squared distances 2 and 2: Ξ² = 2.
+  const std::vector<std::vector<float>> models{{0, 0}, {2, 2}};
+  EXPECT_DOUBLE_EQ(consensusDistance(models), 2.0);
+  EXPECT_DOUBLE_EQ(consensusDistance(std::vector<std::vector<float>>{{5, 5}}), 0.0);
+  EXPECT_THROW(consensusDistance(std::vector<std::vector<float>>{{1}, {1, 2}}), std::invalid_argument);
+}
+
+TEST(RunAnalysis, PeerHistorySkipsBrokenLines) {
+  testing::TempDir dir;
+  const auto file = dir.write("node-4.jsonl",
+                              "{\"node\": 4, \"round\": 0, \"mixed\": [1,2], \"excluded\": [2], \"bytes_sent_total\": 7}\n"
+                              "{\"node\": 4, \"round\": 1, \"test_accuracy\": 0.5, \"mixed\": [], \"exc");
+  const PeerHistory h = readPeerHistory(file, 4, false);
+  ASSERT_EQ(h.rounds.size(), 1u);
+  EXPECT_EQ(h.malformed_lines, 1u);
+  EXPECT_EQ(h.rounds[0].excluded, std::vector<std::uint32_t>{2});
+  EXPECT_EQ(h.rounds[0].bytes_sent_total, 7u);
+  EXPECT_TRUE(readPeerHistory(dir.path() / "absent.jsonl", 1, false).rounds.empty());
+}
+
+TEST(RunAnalysis, MonitorSamplesRoundTrip) {
+  testing::TempDir dir;
+  const MonitorSample a{.seconds = 1.5, .round = 7, .consensus_distance = 0.125, .accuracy_mean = 0.5};
+  const auto file = dir.write("monitor.jsonl", monitorSampleJson(a) + "\nnot json\n");
+  const auto back = readMonitorSamples(file);
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].round, 7u);
+  EXPECT_DOUBLE_EQ(back[0].consensus_distance, 0.125);
+  EXPECT_DOUBLE_EQ(back[0].accuracy_mean, 0.5);
+  EXPECT_TRUE(std::isnan(back[0].accuracy_min));
+}
+
+TEST(RunAnalysis, IdLists) {
+  EXPECT_EQ(parseIdList("8,9,3"), (std::set<std::uint32_t>{3, 8, 9}));
+  EXPECT_TRUE(parseIdList("").empty());
+  EXPECT_THROW(parseIdList("1,x"), std::invalid_argument);
+  EXPECT_THROW(parseIdList("1,,2"), std::invalid_argument);
+}
+
+TEST(Monitor, ParsesPrometheusText) {
+  const auto samples = parsePrometheus(
+      "# HELP phalanx_round Rounds.\n# TYPE phalanx_round gauge\nphalanx_round{node=\"3\"} 42\n"
+      "phalanx_peer_excluded_total{node=\"3\",peer=\"9\"} 17\nphalanx_test_accuracy{node=\"3\"} NaN\n"
+      "garbage line\nplain_metric 2.5\n");
+  ASSERT_EQ(samples.size(), 4u);
+  EXPECT_EQ(samples[0].name, "phalanx_round");
+  EXPECT_EQ(samples[0].labels.at("node"), "3");
+  EXPECT_DOUBLE_EQ(samples[0].value, 42);
+  EXPECT_EQ(samples[1].labels.at("peer"), "9");
+  EXPECT_TRUE(std::isnan(samples[2].value));
+  EXPECT_EQ(samples[3].name, "plain_metric");
+}
+
+TEST(Launch, PlansLocalPeersAndSshForOthers) {
+  const topologies::Topology t({{.id = 0, .host = "127.0.0.1", .port = 9000, .metrics_port = 9100},
+                                {.id = 1, .host = "10.1.2.3", .port = 9000, .metrics_port = 9100}},
+                               {{0, 1}}, 0);
+  const LaunchPlan plan = planLaunch({.topology_file = "/runs/t.yaml", .config_file = "/runs/c.yaml",
+                                      .out = "/runs/out dir", .binary = "/opt/phalanx", .remote_binary = "/usr/bin/phalanx",
+                                      .rounds = 50, .sets = {"mixing.rule=mean"}, .byzantine = {1}, .attack = "alie"},
+                                     t, {"127.0.0.1", "localhost"});
+  ASSERT_EQ(plan.peers.size(), 2u);
+  EXPECT_TRUE(plan.peers[0].local);
+  EXPECT_EQ(plan.peers[0].shellCommand(),
+            "/opt/phalanx node --topology /runs/t.yaml --config /runs/c.yaml --id 0 --out '/runs/out dir' "
+            "--rounds 50 --set mixing.rule=mean --set byzantine.1.attack=alie");
+  EXPECT_FALSE(plan.peers[1].local);
+  ASSERT_EQ(plan.peers[1].argv.size(), 3u);
+  EXPECT_EQ(plan.peers[1].argv[0], "ssh");
+  EXPECT_EQ(plan.peers[1].argv[1], "10.1.2.3");
+  EXPECT_EQ(plan.peers[1].argv[2],
+            "mkdir -p '/runs/out dir' && exec /usr/bin/phalanx node --topology /runs/t.yaml --config /runs/c.yaml "
+            "--id 1 --out '/runs/out dir' --rounds 50 --set mixing.rule=mean --set byzantine.1.attack=alie");
+  EXPECT_THAT(plan.command_line, HasSubstr("--byzantine 1 --attack alie"));
+  EXPECT_EQ(shellQuote("it's"), "'it'\\''s'");
+}
+
+TEST(Report, IsSelfContainedWithEveryPlotAndEscapesTheConfig) {
+  std::vector<PeerHistory> peers{{.id = 0, .rounds = {point(0, {1}, {1}, 0.5), point(1, {1}, {}, 0.7)}},
+                                 {.id = 1, .byzantine = true, .rounds = {point(0, {0}, {})}}};
+  const std::vector<MonitorSample> samples{{.seconds = 1, .round = 1, .consensus_distance = 0.5}};
+  const RunSummary s = summarize(peers, samples, {});
+  const std::string html = reportHtml(s, samples, {.title = "t", .config_text = "rule: <nna> & co",
+                                                  .summary_json = summaryJson(s)});
+  EXPECT_THAT(html, HasSubstr("rule: &lt;nna&gt; &amp; co"));
+  EXPECT_EQ(reportCharts(s, samples).size(), 4u);
+  std::size_t svgs = 0;
+  for (std::size_t at = 0; (at = html.find("<svg", at)) != std::string::npos; ++at) ++svgs;
+  EXPECT_EQ(svgs, 4u);
+  EXPECT_THAT(html, HasSubstr("Exclusions per peer"));
+  EXPECT_THAT(html, ::testing::Not(HasSubstr("<script")));
+  EXPECT_THAT(html, ::testing::Not(HasSubstr("http://cdn")));
+}
+
+}  // namespace
+}  // namespace phalanx::tools

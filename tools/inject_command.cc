@@ -1,0 +1,121 @@
+// `phalanx inject`: one fault into a running peer — through its control endpoint (crash,
+// hang, slow, drop, delay, corrupt, partition, attack, heal: PeerNode::inject), or, for a peer
+// `phalanx launch` started on this machine, as a signal to its process (kill, stop, cont).
+#include <fmt/format.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "node/config.h"
+#include "tools/command.h"
+#include "topologies/topology.h"
+
+// Last: it pulls in <resolv.h>, whose _res macro breaks Eigen's headers.
+#include <httplib.h>
+
+namespace phalanx::tools {
+namespace {
+
+struct InjectOptions {
+  std::string topology, config, token, run;
+  std::uint32_t node = 0;
+  std::vector<std::string> fault;
+};
+
+// The pid `phalanx launch` recorded for `id` in RUN/pids.json.
+std::optional<int> launchedPid(const std::filesystem::path& run, std::uint32_t id) {
+  std::ifstream in(run / "pids.json");
+  const auto j = nlohmann::json::parse(in, nullptr, false);
+  const std::string key = std::to_string(id);
+  if (j.is_discarded() || !j.is_object() || !j.contains(key) || !j[key].is_number_integer()) return std::nullopt;
+  return j[key].get<int>();
+}
+
+int runInject(const InjectOptions& o) {
+  std::string command;
+  for (const auto& w : o.fault) command += (command.empty() ? "" : " ") + w;
+  std::unique_ptr<topologies::Topology> topology;
+  try {
+    topology = std::make_unique<topologies::Topology>(topologies::loadTopology(o.topology));
+    topology->node(o.node);
+  } catch (const topologies::TopologyError& e) {
+    spdlog::error("{}", e.what());
+    return kExitBadInput;
+  }
+  const std::string verb = o.fault.front();
+  if (verb == "kill" || verb == "stop" || verb == "cont") {
+    if (o.run.empty()) {
+      spdlog::error("inject {}: a process fault needs --run DIR (the --out of the phalanx launch that started it)", verb);
+      return kExitBadInput;
+    }
+    const auto pid = launchedPid(o.run, o.node);
+    if (!pid) {
+      spdlog::error("inject {}: no pid for node {} in {}/pids.json", verb, o.node, o.run);
+      return kExitBadInput;
+    }
+    const int signal = verb == "kill" ? SIGKILL : verb == "stop" ? SIGSTOP : SIGCONT;
+    if (::kill(*pid, signal) != 0) {
+      spdlog::error("inject {}: node {} (pid {}): {}", verb, o.node, *pid, std::strerror(errno));
+      return kExitFailure;
+    }
+    fmt::print("node {}: {} (pid {})\n", o.node, verb, *pid);
+    return kExitOk;
+  }
+  std::string token = o.token;
+  if (token.empty() && !o.config.empty()) {
+    try {
+      token = node::loadConfig(o.config).control.token;
+    } catch (const node::ConfigError& e) {
+      spdlog::error("{}", e.what());
+      return kExitBadInput;
+    }
+  }
+  if (token.empty()) {
+    spdlog::error("inject: no control token: give --token, or --config with control.token set");
+    return kExitBadInput;
+  }
+  const auto& spec = topology->node(o.node);
+  httplib::Client http(spec.host, spec.metrics_port);
+  http.set_connection_timeout(std::chrono::seconds(2));
+  http.set_read_timeout(std::chrono::seconds(5));
+  const auto r = http.Post("/control", {{"Authorization", "Bearer " + token}}, command, "text/plain");
+  if (!r) {
+    spdlog::error("inject: node {} at {}:{} did not answer ({})", o.node, spec.host, spec.metrics_port,
+                  httplib::to_string(r.error()));
+    // A crash takes the node down before it answers.
+    return verb == "crash" ? kExitOk : kExitFailure;
+  }
+  if (r->status == 200) {
+    fmt::print("node {}: {}\n", o.node, command);
+    return kExitOk;
+  }
+  spdlog::error("inject: node {} answered {}: {}", o.node, r->status, r->body);
+  return r->status == 400 ? kExitBadInput : kExitFailure;
+}
+
+}  // namespace
+
+Command addInjectCommand(CLI::App& root) {
+  auto o = std::make_shared<InjectOptions>();
+  CLI::App* app = root.add_subcommand(
+      "inject",
+      "Change a running peer. Through its control endpoint (needs control.token): crash, hang S, "
+      "slow MS, drop P, delay MS, corrupt P, partition ID,ID, attack NAME (or none), heal. To the "
+      "process of a peer `phalanx launch` started here (needs --run DIR): kill (SIGKILL), stop "
+      "(SIGSTOP), cont (SIGCONT).");
+  app->add_option("--topology", o->topology, "topology file (YAML)")->required()->check(CLI::ExistingFile);
+  app->add_option("--node", o->node, "the peer's id")->required();
+  app->add_option("--config", o->config, "the run's config (for control.token)")->check(CLI::ExistingFile);
+  app->add_option("--token", o->token, "the control token (instead of --config)");
+  app->add_option("--run", o->run, "the --out folder of the launch that started the peer (process faults)");
+  app->add_option("fault", o->fault, "the fault and its argument, e.g. drop 0.3")->required()->expected(1, 2);
+  return {app, [o] { return runInject(*o); }};
+}
+
+}  // namespace phalanx::tools

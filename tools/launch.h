@@ -1,0 +1,55 @@
+// What `phalanx launch` starts: one `phalanx node` command per peer of the topology, run here
+// for the peers on this machine's addresses and through ssh for the others. Pure (the
+// command construction is tested with --dry-run); tools/launch_command.cc runs the plan.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "topologies/topology.h"
+
+namespace phalanx::tools {
+
+struct LaunchRequest {
+  std::string topology_file, config_file, out;  // absolute paths (the same on every host)
+  std::string binary;                           // this phalanx
+  std::string remote_binary;                    // phalanx on other hosts; empty: `binary`
+  std::string ssh = "ssh";
+  std::uint64_t rounds = 0;                     // 0: the config's
+  std::vector<std::string> sets;                // --set for every peer
+  std::set<std::uint32_t> byzantine;
+  std::string attack = "alie";
+};
+
+struct LaunchPeer {
+  std::uint32_t id = 0;
+  bool local = true;
+  std::vector<std::string> argv;  // what to exec here (ssh ... for a remote peer)
+  // The same as one line a shell would run (arguments quoted where needed).
+  std::string shellCommand() const;
+};
+
+struct LaunchPlan {
+  std::vector<LaunchPeer> peers;
+  std::vector<std::string> sets;  // the request's plus byzantine.K.attack for each attacker
+  std::string command_line;       // a readable summary of the launch, for the report
+};
+
+// `local_hosts`: the names and addresses of this machine.
+LaunchPlan planLaunch(const LaunchRequest& request, const topologies::Topology& topology,
+                      const std::set<std::string>& local_hosts);
+
+// The final parameters a peer wrote (OUT/node-K.npy), if it did.
+std::optional<std::vector<float>> finalModel(const std::filesystem::path& out, std::uint32_t id);
+
+// A whole file as text ("" when unreadable): configs and command lines shown in reports.
+std::string readTextFile(const std::filesystem::path& file);
+
+// Single-quotes `word` for a POSIX shell when it holds anything but [A-Za-z0-9_./=:,+-].
+std::string shellQuote(const std::string& word);
+
+}  // namespace phalanx::tools

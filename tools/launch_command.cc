@@ -1,0 +1,291 @@
+// `phalanx launch`: every peer of a topology as its own `phalanx node` process (local peers
+// spawned here, peers on other hosts over ssh), the monitor while they train, a clean
+// teardown on Ctrl-C, and DIR/summary.json + DIR/report.html at the end.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <ifaddrs.h>
+#include <netdb.h>
+#include <signal.h>
+#include <spawn.h>
+#include <spdlog/spdlog.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <asio.hpp>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "node/config.h"
+#include "tools/command.h"
+#include "tools/launch.h"
+#include "tools/monitor.h"
+#include "tools/report.h"
+#include "tools/run_analysis.h"
+#include "topologies/topology.h"
+
+extern char** environ;
+
+namespace phalanx::tools {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+struct LaunchOptions {
+  std::string topology, config, byzantine, attack = "alie", out, ssh = "ssh", remote_binary;
+  std::uint64_t rounds = 0;
+  std::vector<std::string> sets;
+  double monitor_every = 1.0;
+  bool dry_run = false;
+};
+
+volatile std::sig_atomic_t g_interrupted = 0;
+void onInterrupt(int) { g_interrupted = 1; }
+
+// The addresses this machine answers on, plus the loopback names.
+std::set<std::string> localHosts() {
+  std::set<std::string> out{"127.0.0.1", "localhost", "::1", "0.0.0.0"};
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) == 0) out.insert(name);
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) == 0) {
+    for (ifaddrs* a = list; a; a = a->ifa_next) {
+      if (!a->ifa_addr || (a->ifa_addr->sa_family != AF_INET && a->ifa_addr->sa_family != AF_INET6)) continue;
+      char host[NI_MAXHOST] = {};
+      const socklen_t size = a->ifa_addr->sa_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
+      if (getnameinfo(a->ifa_addr, size, host, sizeof host, nullptr, 0, NI_NUMERICHOST) == 0) out.insert(host);
+    }
+    freeifaddrs(list);
+  }
+  return out;
+}
+
+// Binding the port is the only honest test that it is free.
+bool portFree(const std::string& host, std::uint16_t port) {
+  asio::io_context io;
+  asio::ip::tcp::acceptor a(io);
+  asio::error_code ec;
+  const auto address = asio::ip::make_address(host == "localhost" ? "127.0.0.1" : host, ec);
+  if (ec) return true;  // a name we cannot bind here; the node reports it
+  a.open(address.is_v6() ? asio::ip::tcp::v6() : asio::ip::tcp::v4(), ec);
+  a.set_option(asio::ip::tcp::acceptor::reuse_address(true), ec);
+  a.bind({address, port}, ec);
+  return !ec;
+}
+
+std::string selfExecutable() {
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("phalanx") : self.string();
+}
+
+pid_t spawn(const std::vector<std::string>& argv, const fs::path& log) {
+  posix_spawn_file_actions_t files;
+  posix_spawn_file_actions_init(&files);
+  posix_spawn_file_actions_addopen(&files, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_adddup2(&files, STDOUT_FILENO, STDERR_FILENO);
+  posix_spawn_file_actions_addopen(&files, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, args[0], &files, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&files);
+  if (rc != 0) {
+    spdlog::error("launch: cannot start {}: {}", argv[0], std::strerror(rc));
+    return -1;
+  }
+  return pid;
+}
+
+int runLaunch(const LaunchOptions& o) {
+  LaunchPlan plan;
+  std::shared_ptr<const topologies::Topology> topology;
+  std::set<std::uint32_t> byzantine;
+  try {
+    topology = std::make_shared<const topologies::Topology>(topologies::loadTopology(o.topology));
+    byzantine = parseIdList(o.byzantine);
+    for (const std::uint32_t id : byzantine) {
+      if (!topology->contains(id)) throw std::invalid_argument(fmt::format("--byzantine: no node {} in the topology", id));
+    }
+    plan = planLaunch({.topology_file = fs::absolute(o.topology).string(),
+                       .config_file = fs::absolute(o.config).string(),
+                       .out = fs::absolute(o.out).string(),
+                       .binary = selfExecutable(),
+                       .remote_binary = o.remote_binary,
+                       .ssh = o.ssh,
+                       .rounds = o.rounds,
+                       .sets = o.sets,
+                       .byzantine = byzantine,
+                       .attack = o.attack},
+                      *topology, localHosts());
+    // The config as the peers will read it: a bad field fails here, once, not ten times.
+    node::loadConfig(o.config, plan.sets);
+  } catch (const topologies::TopologyError& e) {
+    spdlog::error("{}", e.what());
+    return kExitBadInput;
+  } catch (const node::ConfigError& e) {
+    spdlog::error("{}", e.what());
+    return kExitBadInput;
+  } catch (const std::invalid_argument& e) {
+    spdlog::error("launch: {}", e.what());
+    return kExitBadInput;
+  }
+  if (o.dry_run) {
+    for (const auto& p : plan.peers) fmt::print("{}\n", p.shellCommand());
+    return kExitOk;
+  }
+  for (const auto& p : plan.peers) {
+    if (!p.local) continue;
+    const auto& spec = topology->node(p.id);
+    for (const std::uint16_t port : {spec.port, spec.metrics_port}) {
+      if (port > 0 && !portFree(spec.host, port)) {
+        spdlog::error("launch: port {} of node {} on {} is in use (another run still going?)", port, p.id, spec.host);
+        return kExitBadInput;
+      }
+    }
+  }
+  fs::create_directories(o.out);
+  std::ofstream(fs::path(o.out) / "command.txt") << plan.command_line << '\n';
+  std::ofstream(fs::path(o.out) / "config.yaml") << readTextFile(o.config);  // for monitor --from
+
+  struct sigaction sa {};
+  sa.sa_handler = onInterrupt;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+
+  std::map<pid_t, std::uint32_t> running;
+  std::map<std::uint32_t, int> status;  // by peer: the wait status
+  {
+    std::ofstream pids(fs::path(o.out) / "pids.json");
+    pids << "{";
+    bool first = true;
+    for (const auto& p : plan.peers) {
+      const pid_t pid = spawn(p.argv, fs::path(o.out) / fmt::format("stdout-{}.log", p.id));
+      if (pid < 0) continue;
+      running[pid] = p.id;
+      pids << (first ? "" : ", ") << fmt::format("\"{}\": {}", p.id, pid);
+      first = false;
+    }
+    pids << "}\n";
+  }
+  spdlog::info("launch: {} peers started ({} Byzantine: {}); logs and results under {}", running.size(),
+               byzantine.size(), fmt::join(byzantine, ","), o.out);
+
+  Monitor monitor(topology, byzantine);
+  std::ofstream samples_file(fs::path(o.out) / "monitor.jsonl");
+  std::vector<MonitorSample> samples;
+  const bool tty = isatty(STDOUT_FILENO);
+  const auto started = Clock::now();
+  auto next_scrape = started;
+  auto interrupted_at = Clock::time_point::max();
+  while (!running.empty()) {
+    int wstatus = 0;
+    for (pid_t pid; (pid = waitpid(-1, &wstatus, WNOHANG)) > 0;) {
+      if (const auto it = running.find(pid); it != running.end()) {
+        status[it->second] = wstatus;
+        running.erase(it);
+      }
+    }
+    if (g_interrupted && interrupted_at == Clock::time_point::max()) {
+      spdlog::warn("launch: interrupted: SIGTERM to {} peers (they say Goodbye and exit)", running.size());
+      for (const auto& [pid, _] : running) ::kill(pid, SIGTERM);
+      interrupted_at = Clock::now();
+    }
+    if (Clock::now() - interrupted_at > std::chrono::seconds(10)) {
+      for (const auto& [pid, _] : running) ::kill(pid, SIGKILL);
+    }
+    if (Clock::now() >= next_scrape && !running.empty()) {
+      monitor.scrape();
+      const double elapsed = std::chrono::duration<double>(Clock::now() - started).count();
+      samples.push_back(monitor.sample(elapsed));
+      samples_file << monitorSampleJson(samples.back()) << '\n' << std::flush;
+      const std::string table = monitor.table(elapsed);
+      if (tty) {
+        fmt::print("\x1b[H\x1b[J{}", table);
+      } else if (int(elapsed) % 10 == 0) {
+        fmt::print("{}", table);
+      }
+      std::fflush(stdout);
+      next_scrape = Clock::now() + std::chrono::milliseconds(std::int64_t(o.monitor_every * 1000));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+
+  // Results: the peers' logs, the monitor's samples, the final models' consensus distance.
+  std::vector<PeerHistory> histories;
+  std::vector<std::uint32_t> crashed;
+  bool honest_ok = true;
+  std::vector<std::vector<float>> finals;
+  for (const auto& p : plan.peers) {
+    const bool byz = byzantine.contains(p.id);
+    histories.push_back(readPeerHistory(fs::path(o.out) / fmt::format("node-{}.jsonl", p.id), p.id, byz));
+    const auto it = status.find(p.id);
+    const bool clean = it != status.end() && WIFEXITED(it->second) && WEXITSTATUS(it->second) == 0;
+    if (!clean && p.local) crashed.push_back(p.id);
+    if (!byz && !clean) honest_ok = false;
+    if (!byz && clean) {
+      const auto model = finalModel(fs::path(o.out), p.id);
+      if (model) finals.push_back(*model);
+    }
+  }
+  if (finals.size() >= 2 && !g_interrupted) {
+    std::uint64_t last_round = 0;
+    for (const auto& h : histories) {
+      if (!h.rounds.empty()) last_round = std::max(last_round, h.rounds.back().round + 1);
+    }
+    samples.push_back({.seconds = std::chrono::duration<double>(Clock::now() - started).count(),
+                       .round = last_round,
+                       .consensus_distance = consensusDistance(finals)});
+    samples_file << monitorSampleJson(samples.back()) << '\n' << std::flush;
+  }
+  const RunSummary summary = summarize(histories, samples, crashed);
+  const std::string json = summaryJson(summary);
+  std::ofstream(fs::path(o.out) / "summary.json") << json << '\n';
+  std::ofstream(fs::path(o.out) / "report.html")
+      << reportHtml(summary, samples, {.title = fmt::format("phalanx run: {}", fs::path(o.config).filename().string()),
+                                       .config_text = readTextFile(o.config),
+                                       .command = plan.command_line,
+                                       .summary_json = json});
+  fmt::print("\n{}\nsummary: {}\nreport:  {}\n", json, (fs::path(o.out) / "summary.json").string(),
+             (fs::path(o.out) / "report.html").string());
+  if (g_interrupted) return kExitFailure;
+  return honest_ok ? kExitOk : kExitFailure;
+}
+
+}  // namespace
+
+Command addLaunchCommand(CLI::App& root) {
+  auto o = std::make_shared<LaunchOptions>();
+  CLI::App* app = root.add_subcommand(
+      "launch",
+      "Start every peer of a topology as its own `phalanx node` process (this machine's peers "
+      "here, the others over ssh), monitor them live, and write DIR/summary.json and "
+      "DIR/report.html. Ctrl-C: Goodbye to every peer, then the summary. Exit 0 when every "
+      "honest peer finished.");
+  app->add_option("--topology", o->topology, "topology file (YAML)")->required()->check(CLI::ExistingFile);
+  app->add_option("--config", o->config, "experiment config (YAML)")->required()->check(CLI::ExistingFile);
+  app->add_option("--byzantine", o->byzantine, "ids of the Byzantine peers, e.g. 8,9");
+  app->add_option("--attack", o->attack, "what the Byzantine peers run (default alie)");
+  app->add_option("--rounds", o->rounds, "rounds (overrides rounds.count)")->check(CLI::PositiveNumber);
+  app->add_option("--set", o->sets, "override a config field for every peer: path=value")->allow_extra_args(false);
+  app->add_option("--out", o->out, "folder for logs, per-peer JSON lines, summary.json, report.html")->required();
+  app->add_option("--monitor-every", o->monitor_every, "seconds between scrapes (default 1)")
+      ->check(CLI::Range(0.05, 3600.0));
+  app->add_option("--ssh", o->ssh, "command that reaches another host (default ssh)");
+  app->add_option("--remote-binary", o->remote_binary, "phalanx's path on the other hosts (default: this one's)");
+  app->add_flag("--dry-run", o->dry_run, "print each peer's command and start nothing");
+  return {app, [o] { return runLaunch(*o); }};
+}
+
+}  // namespace phalanx::tools

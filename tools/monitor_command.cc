@@ -1,0 +1,190 @@
+// `phalanx monitor`: the live table of a running topology (scraping /metrics and /model),
+// with a summary and a report when it stops; `--from DIR` rebuilds both from a finished
+// launch's folder; `--prometheus-config T.yaml` prints a Prometheus scrape configuration.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <thread>
+#include <cstdlib>
+
+#include "tools/command.h"
+#include "tools/launch.h"
+#include "tools/monitor.h"
+#include "tools/report.h"
+#include "tools/run_analysis.h"
+#include "topologies/topology.h"
+
+namespace phalanx::tools {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+struct MonitorOptions {
+  std::string topology, byzantine, summary, report, from, prometheus_config, config, png;
+  double every = 1.0, duration = 0;
+};
+
+volatile std::sig_atomic_t g_stop = 0;
+void onStop(int) { g_stop = 1; }
+
+// The report's plots as DIR/NAME.svg, rasterised to DIR/NAME.png by headless Chromium
+// (Debian's chromium package) when it is installed.
+void writePngs(const fs::path& dir, const std::vector<NamedChart>& charts) {
+  fs::create_directories(dir);
+  const bool chromium = std::system("command -v chromium >/dev/null 2>&1") == 0;
+  for (const auto& chart : charts) {
+    const fs::path svg = fs::absolute(dir / (chart.name + ".svg"));
+    std::ofstream(svg) << chart.svg;
+    if (!chromium) continue;
+    const std::string command = fmt::format(
+        "chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=640,320 "
+        "--screenshot={} {} >/dev/null 2>&1",
+        shellQuote((dir / (chart.name + ".png")).string()), shellQuote("file://" + svg.string()));
+    if (std::system(command.c_str()) != 0) spdlog::warn("monitor --png: chromium failed on {}", svg.string());
+  }
+  if (!chromium) spdlog::warn("monitor --png: chromium is not installed; wrote the SVGs only, to {}", dir.string());
+  else fmt::print("plots: {}/*.png\n", dir.string());
+}
+
+void writeOutputs(const MonitorOptions& o, const RunSummary& summary, std::span<const MonitorSample> samples,
+                  const std::string& config_text, const std::string& command) {
+  const std::string json = summaryJson(summary);
+  fmt::print("{}\n", json);
+  if (!o.summary.empty()) std::ofstream(o.summary) << json << '\n';
+  if (!o.report.empty()) {
+    std::ofstream(o.report) << reportHtml(summary, samples, {.title = "phalanx run", .config_text = config_text,
+                                                              .command = command, .summary_json = json});
+    fmt::print("report: {}\n", o.report);
+  }
+  if (!o.png.empty()) writePngs(fs::path(o.png), reportCharts(summary, samples));
+}
+
+int prometheusConfig(const std::string& file) {
+  const auto topology = topologies::loadTopology(file);
+  fmt::print("# Prometheus scrape configuration for {} (phalanx monitor --prometheus-config)\n", file);
+  fmt::print("scrape_configs:\n  - job_name: phalanx\n    scrape_interval: 5s\n    static_configs:\n");
+  for (const auto& n : topology.nodes()) {
+    if (n.metrics_port == 0) continue;
+    fmt::print("      - targets: ['{}:{}']\n        labels: {{peer: '{}'}}\n", n.host, n.metrics_port, n.id);
+  }
+  return kExitOk;
+}
+
+// A finished launch's folder: the peers' JSON lines, the monitor's samples, its summary.
+int fromFolder(const MonitorOptions& o) {
+  const fs::path dir = o.from;
+  std::set<std::uint32_t> byzantine;
+  std::vector<std::uint32_t> crashed;
+  if (!o.byzantine.empty()) byzantine = parseIdList(o.byzantine);
+  {
+    std::ifstream in(dir / "summary.json");
+    const auto j = nlohmann::json::parse(in, nullptr, false);
+    if (!j.is_discarded() && j.is_object()) {
+      if (o.byzantine.empty() && j.contains("byzantine")) byzantine = j["byzantine"].get<std::set<std::uint32_t>>();
+      if (j.contains("crashed")) crashed = j["crashed"].get<std::vector<std::uint32_t>>();
+    }
+  }
+  std::vector<PeerHistory> peers;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (!name.starts_with("node-") || !name.ends_with(".jsonl")) continue;
+    const std::uint32_t id = std::uint32_t(std::stoul(name.substr(5)));
+    peers.push_back(readPeerHistory(entry.path(), id, byzantine.contains(id)));
+  }
+  if (peers.empty()) {
+    spdlog::error("monitor --from {}: no node-K.jsonl files there", o.from);
+    return kExitBadInput;
+  }
+  std::sort(peers.begin(), peers.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+  const auto samples = readMonitorSamples(dir / "monitor.jsonl");
+  const RunSummary summary = summarize(peers, samples, crashed);
+  writeOutputs(o, summary, samples, readTextFile(dir / "config.yaml"), readTextFile(dir / "command.txt"));
+  return kExitOk;
+}
+
+int live(const MonitorOptions& o) {
+  auto topology = std::make_shared<const topologies::Topology>(topologies::loadTopology(o.topology));
+  const std::set<std::uint32_t> byzantine = parseIdList(o.byzantine);
+  Monitor monitor(topology, byzantine);
+  std::signal(SIGINT, onStop);
+  std::signal(SIGTERM, onStop);
+  std::vector<MonitorSample> samples;
+  std::set<std::uint32_t> seen_up, crashed;
+  const bool tty = isatty(STDOUT_FILENO);
+  const auto started = Clock::now();
+  while (!g_stop) {
+    monitor.scrape();
+    const double elapsed = std::chrono::duration<double>(Clock::now() - started).count();
+    samples.push_back(monitor.sample(elapsed));
+    bool any_up = false;
+    for (const auto& p : monitor.peers()) {
+      if (p.up) seen_up.insert(p.id);
+      if (!p.up && seen_up.contains(p.id)) crashed.insert(p.id);  // answered once, gone now
+      any_up |= p.up;
+    }
+    fmt::print("{}{}", tty ? "\x1b[H\x1b[J" : "\n", monitor.table(elapsed));
+    std::fflush(stdout);
+    if ((!any_up && !seen_up.empty()) || (o.duration > 0 && elapsed >= o.duration)) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::int64_t(o.every * 1000)));
+  }
+  const RunSummary summary = summarizeLive(monitor.figures(), samples,
+                                           std::vector<std::uint32_t>(crashed.begin(), crashed.end()), byzantine);
+  writeOutputs(o, summary, samples, o.config.empty() ? "" : readTextFile(o.config), "phalanx monitor --topology " + o.topology);
+  return kExitOk;
+}
+
+int runMonitor(const MonitorOptions& o) {
+  try {
+    if (!o.prometheus_config.empty()) return prometheusConfig(o.prometheus_config);
+    if (!o.from.empty()) return fromFolder(o);
+    if (o.topology.empty()) {
+      spdlog::error("monitor: --topology is required (or --from DIR, or --prometheus-config T.yaml)");
+      return kExitBadInput;
+    }
+    return live(o);
+  } catch (const topologies::TopologyError& e) {
+    spdlog::error("{}", e.what());
+    return kExitBadInput;
+  } catch (const std::invalid_argument& e) {
+    spdlog::error("monitor: {}", e.what());
+    return kExitBadInput;
+  }
+}
+
+}  // namespace
+
+Command addMonitorCommand(CLI::App& root) {
+  auto o = std::make_shared<MonitorOptions>();
+  CLI::App* app = root.add_subcommand(
+      "monitor",
+      "Scrape every peer of a topology (/metrics, /model) and show round, honest accuracy, "
+      "consensus distance, Byzantine leakage, detection, wire bytes, round time and dead peers, "
+      "refreshing in place; on Ctrl-C, --duration, or when every peer is gone, print the summary "
+      "and write --summary/--report. --from DIR rebuilds them from a finished launch.");
+  app->add_option("--topology", o->topology, "topology file (YAML)")->check(CLI::ExistingFile);
+  app->add_option("--byzantine", o->byzantine, "ids the monitor knows to be Byzantine, e.g. 8,9");
+  app->add_option("--summary", o->summary, "write the summary JSON here");
+  app->add_option("--report", o->report, "write the HTML report here");
+  app->add_option("--png", o->png, "also write each plot as DIR/NAME.svg and DIR/NAME.png (via chromium)");
+  app->add_option("--config", o->config, "the run's config, shown in the report")->check(CLI::ExistingFile);
+  app->add_option("--from", o->from, "a finished launch's --out folder")->check(CLI::ExistingDirectory);
+  app->add_option("--every", o->every, "seconds between scrapes (default 1)")->check(CLI::Range(0.05, 3600.0));
+  app->add_option("--duration", o->duration, "stop after this many seconds (default: until Ctrl-C)");
+  app->add_option("--prometheus-config", o->prometheus_config,
+                  "print a Prometheus scrape configuration for this topology file and exit")
+      ->check(CLI::ExistingFile);
+  return {app, [o] { return runMonitor(*o); }};
+}
+
+}  // namespace phalanx::tools

@@ -1,0 +1,34 @@
+// The run report: one self-contained HTML file (inline SVG and CSS, no scripts, nothing
+// fetched) with accuracy vs round, consensus distance vs round, accuracy vs wire bytes, the
+// detection rate vs round, a per-peer exclusion heatmap, the summary and the run's config.
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tools/run_analysis.h"
+
+namespace phalanx::tools {
+
+struct ReportInputs {
+  std::string title = "phalanx run";
+  std::string config_text;    // the config file as run, shown verbatim
+  std::string command;        // how the run was started
+  std::string summary_json;   // summaryJson() of the same summary
+};
+
+// Each plot as a standalone SVG document (for --png, and inside the report).
+struct NamedChart {
+  std::string name;  // file stem: accuracy, consensus, accuracy-vs-bytes, detection
+  std::string svg;
+};
+std::vector<NamedChart> reportCharts(const RunSummary& summary, std::span<const MonitorSample> samples);
+
+std::string reportHtml(const RunSummary& summary, std::span<const MonitorSample> samples,
+                       const ReportInputs& inputs);
+
+// HTML-escapes text (&, <, >, ").
+std::string escapeHtml(const std::string& text);
+
+}  // namespace phalanx::tools

@@ -1,0 +1,237 @@
+#include "tools/run_analysis.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+namespace phalanx::tools {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+std::vector<std::uint32_t> idsOf(const nlohmann::json& j, const char* key) {
+  std::vector<std::uint32_t> out;
+  if (!j.contains(key) || !j[key].is_array()) return out;
+  for (const auto& v : j[key]) {
+    if (v.is_number_unsigned()) out.push_back(v.get<std::uint32_t>());
+  }
+  return out;
+}
+
+double numberOr(const nlohmann::json& j, const char* key, double fallback) {
+  return j.contains(key) && j[key].is_number() ? j[key].get<double>() : fallback;
+}
+
+bool contains(const std::vector<std::uint32_t>& ids, std::uint32_t id) {
+  return std::find(ids.begin(), ids.end(), id) != ids.end();
+}
+
+nlohmann::json numberOrNull(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
+
+}  // namespace
+
+PeerHistory readPeerHistory(const std::filesystem::path& jsonl, std::uint32_t id, bool byzantine) {
+  PeerHistory h{.id = id, .byzantine = byzantine};
+  std::ifstream in(jsonl);
+  for (std::string line; std::getline(in, line);) {
+    const auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("round") || !j["round"].is_number_unsigned()) {
+      ++h.malformed_lines;
+      continue;
+    }
+    RoundPoint p;
+    p.round = j["round"].get<std::uint64_t>();
+    if (j.contains("test_accuracy") && j["test_accuracy"].is_number()) p.test_accuracy = j["test_accuracy"].get<double>();
+    p.train_loss = numberOr(j, "train_loss", kNaN);
+    p.bytes_sent_total = std::uint64_t(numberOr(j, "bytes_sent_total", 0));
+    p.dense_bytes_total = std::uint64_t(numberOr(j, "dense_bytes_total", 0));
+    p.mixed = idsOf(j, "mixed");
+    p.excluded = idsOf(j, "excluded");
+    p.round_seconds = numberOr(j, "round_seconds", 0);
+    h.rounds.push_back(std::move(p));
+  }
+  return h;
+}
+
+double consensusDistance(std::span<const std::vector<float>> models) {
+  if (models.size() < 2) return 0;
+  const std::size_t d = models[0].size();
+  std::vector<double> mean(d, 0.0);
+  for (const auto& x : models) {
+    if (x.size() != d) throw std::invalid_argument("consensus distance: models of different lengths");
+    for (std::size_t k = 0; k < d; ++k) mean[k] += x[k];
+  }
+  for (double& m : mean) m /= double(models.size());
+  double total = 0;
+  for (const auto& x : models) {
+    for (std::size_t k = 0; k < d; ++k) total += (x[k] - mean[k]) * (x[k] - mean[k]);
+  }
+  return total / double(models.size());
+}
+
+RunSummary summarize(std::span<const PeerHistory> peers, std::span<const MonitorSample> samples,
+                     std::vector<std::uint32_t> crashed) {
+  RunSummary s;
+  s.crashed = std::move(crashed);
+  std::sort(s.crashed.begin(), s.crashed.end());
+  std::vector<std::uint32_t> byzantine;
+  for (const auto& p : peers) {
+    if (p.byzantine) byzantine.push_back(p.id);
+  }
+  s.byzantine = byzantine;
+
+  // Final accuracy: each honest peer's last evaluation.
+  std::vector<double> finals;
+  double dense = 0, sent = 0, seconds = 0, round_count = 0;
+  std::uint64_t byz_mixed = 0, byz_kept = 0, detect_rounds = 0, detected = 0;
+  std::map<std::uint64_t, std::vector<double>> accuracy_by_round, bytes_by_round;
+  std::map<std::uint64_t, std::pair<int, int>> detection_by_round;  // detected, mixing one
+  for (const auto& p : peers) {
+    if (p.byzantine) continue;
+    std::optional<double> last;
+    std::map<std::uint32_t, std::pair<double, double>> heard;  // peer -> excluded, mixed
+    for (const RoundPoint& r : p.rounds) {
+      if (r.test_accuracy) {
+        last = r.test_accuracy;
+        accuracy_by_round[r.round].push_back(*r.test_accuracy);
+        bytes_by_round[r.round].push_back(double(r.bytes_sent_total));
+      }
+      seconds += r.round_seconds;
+      round_count += 1;
+      s.rounds = std::max(s.rounds, r.round + 1);
+      int mixed_here = 0, excluded_here = 0;
+      for (const std::uint32_t j : r.mixed) {
+        const bool out = contains(r.excluded, j);
+        heard[j].second += 1;
+        heard[j].first += out ? 1 : 0;
+        if (!contains(byzantine, j)) continue;
+        ++mixed_here;
+        excluded_here += out;
+      }
+      byz_mixed += std::uint64_t(mixed_here);
+      byz_kept += std::uint64_t(mixed_here - excluded_here);
+      if (mixed_here > 0) {
+        ++detect_rounds;
+        detected += excluded_here > 0;
+        auto& d = detection_by_round[r.round];
+        d.first += excluded_here > 0;
+        d.second += 1;
+      }
+    }
+    if (!p.rounds.empty()) {
+      dense += double(p.rounds.back().dense_bytes_total);
+      sent += double(p.rounds.back().bytes_sent_total);
+    }
+    // A crashed peer's last evaluation is stale: the run's accuracy is the survivors'.
+    if (last && std::find(s.crashed.begin(), s.crashed.end(), p.id) == s.crashed.end()) finals.push_back(*last);
+    for (const auto& [j, counts] : heard) s.exclusion_share[p.id][j] = counts.first / counts.second;
+  }
+  if (finals.empty()) {
+    s.honest_accuracy_mean = s.honest_accuracy_min = s.honest_accuracy_max = kNaN;
+  } else {
+    s.honest_accuracy_min = *std::min_element(finals.begin(), finals.end());
+    s.honest_accuracy_max = *std::max_element(finals.begin(), finals.end());
+    double sum = 0;
+    for (const double a : finals) sum += a;
+    s.honest_accuracy_mean = sum / double(finals.size());
+  }
+  s.byzantine_leakage = byz_mixed > 0 ? double(byz_kept) / double(byz_mixed) : kNaN;
+  s.detection_rate = detect_rounds > 0 ? double(detected) / double(detect_rounds) : kNaN;
+  s.compression_ratio = sent > 0 ? dense / sent : kNaN;
+  s.round_seconds_mean = round_count > 0 ? seconds / round_count : kNaN;
+  s.consensus_distance = kNaN;
+  for (const auto& m : samples) {
+    if (std::isfinite(m.consensus_distance)) s.consensus_distance = m.consensus_distance;
+  }
+
+  for (const auto& [round, values] : accuracy_by_round) {
+    s.series.rounds.push_back(round);
+    s.series.accuracy_min.push_back(*std::min_element(values.begin(), values.end()));
+    s.series.accuracy_max.push_back(*std::max_element(values.begin(), values.end()));
+    double sum = 0;
+    for (const double v : values) sum += v;
+    s.series.accuracy_mean.push_back(sum / double(values.size()));
+    const auto& b = bytes_by_round[round];
+    double bytes = 0;
+    for (const double v : b) bytes += v;
+    s.series.wire_bytes.push_back(bytes / double(b.size()));
+  }
+  for (const auto& [round, d] : detection_by_round) {
+    s.series.detection_rounds.push_back(round);
+    s.series.detection.push_back(double(d.first) / double(d.second));
+  }
+  return s;
+}
+
+std::string summaryJson(const RunSummary& s) {
+  nlohmann::ordered_json j;
+  j["honest_accuracy_mean"] = numberOrNull(s.honest_accuracy_mean);
+  j["honest_accuracy_min"] = numberOrNull(s.honest_accuracy_min);
+  j["honest_accuracy_max"] = numberOrNull(s.honest_accuracy_max);
+  j["consensus_distance"] = numberOrNull(s.consensus_distance);
+  j["byzantine_leakage"] = numberOrNull(s.byzantine_leakage);
+  j["detection_rate"] = numberOrNull(s.detection_rate);
+  j["compression_ratio"] = numberOrNull(s.compression_ratio);
+  j["round_seconds_mean"] = numberOrNull(s.round_seconds_mean);
+  j["rounds"] = s.rounds;
+  j["crashed"] = s.crashed;
+  j["byzantine"] = s.byzantine;
+  return j.dump(2);
+}
+
+std::string monitorSampleJson(const MonitorSample& s) {
+  nlohmann::ordered_json j;
+  j["seconds"] = s.seconds;
+  j["round"] = s.round;
+  j["consensus_distance"] = numberOrNull(s.consensus_distance);
+  j["accuracy_min"] = numberOrNull(s.accuracy_min);
+  j["accuracy_mean"] = numberOrNull(s.accuracy_mean);
+  j["accuracy_max"] = numberOrNull(s.accuracy_max);
+  return j.dump();
+}
+
+std::vector<MonitorSample> readMonitorSamples(const std::filesystem::path& jsonl) {
+  std::vector<MonitorSample> out;
+  std::ifstream in(jsonl);
+  for (std::string line; std::getline(in, line);) {
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) continue;
+    out.push_back({.seconds = numberOr(j, "seconds", 0),
+                   .round = std::uint64_t(numberOr(j, "round", 0)),
+                   .consensus_distance = numberOr(j, "consensus_distance", kNaN),
+                   .accuracy_min = numberOr(j, "accuracy_min", kNaN),
+                   .accuracy_mean = numberOr(j, "accuracy_mean", kNaN),
+                   .accuracy_max = numberOr(j, "accuracy_max", kNaN)});
+  }
+  return out;
+}
+
+std::set<std::uint32_t> parseIdList(const std::string& text) {
+  std::set<std::uint32_t> out;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const std::size_t comma = std::min(text.find(',', at), text.size());
+    const std::string item = text.substr(at, comma - at);
+    std::size_t used = 0;
+    unsigned long value = 0;
+    try {
+      value = std::stoul(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (item.empty() || used != item.size() || value > 0xffffffffUL) {
+      throw std::invalid_argument(fmt::format("'{}' is not a node id", item));
+    }
+    out.insert(std::uint32_t(value));
+    at = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace phalanx::tools

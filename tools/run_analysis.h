@@ -1,0 +1,92 @@
+// The robustness figures of a run (ALGORITHMS.md §5), computed from what the peers wrote
+// (DIR/node-K.jsonl), what the monitor measured (consensus distance from GET /model) and
+// which peers died. Pure: the monitor, launch and their tests share it.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace phalanx::tools {
+
+// One line of node-K.jsonl.
+struct RoundPoint {
+  std::uint64_t round = 0;
+  std::optional<double> test_accuracy;
+  double train_loss = 0;
+  std::uint64_t bytes_sent_total = 0, dense_bytes_total = 0;
+  std::vector<std::uint32_t> mixed, excluded;
+  double round_seconds = 0;
+};
+
+struct PeerHistory {
+  std::uint32_t id = 0;
+  bool byzantine = false;
+  std::vector<RoundPoint> rounds;
+  std::size_t malformed_lines = 0;  // skipped (a line cut by a crash, say)
+};
+
+// Reads DIR/node-K.jsonl; an absent file gives no rounds.
+PeerHistory readPeerHistory(const std::filesystem::path& jsonl, std::uint32_t id, bool byzantine);
+
+// Ξ² = (1/h) Σ_i ‖x_i − x̄_H‖² over the honest models (all of one length; fewer than two: 0).
+double consensusDistance(std::span<const std::vector<float>> honest_models);
+
+// What the monitor measured at one moment.
+struct MonitorSample {
+  double seconds = 0;       // since the monitor started
+  std::uint64_t round = 0;  // the slowest honest peer's round then
+  double consensus_distance = 0;
+  double accuracy_min = std::numeric_limits<double>::quiet_NaN();  // latest evaluations then
+  double accuracy_mean = std::numeric_limits<double>::quiet_NaN();
+  double accuracy_max = std::numeric_limits<double>::quiet_NaN();
+};
+
+// DIR/monitor.jsonl: one object per sample, written while the run goes and read back by
+// `monitor --from DIR`.
+std::string monitorSampleJson(const MonitorSample& s);
+std::vector<MonitorSample> readMonitorSamples(const std::filesystem::path& jsonl);
+
+// One value per round (honest peers), for the report's plots.
+struct RoundSeries {
+  std::vector<std::uint64_t> rounds;  // evaluation rounds
+  std::vector<double> accuracy_min, accuracy_mean, accuracy_max;
+  std::vector<double> wire_bytes;     // mean honest bytes sent by then
+  std::vector<std::uint64_t> detection_rounds;  // every round with a Byzantine vector mixed
+  std::vector<double> detection;      // share of honest peers excluding one, that round
+};
+
+struct RunSummary {
+  // Each honest peer's last evaluation, crashed peers left out.
+  double honest_accuracy_mean = 0, honest_accuracy_min = 0, honest_accuracy_max = 0;
+  double consensus_distance = 0;   // the last measured; NaN when never measured
+  double byzantine_leakage = 0;    // Byzantine vectors kept / Byzantine vectors mixed (honest rules)
+  double detection_rate = 0;       // honest peer-rounds excluding a Byzantine vector / those mixing one
+  double compression_ratio = 0;    // Σ dense fp32 bytes / Σ wire bytes over honest peers
+  double round_seconds_mean = 0;
+  std::uint64_t rounds = 0;        // rounds the furthest honest peer completed
+  std::vector<std::uint32_t> crashed;    // peers whose process died before finishing
+  std::vector<std::uint32_t> byzantine;
+  std::map<std::uint32_t, std::map<std::uint32_t, double>> exclusion_share;  // honest i -> peer j -> share
+  RoundSeries series;
+};
+
+// NaN figures where nothing was measured (no Byzantine peer mixed: leakage and detection NaN).
+RunSummary summarize(std::span<const PeerHistory> peers, std::span<const MonitorSample> samples,
+                     std::vector<std::uint32_t> crashed);
+
+// The summary as one JSON object: honest_accuracy_mean, honest_accuracy_min,
+// honest_accuracy_max, consensus_distance, byzantine_leakage, detection_rate,
+// compression_ratio, round_seconds_mean, rounds, crashed, byzantine (null for NaN).
+std::string summaryJson(const RunSummary& s);
+
+// Parses "1,3,7" (empty: none). Throws std::invalid_argument naming the bad item.
+std::set<std::uint32_t> parseIdList(const std::string& text);
+
+}  // namespace phalanx::tools
