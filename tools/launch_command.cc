@@ -69,15 +69,21 @@ std::set<std::string> localHosts() {
   return out;
 }
 
-// Binding the port is the only honest test that it is free.
+// In use: something accepts connections there, or the port cannot be bound. (Bound with
+// SO_REUSEADDR and SO_REUSEPORT, as the nodes' listeners are: a previous run's connections in
+// TIME_WAIT do not count, and they would otherwise block the check for a minute.)
 bool portFree(const std::string& host, std::uint16_t port) {
   asio::io_context io;
-  asio::ip::tcp::acceptor a(io);
   asio::error_code ec;
   const auto address = asio::ip::make_address(host == "localhost" ? "127.0.0.1" : host, ec);
   if (ec) return true;  // a name we cannot bind here; the node reports it
+  asio::ip::tcp::socket probe(io);
+  probe.connect({address, port}, ec);
+  if (!ec) return false;
+  asio::ip::tcp::acceptor a(io);
   a.open(address.is_v6() ? asio::ip::tcp::v6() : asio::ip::tcp::v4(), ec);
   a.set_option(asio::ip::tcp::acceptor::reuse_address(true), ec);
+  a.set_option(asio::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>(true), ec);
   a.bind({address, port}, ec);
   return !ec;
 }

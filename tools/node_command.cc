@@ -109,7 +109,7 @@ int runNode(const NodeOptions& o) {
   }
   if (!o.out.empty()) std::filesystem::create_directories(o.out);
   auto log = makeLogger(id, o.out);
-  const node::Config& config = setup.config;
+  const node::Config config = setup.config;  // a copy: setup moves into the PeerNode below
   node::useThreads(config.threads);
   setup.id = id;
   setup.attack = o.attack;

@@ -1,0 +1,186 @@
+// launch, inject and monitor driven as a user would: a ten-peer Fashion-MNIST cluster under
+// `phalanx launch`, a crash injected into an honest peer midway and an attack switched on in
+// another, the summary and report checked (the report loaded in headless Chromium), the
+// commands built for other hosts, and ports in use refused. Each test has its own ports.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <asio.hpp>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/support/process.h"
+#include "tests/support/temp_dir.h"
+
+namespace phalanx {
+namespace {
+
+using namespace std::chrono_literals;
+using ::testing::HasSubstr;
+using testing::phalanxBinary;
+using testing::runProcess;
+using testing::sourceDir;
+namespace fs = std::filesystem;
+
+std::vector<nlohmann::json> jsonLines(const fs::path& file) {
+  std::vector<nlohmann::json> out;
+  std::ifstream in(file);
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_discarded()) out.push_back(std::move(j));
+  }
+  return out;
+}
+
+bool waitForRounds(const fs::path& jsonl, std::size_t rounds, std::chrono::seconds limit) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < until) {
+    if (jsonLines(jsonl).size() >= rounds) return true;
+    std::this_thread::sleep_for(20ms);
+  }
+  return false;
+}
+
+// Share of honest peer-rounds, in [from, to), whose rule excluded peer `byzantine` when it mixed it.
+double detection(const fs::path& out, std::set<int> honest, int byzantine, std::uint64_t from, std::uint64_t to) {
+  int mixed = 0, excluded = 0;
+  for (const int i : honest) {
+    for (const auto& r : jsonLines(out / ("node-" + std::to_string(i) + ".jsonl"))) {
+      const auto round = r["round"].get<std::uint64_t>();
+      if (round < from || round >= to) continue;
+      const auto m = r["mixed"].get<std::vector<int>>();
+      if (std::find(m.begin(), m.end(), byzantine) == m.end()) continue;
+      ++mixed;
+      const auto e = r["excluded"].get<std::vector<int>>();
+      excluded += std::find(e.begin(), e.end(), byzantine) != e.end();
+    }
+  }
+  return mixed > 0 ? double(excluded) / mixed : 0;
+}
+
+TEST(ToolsCli, LaunchReportsAnInjectedCrashAndTheDetectionFollowsAnAttackSwitch) {
+  testing::TempDir dir;
+  const fs::path topology = dir.path() / "complete-10.yaml";
+  ASSERT_EQ(runProcess(phalanxBinary() + " topology gen --kind complete --n 10 --base-port 7910 "
+                       "--metrics-base-port 8010 --byzantine-budget 2 > " + topology.string()).exit_code, 0);
+  const fs::path out = dir.path() / "run";
+  // Peer 9 is Byzantine but starts honest (attack none); the control token lets inject in.
+  auto launch = std::async(std::launch::async, [&] {
+    return runProcess(phalanxBinary() + " launch --topology " + topology.string() + " --config " + sourceDir() +
+                      "/configs/monna-fmnist.yaml --byzantine 9 --attack none --set control.token=s3cret --out " +
+                      out.string());
+  });
+  const std::string inject = phalanxBinary() + " inject --topology " + topology.string() + " --token s3cret ";
+  ASSERT_TRUE(waitForRounds(out / "node-3.jsonl", 60, 120s)) << launch.get().output;
+  const auto crash = runProcess(inject + "--node 3 crash");
+  EXPECT_EQ(crash.exit_code, 0) << crash.output;
+  ASSERT_TRUE(waitForRounds(out / "node-0.jsonl", 120, 120s)) << launch.get().output;
+  const auto switched = runProcess(inject + "--node 9 attack signflip");
+  EXPECT_EQ(switched.exit_code, 0) << switched.output;
+  const std::uint64_t switch_round = jsonLines(out / "node-0.jsonl").back()["round"].get<std::uint64_t>();
+  const auto bad = runProcess(inject + "--node 9 drop 7");
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_THAT(bad.output, HasSubstr("expected a number in [0, 1]"));
+
+  ASSERT_EQ(launch.wait_for(240s), std::future_status::ready) << "launch still running";
+  const auto result = launch.get();
+  EXPECT_EQ(result.exit_code, 1) << "an honest peer crashed: launch must say so\n" << result.output;
+
+  std::ifstream summary_file(out / "summary.json");
+  const auto summary = nlohmann::json::parse(summary_file, nullptr, false);
+  ASSERT_FALSE(summary.is_discarded());
+  EXPECT_EQ(summary["crashed"], nlohmann::json::array({3}));
+  EXPECT_EQ(summary["byzantine"], nlohmann::json::array({9}));
+  EXPECT_GE(summary["honest_accuracy_mean"].get<double>(), 0.78) << summary.dump();
+  EXPECT_EQ(summary["rounds"].get<int>(), 300);
+  for (const char* key : {"consensus_distance", "byzantine_leakage", "detection_rate", "compression_ratio"}) {
+    EXPECT_TRUE(summary[key].is_number()) << key << ": " << summary.dump();
+  }
+  const std::set<int> honest{0, 1, 2, 4, 5, 6, 7, 8};
+  const double before = detection(out, honest, 9, 0, switch_round);
+  const double after = detection(out, honest, 9, switch_round + 5, 300);
+  std::printf("crash of peer 3 reported; honest mean accuracy %.4f; detection of peer 9: %.3f before the "
+              "switch to signflip at round %llu, %.3f after\n",
+              summary["honest_accuracy_mean"].get<double>(), before, (unsigned long long)switch_round, after);
+  EXPECT_LT(before, 0.5);
+  EXPECT_GT(after, 0.9);
+
+  // The same summary again from the folder alone.
+  const auto again = runProcess(phalanxBinary() + " monitor --from " + out.string() + " --summary " +
+                                (dir.path() / "again.json").string());
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  std::ifstream again_file(dir.path() / "again.json");
+  const auto rebuilt = nlohmann::json::parse(again_file, nullptr, false);
+  EXPECT_EQ(rebuilt["detection_rate"], summary["detection_rate"]);
+  EXPECT_EQ(rebuilt["crashed"], summary["crashed"]);
+
+  // The report renders in headless Chromium: every plot and the heatmap are in the DOM, and a
+  // screenshot comes out.
+  const std::string chromium = "chromium --headless --no-sandbox --disable-gpu --hide-scrollbars ";
+  const auto dom = runProcess(chromium + "--dump-dom file://" + (out / "report.html").string() + " 2>/dev/null");
+  ASSERT_EQ(dom.exit_code, 0) << "chromium (Debian's package, tools/install-deps) did not run";
+  EXPECT_THAT(dom.output, HasSubstr("Exclusions per peer"));
+  EXPECT_THAT(dom.output, HasSubstr("Honest test accuracy"));
+  EXPECT_THAT(dom.output, HasSubstr("Consensus distance among honest peers"));
+  const fs::path png = dir.path() / "report.png";
+  runProcess(chromium + "--window-size=1400,1800 --screenshot=" + png.string() + " file://" +
+             (out / "report.html").string());
+  ASSERT_TRUE(fs::exists(png));
+  EXPECT_GT(fs::file_size(png), 20'000u);
+}
+
+TEST(ToolsCli, LaunchBuildsSshCommandsForOtherHosts) {
+  testing::TempDir dir;
+  const auto topology = dir.write("two-hosts.yaml", R"(nodes:
+  - {id: 0, host: 127.0.0.1, port: 7950, metrics_port: 8050}
+  - {id: 1, host: 192.0.2.7, port: 7950, metrics_port: 8050}
+edges: [[0, 1]]
+byzantine_budget: 0
+)");
+  const auto r = runProcess(phalanxBinary() + " launch --dry-run --topology " + topology.string() + " --config " +
+                            sourceDir() + "/configs/monna-fmnist.yaml --remote-binary /opt/phalanx/bin/phalanx --out " +
+                            (dir.path() / "run").string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr(" node --topology " + topology.string()));
+  EXPECT_THAT(r.output, HasSubstr("ssh 192.0.2.7 'mkdir -p " + (dir.path() / "run").string() +
+                                  " && exec /opt/phalanx/bin/phalanx node --topology"));
+  EXPECT_FALSE(fs::exists(dir.path() / "run")) << "a dry run starts nothing";
+}
+
+TEST(ToolsCli, LaunchRefusesPortsInUseAndBadInput) {
+  testing::TempDir dir;
+  const fs::path topology = dir.path() / "ring.yaml";
+  ASSERT_EQ(runProcess(phalanxBinary() + " topology gen --kind complete --n 3 --base-port 7960 "
+                       "--metrics-base-port 8060 > " + topology.string()).exit_code, 0);
+  asio::io_context io;
+  asio::ip::tcp::acceptor taken(io, {asio::ip::make_address("127.0.0.1"), 7961});
+  const std::string launch = phalanxBinary() + " launch --topology " + topology.string() + " --config " +
+                             sourceDir() + "/configs/monna-fmnist.yaml --out " + (dir.path() / "run").string();
+  const auto r = runProcess(launch);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("port 7961 of node 1 on 127.0.0.1 is in use"));
+  const auto bad = runProcess(launch + " --set mixing.rule=median");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.output, HasSubstr("mixing.rule"));
+  const auto unknown = runProcess(launch + " --byzantine 7");
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_THAT(unknown.output, HasSubstr("no node 7"));
+}
+
+TEST(ToolsCli, MonitorPrintsAPrometheusScrapeConfig) {
+  const auto r = runProcess(phalanxBinary() + " monitor --prometheus-config " + sourceDir() +
+                            "/topologies/complete-10.yaml");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("scrape_configs:"));
+  EXPECT_THAT(r.output, HasSubstr("labels: {peer: '9'}"));
+}
+
+}  // namespace
+}  // namespace phalanx
