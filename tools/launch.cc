@@ -5,6 +5,7 @@
 
 #include <fstream>
 #include <iterator>
+#include <sstream>
 
 #include "node/npy.h"
 
@@ -37,9 +38,10 @@ LaunchPlan planLaunch(const LaunchRequest& r, const topologies::Topology& topolo
     plan.command_line += fmt::format(" --byzantine {} --attack {}", fmt::join(r.byzantine, ","), r.attack);
   }
   if (r.rounds > 0) plan.command_line += fmt::format(" --rounds {}", r.rounds);
+  if (!r.wrap.empty()) plan.command_line += " --wrap " + shellQuote(r.wrap);
   for (const auto& s : r.sets) plan.command_line += " --set " + s;
   for (const auto& spec : topology.nodes()) {
-    LaunchPeer p{.id = spec.id, .local = local_hosts.contains(spec.host)};
+    LaunchPeer p{.id = spec.id, .local = !r.wrap.empty() || local_hosts.contains(spec.host)};
     std::vector<std::string> node{p.local ? r.binary : (r.remote_binary.empty() ? r.binary : r.remote_binary),
                                   "node", "--topology", r.topology_file, "--config", r.config_file,
                                   "--id", std::to_string(spec.id), "--out", r.out};
@@ -51,7 +53,13 @@ LaunchPlan planLaunch(const LaunchRequest& r, const topologies::Topology& topolo
       node.push_back("--set");
       node.push_back(s);
     }
-    if (p.local) {
+    if (!r.wrap.empty()) {
+      std::string wrap = r.wrap;
+      for (std::size_t at; (at = wrap.find("{id}")) != std::string::npos;) wrap.replace(at, 4, std::to_string(spec.id));
+      std::istringstream words(wrap);
+      for (std::string w; words >> w;) p.argv.push_back(w);
+      p.argv.insert(p.argv.end(), node.begin(), node.end());
+    } else if (p.local) {
       p.argv = std::move(node);
     } else {
       // One remote shell line: the folder first (the node writes its logs there), then exec so

@@ -23,6 +23,9 @@ struct LaunchRequest {
   std::vector<std::string> sets;                // --set for every peer
   std::set<std::uint32_t> byzantine;
   std::string attack = "alie";
+  // A command every peer runs under, "{id}" replaced by its id (tools/netem: "ip netns exec
+  // phx{id}"). Words split on spaces. With it, every peer starts on this machine.
+  std::string wrap;
 };
 
 struct LaunchPeer {

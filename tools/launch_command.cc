@@ -41,7 +41,7 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 struct LaunchOptions {
-  std::string topology, config, byzantine, attack = "alie", out, ssh = "ssh", remote_binary;
+  std::string topology, config, byzantine, attack = "alie", out, ssh = "ssh", remote_binary, wrap;
   std::uint64_t rounds = 0;
   std::vector<std::string> sets;
   double monitor_every = 1.0;
@@ -104,7 +104,7 @@ pid_t spawn(const std::vector<std::string>& argv, const fs::path& log) {
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   pid_t pid = -1;
-  const int rc = posix_spawn(&pid, args[0], &files, nullptr, args.data(), environ);
+  const int rc = posix_spawnp(&pid, args[0], &files, nullptr, args.data(), environ);  // PATH: ip, ssh
   posix_spawn_file_actions_destroy(&files);
   if (rc != 0) {
     spdlog::error("launch: cannot start {}: {}", argv[0], std::strerror(rc));
@@ -132,7 +132,8 @@ int runLaunch(const LaunchOptions& o) {
                        .rounds = o.rounds,
                        .sets = o.sets,
                        .byzantine = byzantine,
-                       .attack = o.attack},
+                       .attack = o.attack,
+                       .wrap = o.wrap},
                       *topology, localHosts());
     // The config as the peers will read it: a bad field fails here, once, not ten times.
     node::loadConfig(o.config, plan.sets);
@@ -151,7 +152,7 @@ int runLaunch(const LaunchOptions& o) {
     return kExitOk;
   }
   for (const auto& p : plan.peers) {
-    if (!p.local) continue;
+    if (!p.local || !o.wrap.empty()) continue;  // wrapped peers bind inside their namespaces
     const auto& spec = topology->node(p.id);
     for (const std::uint16_t port : {spec.port, spec.metrics_port}) {
       if (port > 0 && !portFree(spec.host, port)) {
@@ -290,6 +291,9 @@ Command addLaunchCommand(CLI::App& root) {
       ->check(CLI::Range(0.05, 3600.0));
   app->add_option("--ssh", o->ssh, "command that reaches another host (default ssh)");
   app->add_option("--remote-binary", o->remote_binary, "phalanx's path on the other hosts (default: this one's)");
+  app->add_option("--wrap", o->wrap,
+                  "run every peer here under this command, {id} replaced by its id "
+                  "(e.g. 'ip netns exec phx{id}' with tools/netem)");
   app->add_flag("--dry-run", o->dry_run, "print each peer's command and start nothing");
   return {app, [o] { return runLaunch(*o); }};
 }

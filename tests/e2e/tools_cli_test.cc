@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <asio.hpp>
 #include <chrono>
 #include <filesystem>
@@ -172,6 +174,40 @@ TEST(ToolsCli, LaunchRefusesPortsInUseAndBadInput) {
   const auto unknown = runProcess(launch + " --byzantine 7");
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_THAT(unknown.output, HasSubstr("no node 7"));
+}
+
+// tools/netem: three peers in their own network namespaces, started by launch --wrap. The
+// links are shaped (10 ms each way) only where the kernel has the netem qdisc.
+TEST(ToolsCli, NetemPutsPeersInNamespacesThatLaunchWraps) {
+  if (geteuid() != 0 || runProcess("ip netns list").exit_code != 0) GTEST_SKIP() << "needs root and iproute2";
+  const bool shaping = runProcess("tc qdisc add dev lo root netem delay 0ms && tc qdisc del dev lo root").exit_code == 0;
+  const std::string netem = sourceDir() + "/tools/netem ";
+  runProcess(netem + "down --prefix pxt");  // leftovers of an interrupted run
+  const auto up = runProcess(netem + "up 3 --prefix pxt" + (shaping ? " --delay 10" : ""));
+  ASSERT_EQ(up.exit_code, 0) << up.output;
+  testing::TempDir dir;
+  const fs::path topology = dir.path() / "netem.yaml";
+  const auto gen = runProcess("cd " + sourceDir() + " && " + netem + "topology 3 --base-port 7980 " +
+                              "--metrics-base-port 8080 > " + topology.string());
+  EXPECT_EQ(gen.exit_code, 0) << gen.output;
+  const fs::path out = dir.path() / "run";
+  const auto r = runProcess(phalanxBinary() + " launch --topology " + topology.string() + " --config " + sourceDir() +
+                            "/configs/monna-fmnist.yaml --rounds 30 --wrap 'ip netns exec pxt{id}' --out " +
+                            out.string());
+  const auto down = runProcess(netem + "down --prefix pxt");
+  EXPECT_EQ(down.exit_code, 0) << down.output;
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream summary_file(out / "summary.json");
+  const auto summary = nlohmann::json::parse(summary_file, nullptr, false);
+  EXPECT_EQ(summary["rounds"].get<int>(), 30) << summary.dump();
+  std::ifstream topology_file(topology);
+  EXPECT_THAT(std::string(std::istreambuf_iterator<char>(topology_file), {}), HasSubstr("host: \"10.77.0.3\""));
+  if (shaping) {
+    // A round waits for every neighbour's message: at least one shaped 20 ms round trip.
+    EXPECT_GE(summary["round_seconds_mean"].get<double>(), 0.02) << summary.dump();
+  }
+  std::printf("netem: 3 namespaced peers, 30 rounds, mean round %.4f s (%s)\n",
+              summary["round_seconds_mean"].get<double>(), shaping ? "10 ms each way" : "no netem qdisc: unshaped");
 }
 
 TEST(ToolsCli, MonitorPrintsAPrometheusScrapeConfig) {

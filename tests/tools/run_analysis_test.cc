@@ -4,8 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cctype>
 #include <fstream>
+#include <iterator>
 
+#include "node/metrics.h"
+#include "tests/support/process.h"
 #include "tests/support/temp_dir.h"
 #include "tools/launch.h"
 #include "tools/monitor.h"
@@ -143,6 +147,12 @@ TEST(Launch, PlansLocalPeersAndSshForOthers) {
             "--id 1 --out '/runs/out dir' --rounds 50 --set mixing.rule=mean --set byzantine.1.attack=alie");
   EXPECT_THAT(plan.command_line, HasSubstr("--byzantine 1 --attack alie"));
   EXPECT_EQ(shellQuote("it's"), "'it'\\''s'");
+  const LaunchPlan wrapped = planLaunch({.topology_file = "t.yaml", .config_file = "c.yaml", .out = "o",
+                                         .binary = "phalanx", .wrap = "ip netns exec phx{id}"},
+                                        t, {"127.0.0.1"});
+  EXPECT_TRUE(wrapped.peers[1].local);
+  EXPECT_EQ(wrapped.peers[1].shellCommand(),
+            "ip netns exec phx1 phalanx node --topology t.yaml --config c.yaml --id 1 --out o");
 }
 
 TEST(Report, IsSelfContainedWithEveryPlotAndEscapesTheConfig) {
@@ -160,6 +170,28 @@ TEST(Report, IsSelfContainedWithEveryPlotAndEscapesTheConfig) {
   EXPECT_THAT(html, HasSubstr("Exclusions per peer"));
   EXPECT_THAT(html, ::testing::Not(HasSubstr("<script")));
   EXPECT_THAT(html, ::testing::Not(HasSubstr("http://cdn")));
+}
+
+TEST(Grafana, DashboardQueriesOnlyMetricsANodeExports) {
+  node::NodeMetrics m;
+  m.peer_excluded_total[1] = m.peer_heard_total[1] = m.deadline_misses_total[1] = 1;
+  m.peer_distance[1] = 0.5;
+  m.messages_rejected_total["invalid_payload"] = 1;
+  m.round_seconds.observe(0.1);
+  const std::string exported = m.prometheus();
+  std::ifstream in(testing::sourceDir() + "/tools/grafana/phalanx.json");
+  const std::string dashboard{std::istreambuf_iterator<char>(in), {}};
+  ASSERT_FALSE(dashboard.empty());
+  std::size_t checked = 0;
+  for (std::size_t at = 0; (at = dashboard.find("phalanx_", at)) != std::string::npos;) {
+    std::size_t end = at;
+    while (end < dashboard.size() && (std::isalnum(static_cast<unsigned char>(dashboard[end])) || dashboard[end] == '_')) ++end;
+    const std::string name = dashboard.substr(at, end - at);
+    EXPECT_THAT(exported, HasSubstr(name + "{")) << name;
+    ++checked;
+    at = end;
+  }
+  EXPECT_GT(checked, 10u);
 }
 
 }  // namespace
