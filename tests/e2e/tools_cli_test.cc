@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <asio.hpp>
@@ -136,6 +137,35 @@ TEST(ToolsCli, LaunchReportsAnInjectedCrashAndTheDetectionFollowsAnAttackSwitch)
              (out / "report.html").string());
   ASSERT_TRUE(fs::exists(png));
   EXPECT_GT(fs::file_size(png), 20'000u);
+}
+
+TEST(ToolsCli, CtrlCTearsTheClusterDownAndStillWritesTheSummary) {
+  testing::TempDir dir;
+  const fs::path topology = dir.path() / "complete-4.yaml";
+  ASSERT_EQ(runProcess(phalanxBinary() + " topology gen --kind complete --n 4 --base-port 7940 "
+                       "--metrics-base-port 8040 > " + topology.string()).exit_code, 0);
+  const fs::path out = dir.path() / "run";
+  const auto started = runProcess(phalanxBinary() + " launch --topology " + topology.string() + " --config " +
+                                  sourceDir() + "/configs/monna-fmnist.yaml --rounds 100000 --out " + out.string() +
+                                  " > " + (dir.path() / "launch.log").string() + " 2>&1 & echo $!");
+  const int pid = std::atoi(started.output.c_str());
+  ASSERT_GT(pid, 0);
+  ASSERT_TRUE(waitForRounds(out / "node-0.jsonl", 20, 120s));
+  ::kill(pid, SIGINT);
+  const auto until = std::chrono::steady_clock::now() + 60s;
+  while (::kill(pid, 0) == 0 && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(50ms);
+  ASSERT_NE(::kill(pid, 0), 0) << "launch still running 60 s after Ctrl-C";
+  // Every peer left with a Goodbye; the summary and report exist.
+  for (int i = 0; i < 4; ++i) {
+    std::ifstream log(out / ("node-" + std::to_string(i) + ".log"));
+    const std::string text{std::istreambuf_iterator<char>(log), {}};
+    EXPECT_THAT(text, HasSubstr("signal 15: leaving")) << "peer " << i;
+  }
+  EXPECT_TRUE(fs::exists(out / "summary.json"));
+  EXPECT_TRUE(fs::exists(out / "report.html"));
+  // ("[ ]" keeps the pattern from matching the shell that runs pgrep.)
+  EXPECT_EQ(runProcess("pgrep -f 'node --topology[ ]" + topology.string() + "'").exit_code, 1)
+      << "a peer outlived launch";
 }
 
 TEST(ToolsCli, LaunchBuildsSshCommandsForOtherHosts) {
