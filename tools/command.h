@@ -25,5 +25,6 @@ Command addNodeCommand(CLI::App& root);
 Command addLaunchCommand(CLI::App& root);
 Command addInjectCommand(CLI::App& root);
 Command addMonitorCommand(CLI::App& root);
+Command addExperimentCommand(CLI::App& root);
 
 }  // namespace phalanx::tools

@@ -1,5 +1,12 @@
 #include "tools/launch.h"
 
+#include <fcntl.h>
+#include <spawn.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cstring>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -8,6 +15,8 @@
 #include <sstream>
 
 #include "node/npy.h"
+
+extern char** environ;
 
 namespace phalanx::tools {
 
@@ -70,6 +79,31 @@ LaunchPlan planLaunch(const LaunchRequest& r, const topologies::Topology& topolo
     plan.peers.push_back(std::move(p));
   }
   return plan;
+}
+
+std::string selfExecutable() {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("phalanx") : self.string();
+}
+
+pid_t spawnLogged(const std::vector<std::string>& argv, const std::filesystem::path& log) {
+  posix_spawn_file_actions_t files;
+  posix_spawn_file_actions_init(&files);
+  posix_spawn_file_actions_addopen(&files, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_adddup2(&files, STDOUT_FILENO, STDERR_FILENO);
+  posix_spawn_file_actions_addopen(&files, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = -1;
+  const int rc = posix_spawnp(&pid, args[0], &files, nullptr, args.data(), environ);  // PATH: ip, ssh
+  posix_spawn_file_actions_destroy(&files);
+  if (rc != 0) {
+    spdlog::error("launch: cannot start {}: {}", argv[0], std::strerror(rc));
+    return -1;
+  }
+  return pid;
 }
 
 std::string readTextFile(const std::filesystem::path& file) {

@@ -3,6 +3,8 @@
 // command construction is tested with --dry-run); tools/launch_command.cc runs the plan.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -48,6 +50,12 @@ LaunchPlan planLaunch(const LaunchRequest& request, const topologies::Topology& 
 
 // The final parameters a peer wrote (OUT/node-K.npy), if it did.
 std::optional<std::vector<float>> finalModel(const std::filesystem::path& out, std::uint32_t id);
+
+// Starts argv (found through PATH) with stdout and stderr appended to `log` and stdin from
+// /dev/null; the pid, or -1 (logged) when it cannot start.
+pid_t spawnLogged(const std::vector<std::string>& argv, const std::filesystem::path& log);
+// This executable's path (/proc/self/exe), for starting more of it.
+std::string selfExecutable();
 
 // A whole file as text ("" when unreadable): configs and command lines shown in reports.
 std::string readTextFile(const std::filesystem::path& file);

@@ -32,8 +32,6 @@
 #include "tools/run_analysis.h"
 #include "topologies/topology.h"
 
-extern char** environ;
-
 namespace phalanx::tools {
 namespace {
 
@@ -86,31 +84,6 @@ bool portFree(const std::string& host, std::uint16_t port) {
   a.set_option(asio::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>(true), ec);
   a.bind({address, port}, ec);
   return !ec;
-}
-
-std::string selfExecutable() {
-  std::error_code ec;
-  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string("phalanx") : self.string();
-}
-
-pid_t spawn(const std::vector<std::string>& argv, const fs::path& log) {
-  posix_spawn_file_actions_t files;
-  posix_spawn_file_actions_init(&files);
-  posix_spawn_file_actions_addopen(&files, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_adddup2(&files, STDOUT_FILENO, STDERR_FILENO);
-  posix_spawn_file_actions_addopen(&files, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = -1;
-  const int rc = posix_spawnp(&pid, args[0], &files, nullptr, args.data(), environ);  // PATH: ip, ssh
-  posix_spawn_file_actions_destroy(&files);
-  if (rc != 0) {
-    spdlog::error("launch: cannot start {}: {}", argv[0], std::strerror(rc));
-    return -1;
-  }
-  return pid;
 }
 
 int runLaunch(const LaunchOptions& o) {
@@ -178,7 +151,7 @@ int runLaunch(const LaunchOptions& o) {
     pids << "{";
     bool first = true;
     for (const auto& p : plan.peers) {
-      const pid_t pid = spawn(p.argv, fs::path(o.out) / fmt::format("stdout-{}.log", p.id));
+      const pid_t pid = spawnLogged(p.argv, fs::path(o.out) / fmt::format("stdout-{}.log", p.id));
       if (pid < 0) continue;
       running[pid] = p.id;
       pids << (first ? "" : ", ") << fmt::format("\"{}\": {}", p.id, pid);

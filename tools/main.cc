@@ -20,7 +20,7 @@ int main(int argc, char** argv) {
 
   std::vector<Command> commands{addTrainCommand(app), addLabCommand(app), addBenchCommand(app),
                                 addTopologyCommand(app), addNodeCommand(app), addLaunchCommand(app),
-                                addInjectCommand(app), addMonitorCommand(app)};
+                                addInjectCommand(app), addMonitorCommand(app), addExperimentCommand(app)};
 
   try {
     app.parse(argc, argv);

@@ -10,18 +10,6 @@
 namespace phalanx::tools {
 namespace {
 
-struct Series {
-  std::string name;
-  std::string colour;
-  std::vector<double> x, y;
-};
-
-struct Chart {
-  std::string title, x_label, y_label;
-  std::vector<Series> series;
-  bool log_y = false;
-};
-
 // Inside every SVG, so a chart saved alone looks as it does in the report.
 constexpr const char* kSvgStyle =
     "text { font-family: sans-serif; } .title { font-size: 14px; font-weight: bold; } "
@@ -38,7 +26,8 @@ std::string number(double v) {
   return fmt::format("{:.3g}", v);
 }
 
-// An SVG line chart with axes, five ticks per axis and a legend.
+}  // namespace
+
 std::string svgChart(const Chart& c) {
   double x0 = std::numeric_limits<double>::infinity(), x1 = -x0, y0 = x0, y1 = -x0;
   const auto ty = [&](double y) { return c.log_y ? std::log10(std::max(y, 1e-12)) : y; };
@@ -100,6 +89,8 @@ std::string svgChart(const Chart& c) {
   }
   return out + "</svg>\n";
 }
+
+namespace {
 
 // Rows: honest peers; columns: every peer heard; cell: share of rounds it was excluded.
 std::string heatmap(const RunSummary& s) {

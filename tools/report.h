@@ -11,6 +11,20 @@
 
 namespace phalanx::tools {
 
+// A line chart: series of (x, y) points (non-finite points skipped; a one-point series is a dot).
+struct Series {
+  std::string name;
+  std::string colour;  // any SVG colour
+  std::vector<double> x, y;
+};
+struct Chart {
+  std::string title, x_label, y_label;
+  std::vector<Series> series;
+  bool log_y = false;
+};
+// A standalone SVG document: axes, five ticks per axis, a legend, its own style.
+std::string svgChart(const Chart& chart);
+
 struct ReportInputs {
   std::string title = "phalanx run";
   std::string config_text;    // the config file as run, shown verbatim

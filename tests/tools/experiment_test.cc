@@ -1,0 +1,79 @@
+// Grid files by hand: parsing with errors that name the field, the product of the axes, filters,
+// what a cell passes to launch (rules with pre-aggregators and tau, f, config fields), the CSV.
+#include "tools/experiment.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/support/temp_dir.h"
+
+namespace phalanx::tools {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+Grid gridFrom(const testing::TempDir& dir, const std::string& yaml) { return loadGrid(dir.write("g.yaml", yaml)); }
+
+TEST(Experiment, ExpandsTheProductAndFilters) {
+  testing::TempDir dir;
+  const Grid g = gridFrom(dir, "config: c.yaml\ntopology: {kind: complete, n: 5, byzantine_budget: 1}\nf: 1\n"
+                               "grid: {attack: [none, alie], rule: [nna, \"nnm+cwtm\", \"clipped_gossip:0.1\"], seed: [1, 2]}\n");
+  EXPECT_EQ(g.config, dir.path() / "c.yaml");
+  const auto all = expand(g, {});
+  ASSERT_EQ(all.size(), 12u);
+  EXPECT_EQ(all[0].name(), "attack-none_rule-nna_seed-1");
+  EXPECT_EQ(all[1].name(), "attack-none_rule-nna_seed-2");  // the last axis varies fastest
+  EXPECT_EQ(all[11].value("rule"), "clipped_gossip:0.1");
+  EXPECT_EQ(expand(g, {"attack=alie", "rule=nna,nnm+cwtm"}).size(), 4u);
+  EXPECT_THROW(expand(g, {"colour=red"}), GridError);
+  EXPECT_THROW(expand(g, {"attack"}), GridError);
+}
+
+TEST(Experiment, CellPlansCarryRulesFieldsAndByzantinePeers) {
+  testing::TempDir dir;
+  const Grid g = gridFrom(dir, "config: c.yaml\ntopology: {kind: ring, n: 6, byzantine_budget: 1}\n"
+                               "set: [\"rounds.eval_every=5\"]\n"
+                               "grid: {f: [0, 2], rule: [\"nnm,clip:2.0+cwtm:0.5\"], optimizer.lr: [0.3]}\n");
+  const auto cells = expand(g, {});
+  ASSERT_EQ(cells.size(), 2u);
+  const CellPlan none = planCell(g, cells[0], 30000);
+  EXPECT_TRUE(none.byzantine.empty());
+  const CellPlan two = planCell(g, cells[1], 30000);
+  EXPECT_THAT(two.byzantine, ElementsAre(4, 5));  // the last f ids
+  EXPECT_EQ(two.attack, "none");
+  EXPECT_THAT(two.sets, ElementsAre("rounds.eval_every=5", "mixing.pre=[\"nnm\", \"clip:2.0\"]", "mixing.tau=0.5",
+                                    "mixing.rule=cwtm", "optimizer.lr=0.3"));
+  EXPECT_EQ(two.topology.node(5).port, 30005);
+  EXPECT_EQ(two.topology.node(0).metrics_port, 30006);
+  EXPECT_EQ(two.topology.degree(0), 2u);
+}
+
+TEST(Experiment, BadGridsNameTheField) {
+  testing::TempDir dir;
+  const auto message = [&](const std::string& yaml) {
+    try {
+      gridFrom(dir, yaml);
+    } catch (const GridError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_THAT(message("topology: t.yaml\ngrid: {attack: [none]}\n"), HasSubstr("config: required"));
+  EXPECT_THAT(message("config: c.yaml\ntopology: t.yaml\ngrid: {attack: []}\n"), HasSubstr("grid.attack: a non-empty list"));
+  EXPECT_THAT(message("config: c.yaml\ntopology: t.yaml\ncolour: red\ngrid: {a: [1]}\n"), HasSubstr("colour: unknown field"));
+}
+
+TEST(Experiment, CsvHasAttackAndRuleAlwaysAndEveryAxis) {
+  testing::TempDir dir;
+  const Grid g = gridFrom(dir, "config: c.yaml\ntopology: t.yaml\ngrid: {seed: [1]}\n");
+  CellResult r{.cell = expand(g, {})[0], .status = "ok", .final_acc_mean = 0.5, .final_acc_min = 0.25,
+               .best_acc_mean = 0.75, .consensus_distance = NAN, .byzantine_leakage = NAN, .detection_rate = NAN,
+               .wire_bytes = 1000, .compression_ratio = 2, .wall_seconds = 3};
+  const std::string csv = resultsCsv(g, {r});
+  EXPECT_THAT(csv, HasSubstr("attack,rule,seed,status,final_acc_mean,final_acc_min,best_acc_mean"));
+  EXPECT_THAT(csv, HasSubstr("none,config,1,ok,0.5,0.25,0.75,,,,1000,2,3\n"));
+}
+
+}  // namespace
+}  // namespace phalanx::tools

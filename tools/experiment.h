@@ -1,0 +1,109 @@
+// Experiment grids (`phalanx experiment`): a base config and topology, the axes to vary
+// (attack, rule, f — the number of Byzantine peers — and any config field), their cells, and
+// the tables and plots of the results. Parsing, expansion and aggregation are pure; running
+// the cells (each one `phalanx launch`) is tools/experiment_command.cc.
+//
+// Grid file (YAML; paths relative to it):
+//   config: ../monna-fmnist.yaml
+//   topology: {kind: complete, n: 26, byzantine_budget: 5}   # or a topology file
+//   byzantine: [21, 22, 23, 24, 25]    # or f: 5 (the last f ids); the f axis overrides
+//   rounds: 600                        # optional
+//   set: ["byzantine_field=value"]     # optional, every cell
+//   grid:                              # the cells are the product of these lists
+//     attack: [none, opt_alie, signflip]
+//     rule: [nna, "nnm+cwtm", "clipped_gossip:0.1"]   # pre+...+rule[:tau]
+//     seed: [1, 2]
+//     compression.density: [0.01, 0.001]
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "topologies/topology.h"
+
+namespace phalanx::tools {
+
+class GridError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct Axis {
+  std::string name;
+  std::vector<std::string> values;  // as written (YAML scalars)
+};
+
+struct TopologySpec {
+  std::filesystem::path file;  // either a file
+  std::string kind;            // or a generator
+  std::size_t n = 0;
+  std::size_t byzantine_budget = 0;
+  std::map<std::string, std::string> params;  // generator parameters (p, degree, rows, ...)
+};
+
+struct Grid {
+  std::filesystem::path file;
+  std::filesystem::path config;
+  TopologySpec topology;
+  std::vector<std::uint32_t> byzantine;  // explicit ids; empty: the last f
+  std::size_t f = 0;
+  std::uint64_t rounds = 0;
+  std::vector<std::string> sets;
+  std::vector<Axis> axes;  // in file order
+};
+
+// One cell: a value per axis.
+struct Cell {
+  std::vector<std::pair<std::string, std::string>> values;  // axis order
+  std::string value(const std::string& axis, const std::string& fallback = "") const;
+  // A folder name: "attack-alie_rule-nnm+cwtm_seed-1".
+  std::string name() const;
+};
+
+// Throws GridError naming the file and the field.
+Grid loadGrid(const std::filesystem::path& file);
+
+// Every cell, in axis order (the last axis varies fastest), keeping only cells whose axis
+// `field` takes one of the listed values for every filter ("attack=none,opt_ipm").
+// A filter on an axis the grid does not have is a GridError.
+std::vector<Cell> expand(const Grid& grid, const std::vector<std::string>& filters);
+
+// What launch needs for a cell.
+struct CellPlan {
+  topologies::Topology topology;  // ports from base_port (nodes) and base_port + n (metrics)
+  std::vector<std::uint32_t> byzantine;
+  std::string attack;             // "none": named Byzantine, behaving honestly
+  std::vector<std::string> sets;  // grid sets + rule + config-field axes
+};
+CellPlan planCell(const Grid& grid, const Cell& cell, std::uint16_t base_port);
+
+// A cell's results: figures from its run folder (NaN where not measured).
+struct CellResult {
+  Cell cell;
+  std::string status;  // ok, failed (an honest peer did not finish), error (did not run)
+  double final_acc_mean, final_acc_min, best_acc_mean, consensus_distance, byzantine_leakage,
+      detection_rate, wire_bytes, compression_ratio, wall_seconds;
+  std::vector<std::uint64_t> rounds;        // evaluation rounds
+  std::vector<double> accuracy_mean;        // honest mean at those rounds
+};
+
+// Reads RUN/summary.json and the peers' logs.
+CellResult readCellResult(const Cell& cell, const std::filesystem::path& run, const std::string& status,
+                          double wall_seconds, const std::vector<std::uint32_t>& byzantine);
+
+// results.csv: every axis (attack and rule always), then status and the figures.
+std::string resultsCsv(const Grid& grid, const std::vector<CellResult>& results);
+// results.md: the setting, then pivot tables (rows attack, columns rule; means over the other
+// axes) of final_acc_mean, final_acc_min and detection_rate, and links to the plots.
+std::string resultsMarkdown(const Grid& grid, const std::vector<CellResult>& results,
+                            const std::vector<std::string>& plots);
+// SVG plots: (file name, svg) — accuracy vs round per attack (a line per other-axes setting),
+// final accuracy vs wire bytes, and when f is an axis, breakdown curves per attack.
+std::vector<std::pair<std::string, std::string>> resultPlots(const Grid& grid, const std::vector<CellResult>& results);
+
+}  // namespace phalanx::tools

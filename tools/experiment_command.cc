@@ -1,0 +1,197 @@
+// `phalanx experiment`: every cell of a grid (tools/experiment.h) as one `phalanx launch`,
+// J at a time on separate ports, a failed cell recorded and the grid going on, finished cells
+// skipped on --resume; then DIR/results.csv, DIR/results.md and DIR/plots/*.svg.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tools/command.h"
+#include "tools/experiment.h"
+#include "tools/launch.h"
+
+namespace phalanx::tools {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+struct ExperimentOptions {
+  std::string grid, out;
+  std::vector<std::string> filters;
+  std::size_t jobs = 1;
+  bool resume = false;
+  std::uint16_t base_port = 20000;
+};
+
+struct Running {
+  std::size_t index;
+  std::size_t slot;
+  Clock::time_point started;
+};
+
+// A cell folder's record of its run: {"status", "wall_seconds"}.
+std::optional<std::pair<std::string, double>> recorded(const fs::path& cell) {
+  std::ifstream in(cell / "result.json");
+  const auto j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("status")) return std::nullopt;
+  return std::pair{j["status"].get<std::string>(), j.value("wall_seconds", 0.0)};
+}
+
+void progress(std::size_t done, std::size_t total, double seconds_per_cell, std::size_t jobs) {
+  const int width = 30;
+  const int filled = total ? int(width * done / total) : width;
+  const double eta = seconds_per_cell * double(total - done) / double(std::max<std::size_t>(jobs, 1));
+  std::fprintf(stderr, "\r[%s%s] %zu/%zu cells%s", std::string(filled, '#').c_str(),
+               std::string(width - filled, '.').c_str(), done, total,
+               done > 0 && done < total ? fmt::format(", ETA {}m{:02}s", int(eta) / 60, int(eta) % 60).c_str() : "");
+  if (done == total) std::fprintf(stderr, "\n");
+  std::fflush(stderr);
+}
+
+int runExperiment(const ExperimentOptions& o) {
+  Grid grid;
+  std::vector<Cell> cells;
+  try {
+    grid = loadGrid(o.grid);
+    cells = expand(grid, o.filters);
+  } catch (const GridError& e) {
+    spdlog::error("{}", e.what());
+    return kExitBadInput;
+  }
+  if (cells.empty()) {
+    spdlog::error("experiment: no cell left after the filters");
+    return kExitBadInput;
+  }
+  const fs::path out = fs::absolute(o.out);
+  fs::create_directories(out / "cells");
+  std::vector<CellPlan> plans;
+  std::vector<std::size_t> todo;
+  std::map<std::size_t, std::pair<std::string, double>> status;
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    try {
+      plans.push_back(planCell(grid, cells[i], o.base_port));  // checks the cell early
+    } catch (const std::exception& e) {
+      spdlog::error("experiment: cell {}: {}", cells[i].name(), e.what());
+      return kExitBadInput;
+    }
+    const fs::path dir = out / "cells" / cells[i].name();
+    if (o.resume) {
+      if (auto r = recorded(dir)) {
+        status[i] = *r;
+        continue;
+      }
+    }
+    fs::remove_all(dir);
+    todo.push_back(i);
+  }
+  spdlog::info("experiment: {} cells, {} to run ({} at a time), results under {}", cells.size(), todo.size(), o.jobs,
+               out.string());
+
+  std::map<pid_t, Running> running;
+  std::vector<bool> slot_busy(o.jobs, false);
+  std::size_t next = 0, finished = cells.size() - todo.size();
+  double spent = 0;
+  std::size_t timed = 0;
+  progress(finished, cells.size(), 0, o.jobs);
+  while (next < todo.size() || !running.empty()) {
+    while (next < todo.size() && running.size() < o.jobs) {
+      const std::size_t i = todo[next++];
+      const std::size_t slot = std::size_t(std::find(slot_busy.begin(), slot_busy.end(), false) - slot_busy.begin());
+      // Each slot has its own port range: cells running side by side never collide.
+      const auto base = std::uint16_t(o.base_port + slot * 500);
+      const CellPlan plan = planCell(grid, cells[i], base);
+      const fs::path dir = out / "cells" / cells[i].name();
+      fs::create_directories(dir);
+      std::ofstream(dir / "topology.yaml") << topologies::toYaml(plan.topology, "cell " + cells[i].name());
+      std::vector<std::string> argv{selfExecutable(), "launch", "--topology", (dir / "topology.yaml").string(),
+                                    "--config", fs::absolute(grid.config).string(), "--out", (dir / "run").string(),
+                                    "--monitor-every", "5"};
+      if (!plan.byzantine.empty()) {
+        argv.insert(argv.end(), {"--byzantine", fmt::format("{}", fmt::join(plan.byzantine, ",")), "--attack", plan.attack});
+      }
+      if (grid.rounds > 0) argv.insert(argv.end(), {"--rounds", std::to_string(grid.rounds)});
+      for (const auto& s : plan.sets) argv.insert(argv.end(), {"--set", s});
+      const pid_t pid = spawnLogged(argv, dir / "launch.log");
+      if (pid < 0) {
+        status[i] = {"error", 0};
+        ++finished;
+        continue;
+      }
+      slot_busy[slot] = true;
+      running[pid] = {i, slot, Clock::now()};
+    }
+    int wstatus = 0;
+    const pid_t pid = waitpid(-1, &wstatus, 0);
+    if (pid < 0) break;
+    const auto it = running.find(pid);
+    if (it == running.end()) continue;
+    const Running r = it->second;
+    running.erase(it);
+    slot_busy[r.slot] = false;
+    const double wall = std::chrono::duration<double>(Clock::now() - r.started).count();
+    const int code = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1;
+    const std::string state = code == 0 ? "ok" : code == 1 ? "failed" : "error";
+    status[r.index] = {state, wall};
+    std::ofstream(out / "cells" / cells[r.index].name() / "result.json")
+        << nlohmann::json{{"status", state}, {"wall_seconds", wall}, {"exit_code", code}}.dump() << '\n';
+    if (state != "ok") {
+      std::fprintf(stderr, "\n");
+      spdlog::warn("experiment: cell {} {} (exit {}); see {}", cells[r.index].name(), state, code,
+                   (out / "cells" / cells[r.index].name() / "launch.log").string());
+    }
+    spent += wall;
+    ++timed;
+    ++finished;
+    progress(finished, cells.size(), spent / double(timed), o.jobs);
+  }
+
+  std::vector<CellResult> results;
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    const auto [state, wall] = status.contains(i) ? status[i] : std::pair{std::string("error"), 0.0};
+    results.push_back(readCellResult(cells[i], out / "cells" / cells[i].name() / "run", state, wall, plans[i].byzantine));
+  }
+  std::ofstream(out / "results.csv") << resultsCsv(grid, results);
+  fs::create_directories(out / "plots");
+  std::vector<std::string> names;
+  for (const auto& [name, svg] : resultPlots(grid, results)) {
+    std::ofstream(out / "plots" / name) << svg;
+    names.push_back(name);
+  }
+  std::ofstream(out / "results.md") << resultsMarkdown(grid, results, names);
+  fmt::print("results: {}\n         {}\n", (out / "results.csv").string(), (out / "results.md").string());
+  const bool all_ran = std::none_of(results.begin(), results.end(), [](const auto& r) { return r.status == "error"; });
+  return all_ran ? kExitOk : kExitFailure;
+}
+
+}  // namespace
+
+Command addExperimentCommand(CLI::App& root) {
+  auto o = std::make_shared<ExperimentOptions>();
+  CLI::App* app = root.add_subcommand(
+      "experiment",
+      "Run every cell of a grid (attacks x rules x seeds x any config field x f) with `phalanx "
+      "launch`, and write DIR/results.csv, DIR/results.md and DIR/plots. A failed cell is "
+      "recorded and the grid goes on; --resume skips cells already done. Exit 0 when every cell ran.");
+  app->add_option("--grid", o->grid, "grid file (YAML; see configs/experiments/)")->required()->check(CLI::ExistingFile);
+  app->add_option("--out", o->out, "results folder")->required();
+  app->add_option("--filter", o->filters, "keep cells whose axis takes one of these values: field=v1,v2")
+      ->allow_extra_args(false);
+  app->add_option("--jobs", o->jobs, "cells at a time (default 1)")->check(CLI::Range(1, 16));
+  app->add_flag("--resume", o->resume, "skip the cells already done in --out");
+  app->add_option("--base-port", o->base_port, "first port (each job slot uses 500 from here; default 20000)");
+  return {app, [o] { return runExperiment(*o); }};
+}
+
+}  // namespace phalanx::tools
