@@ -56,6 +56,13 @@ HttpEndpoint::HttpEndpoint(const std::string& host, std::uint16_t port, ModelSou
     const std::vector<char> npy = encodeNpy(shape, *values);
     res.set_content(npy.data(), npy.size(), "application/octet-stream");
   });
+  // SO_REUSEADDR, not httplib's default SO_REUSEPORT: with SO_REUSEPORT a second node could
+  // bind the same metrics port without an error, and the TIME_WAIT connections this server
+  // leaves would block later SO_REUSEADDR binds of that port (a transport port in the next run).
+  server_->set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   if (port == 0) {
     const int bound = server_->bind_to_any_port(host);
     if (bound <= 0) throw std::runtime_error(fmt::format("metrics endpoint: cannot bind {}", host));

@@ -376,6 +376,11 @@ std::span<const float> PeerNode::rowOf(std::uint32_t peer) const {
 }
 
 void PeerNode::publish(std::uint64_t t, std::span<const float> y) {
+  if (!kernels::allFinite(y)) {  // the rule let something through (mean under attack, say)
+    ++metrics_.mix_errors_total;
+    log_->error("round {}: this node's vector is not finite; sending nothing", t);
+    return;
+  }
   net::Transport::Payload delta, keyframe;
   if (!codec_) {
     public_replica_.reset(y);  // uncompressed: ŷ_i = y exactly, every message a keyframe
@@ -522,8 +527,16 @@ void PeerNode::sendAttack(std::uint64_t t, const std::vector<std::uint32_t>& hea
   };
   if (!attack_->perTarget()) {
     if (auto ok = attack_->craft({.honest = honest}, out); !ok) {
-      log_->warn("round {}: attack {}: {}", t, attack_name_, ok.error());
-      return;
+      // Too little to attack from (ALIE's spread needs two vectors; an attacker on a sparse
+      // graph may hear one): send the mean it heard rather than nothing, which would only cost
+      // every honest neighbour a deadline per round.
+      if (!attack_fallback_logged_) {
+        log_->warn("round {}: attack {}: {}; sending the mean of the honest vectors heard instead (logged once)",
+                   t, attack_name_, ok.error());
+        attack_fallback_logged_ = true;
+      }
+      std::fill(out.begin(), out.end(), 0.0f);
+      for (const auto& h : honest) kernels::axpy(1.0f / float(honest.size()), h, out);
     }
     for (const std::uint32_t j : neighbours_) send(j);
     return;

@@ -209,6 +209,7 @@ class PeerNode {
   double drop_ = 0, corrupt_ = 0;
   std::mt19937_64 fault_rng_{0x5eed};
   net::Transport::Payload replayed_;  // replay: the first keyframe this node sent
+  bool attack_fallback_logged_ = false;
   asio::steady_timer slow_timer_;
 };
 

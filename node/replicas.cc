@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
+
 #include "compress/decode.h"
 
 namespace phalanx::node {
@@ -28,8 +30,15 @@ std::vector<std::uint8_t> encodeDense(std::span<const float> values) {
   none.codec = "none";
   auto codec = compress::makeCompressor(none);
   compress::Encoded out;
-  // "none" cannot fail on a finite or non-finite vector of any length.
-  (void)(*codec)->encode(values, out);
+  // The codec refuses non-finite values; an attacker's NaN or Inf must still reach the wire
+  // (the receivers' decoders are what refuse it), so encode zeros and lay the values over
+  // them: the layout is the header, then the fp32 values.
+  const std::vector<float> zeros(values.size(), 0.0f);
+  (void)(*codec)->encode(zeros, out);
+  if (!values.empty()) {
+    std::memcpy(out.bytes.data() + out.bytes.size() - values.size() * sizeof(float), values.data(),
+                values.size() * sizeof(float));
+  }
   return std::move(out.bytes);
 }
 

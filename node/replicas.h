@@ -17,7 +17,8 @@ namespace phalanx::node {
 
 using PeerId = std::uint32_t;
 
-// `values` as an uncompressed (fp32, codec none) message: keyframes, and what an attacker sends.
+// `values` as an uncompressed (fp32, codec none) message: keyframes, and what an attacker sends
+// (non-finite values included: receivers refuse them when they decode).
 std::vector<std::uint8_t> encodeDense(std::span<const float> values);
 
 class PublicReplica {

@@ -24,7 +24,13 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 const std::vector<std::string> kPalette{"#08519c", "#a63603", "#006d2c", "#54278f", "#b30000", "#636363",
                                         "#e6550d", "#3182bd", "#31a354", "#756bb1", "#de2d26", "#969696"};
 
-std::string scalarText(const YAML::Node& n) { return n.as<std::string>(); }
+// A scalar as written; a mapping as "k=v;k2=v2" (a bundle of fields set together).
+std::string scalarText(const YAML::Node& n) {
+  if (!n.IsMap()) return n.as<std::string>();
+  std::string out;
+  for (const auto& kv : n) out += (out.empty() ? "" : ";") + kv.first.as<std::string>() + "=" + kv.second.as<std::string>();
+  return out;
+}
 
 // "nnm,clip:2+cwtm:0.5" -> pre [nnm, clip:2], rule cwtm, tau 0.5
 std::vector<std::string> ruleSets(const std::string& spec) {
@@ -110,10 +116,12 @@ Grid loadGrid(const std::filesystem::path& file) {
   }
   if (!root.IsMap()) throw fail("(top)", "expected a mapping");
   const auto base = file.parent_path();
-  static const std::set<std::string> known{"config", "topology", "byzantine", "f", "rounds", "set", "grid"};
+  static const std::set<std::string> known{"config", "topology", "byzantine", "f", "honest", "collude",
+                                           "rounds", "set", "grid"};
   for (const auto& kv : root) {
     if (!known.contains(kv.first.as<std::string>())) {
-      throw fail(kv.first.as<std::string>(), "unknown field (allowed: config, topology, byzantine, f, rounds, set, grid)");
+      throw fail(kv.first.as<std::string>(),
+                 "unknown field (allowed: config, topology, byzantine, f, honest, collude, rounds, set, grid)");
     }
   }
   try {
@@ -128,15 +136,20 @@ Grid loadGrid(const std::filesystem::path& file) {
         const std::string key = kv.first.as<std::string>();
         if (key == "kind") g.topology.kind = kv.second.as<std::string>();
         else if (key == "n") g.topology.n = kv.second.as<std::size_t>();
+        else if (key == "byzantine_budget" && kv.second.as<std::string>() == "f") g.topology.budget_is_f = true;
         else if (key == "byzantine_budget") g.topology.byzantine_budget = kv.second.as<std::size_t>();
         else g.topology.params[key] = scalarText(kv.second);
       }
-      if (g.topology.kind.empty() || g.topology.n == 0) throw fail("topology", "a file, or {kind, n, byzantine_budget}");
+      if (root["honest"]) g.honest = root["honest"].as<std::size_t>();
+      if (g.topology.kind.empty() || (g.topology.n == 0 && g.honest == 0)) {
+        throw fail("topology", "a file, or {kind, n, byzantine_budget} (n may come from honest + f)");
+      }
     } else {
       throw fail("topology", "a file, or {kind, n, byzantine_budget}");
     }
     if (root["byzantine"]) g.byzantine = root["byzantine"].as<std::vector<std::uint32_t>>();
     if (root["f"]) g.f = root["f"].as<std::size_t>();
+    if (root["collude"]) g.collude = root["collude"].as<bool>();
     if (root["rounds"]) g.rounds = root["rounds"].as<std::uint64_t>();
     if (root["set"]) g.sets = root["set"].as<std::vector<std::string>>();
     if (!root["grid"] || !root["grid"].IsMap()) throw fail("grid", "required: a mapping of axis: [values]");
@@ -205,17 +218,23 @@ CellPlan planCell(const Grid& grid, const Cell& cell, std::uint16_t base_port) {
       else if (key == "seed") p.seed = std::stoull(value);
       else throw GridError(fmt::format("{}: topology.{}: not a generator parameter", grid.file.string(), key));
     }
-    auto made = topologies::generateEdges(s.kind, s.n, p);
+    // `honest: H` makes the graph H + f peers (a breakdown adds attackers to a fixed honest set).
+    const std::string f_axis = cell.value("f");
+    const std::size_t f = f_axis.empty() ? grid.f : std::stoul(f_axis);
+    const std::size_t n = grid.honest > 0 ? grid.honest + f : s.n;
+    auto made = topologies::generateEdges(s.kind, n, p);
     if (!made) throw GridError(fmt::format("{}: topology: {}", grid.file.string(), made.error()));
     edges = std::move(*made);
-    for (std::uint32_t i = 0; i < s.n; ++i) nodes.push_back({.id = i});
-    budget = s.byzantine_budget;
+    for (std::uint32_t i = 0; i < n; ++i) nodes.push_back({.id = i});
+    budget = s.budget_is_f ? f : s.byzantine_budget;
   }
   const std::size_t n = nodes.size();
+  if (n > 250) throw GridError(fmt::format("{}: {} peers; a cell holds at most 250", grid.file.string(), n));
   for (std::size_t i = 0; i < n; ++i) {
     nodes[i].host = "127.0.0.1";
     nodes[i].port = std::uint16_t(base_port + i);
-    nodes[i].metrics_port = std::uint16_t(base_port + n + i);
+    // Metrics ports in their own range: a port is a transport port in every cell or in none.
+    nodes[i].metrics_port = std::uint16_t(base_port + 250 + i);
   }
   CellPlan plan{.topology = topologies::Topology(nodes, edges, budget)};
   // Byzantine peers: explicit ids, or the last f (an f axis overrides both).
@@ -227,12 +246,33 @@ CellPlan planCell(const Grid& grid, const Cell& cell, std::uint16_t base_port) {
   } else {
     plan.byzantine = grid.byzantine;
   }
-  plan.attack = cell.value("attack", "none");
+  // attack: name[:key=value,...] — the parameters go to every Byzantine peer's config entry.
+  const std::string attack = cell.value("attack", "none");
+  const auto colon = attack.find(':');
+  plan.attack = attack.substr(0, colon);
   plan.sets = grid.sets;
+  for (const std::uint32_t id : plan.byzantine) {
+    if (grid.collude) plan.sets.push_back(fmt::format("byzantine.{}.collude=true", id));
+    if (colon == std::string::npos) continue;
+    std::size_t at = colon + 1;
+    while (at <= attack.size()) {
+      const std::size_t comma = std::min(attack.find(',', at), attack.size());
+      plan.sets.push_back(fmt::format("byzantine.{}.{}", id, attack.substr(at, comma - at)));
+      at = comma + 1;
+    }
+  }
   for (const auto& [axis, value] : cell.values) {
     if (axis == "attack" || axis == "f") continue;
     if (axis == "rule") {
       for (auto& s : ruleSets(value)) plan.sets.push_back(std::move(s));
+    } else if (value.find('=') != std::string::npos) {
+      // A bundle: fields set together, under the axis's section ("settings": top level).
+      std::size_t at = 0;
+      while (at <= value.size()) {
+        const std::size_t semi = std::min(value.find(';', at), value.size());
+        plan.sets.push_back((axis == "settings" ? "" : axis + ".") + value.substr(at, semi - at));
+        at = semi + 1;
+      }
     } else {
       plan.sets.push_back(axis + "=" + value);
     }

@@ -7,13 +7,18 @@
 //   config: ../monna-fmnist.yaml
 //   topology: {kind: complete, n: 26, byzantine_budget: 5}   # or a topology file
 //   byzantine: [21, 22, 23, 24, 25]    # or f: 5 (the last f ids); the f axis overrides
+//   honest: 16                         # optional: generated graphs get honest + f peers, and
+//                                      #   topology.byzantine_budget may be the word f
+//   collude: true                      # optional: the Byzantine peers collude
 //   rounds: 600                        # optional
 //   set: ["byzantine_field=value"]     # optional, every cell
 //   grid:                              # the cells are the product of these lists
-//     attack: [none, opt_alie, signflip]
+//     attack: [none, opt_alie, "alie:tau=10"]           # name[:key=value,...] per attacker
 //     rule: [nna, "nnm+cwtm", "clipped_gossip:0.1"]   # pre+...+rule[:tau]
 //     seed: [1, 2]
 //     compression.density: [0.01, 0.001]
+//     compression: [{codec: topk, density: 0.01, gamma: 0.05}]   # a bundle set together
+//     settings: [{exchange: gradient, compression.feedback: dgc}] # a bundle of top-level paths
 #pragma once
 
 #include <cstdint>
@@ -43,6 +48,7 @@ struct TopologySpec {
   std::string kind;            // or a generator
   std::size_t n = 0;
   std::size_t byzantine_budget = 0;
+  bool budget_is_f = false;                   // byzantine_budget: f (the cell's f)
   std::map<std::string, std::string> params;  // generator parameters (p, degree, rows, ...)
 };
 
@@ -52,6 +58,8 @@ struct Grid {
   TopologySpec topology;
   std::vector<std::uint32_t> byzantine;  // explicit ids; empty: the last f
   std::size_t f = 0;
+  std::size_t honest = 0;  // > 0: generated graphs have honest + f peers
+  bool collude = false;    // every Byzantine peer's collude: true
   std::uint64_t rounds = 0;
   std::vector<std::string> sets;
   std::vector<Axis> axes;  // in file order
@@ -75,7 +83,7 @@ std::vector<Cell> expand(const Grid& grid, const std::vector<std::string>& filte
 
 // What launch needs for a cell.
 struct CellPlan {
-  topologies::Topology topology;  // ports from base_port (nodes) and base_port + n (metrics)
+  topologies::Topology topology;  // ports from base_port (nodes) and base_port + 250 (metrics)
   std::vector<std::uint32_t> byzantine;
   std::string attack;             // "none": named Byzantine, behaving honestly
   std::vector<std::string> sets;  // grid sets + rule + config-field axes

@@ -33,6 +33,7 @@ struct ExperimentOptions {
   std::size_t jobs = 1;
   bool resume = false;
   std::uint16_t base_port = 20000;
+  std::uint64_t rounds = 0;
 };
 
 struct Running {
@@ -65,6 +66,7 @@ int runExperiment(const ExperimentOptions& o) {
   std::vector<Cell> cells;
   try {
     grid = loadGrid(o.grid);
+    if (o.rounds > 0) grid.rounds = o.rounds;
     cells = expand(grid, o.filters);
   } catch (const GridError& e) {
     spdlog::error("{}", e.what());
@@ -190,6 +192,8 @@ Command addExperimentCommand(CLI::App& root) {
       ->allow_extra_args(false);
   app->add_option("--jobs", o->jobs, "cells at a time (default 1)")->check(CLI::Range(1, 16));
   app->add_flag("--resume", o->resume, "skip the cells already done in --out");
+  app->add_option("--rounds", o->rounds, "rounds per cell, overriding the grid (a quick pass)")
+      ->check(CLI::PositiveNumber);
   app->add_option("--base-port", o->base_port, "first port (each job slot uses 500 from here; default 20000)");
   return {app, [o] { return runExperiment(*o); }};
 }

@@ -45,8 +45,25 @@ TEST(Experiment, CellPlansCarryRulesFieldsAndByzantinePeers) {
   EXPECT_THAT(two.sets, ElementsAre("rounds.eval_every=5", "mixing.pre=[\"nnm\", \"clip:2.0\"]", "mixing.tau=0.5",
                                     "mixing.rule=cwtm", "optimizer.lr=0.3"));
   EXPECT_EQ(two.topology.node(5).port, 30005);
-  EXPECT_EQ(two.topology.node(0).metrics_port, 30006);
+  EXPECT_EQ(two.topology.node(0).metrics_port, 30250);
   EXPECT_EQ(two.topology.degree(0), 2u);
+}
+
+TEST(Experiment, AttackParametersBundlesAndBreakdownSizes) {
+  testing::TempDir dir;
+  const Grid g = gridFrom(dir, "config: c.yaml\ntopology: {kind: complete, byzantine_budget: f}\nhonest: 4\ncollude: true\n"
+                               "grid:\n  f: [1]\n  attack: [\"alie:tau=10,sigma=2\"]\n"
+                               "  settings: [{exchange: gradient, compression.feedback: dgc}]\n");
+  const auto cells = expand(g, {});
+  ASSERT_EQ(cells.size(), 1u);
+  EXPECT_EQ(cells[0].value("settings"), "exchange=gradient;compression.feedback=dgc");
+  const CellPlan p = planCell(g, cells[0], 30000);
+  EXPECT_EQ(p.topology.size(), 5u);  // 4 honest + f
+  EXPECT_EQ(p.topology.defaultBudget(), 1u);
+  EXPECT_THAT(p.byzantine, ElementsAre(4));
+  EXPECT_EQ(p.attack, "alie");
+  EXPECT_THAT(p.sets, ElementsAre("byzantine.4.collude=true", "byzantine.4.tau=10", "byzantine.4.sigma=2",
+                                  "exchange=gradient", "compression.feedback=dgc"));
 }
 
 TEST(Experiment, BadGridsNameTheField) {
