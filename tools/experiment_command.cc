@@ -78,6 +78,14 @@ int runExperiment(const ExperimentOptions& o) {
   }
   const fs::path out = fs::absolute(o.out);
   fs::create_directories(out / "cells");
+  {
+    // How the results were made, for docs/RESULTS.md (tools/results).
+    std::string command = "phalanx experiment --grid " + o.grid + " --out " + o.out;
+    for (const auto& f : o.filters) command += " --filter " + shellQuote(f);
+    if (o.jobs > 1) command += fmt::format(" --jobs {}", o.jobs);
+    if (o.rounds > 0) command += fmt::format(" --rounds {}", o.rounds);
+    std::ofstream(out / "command.txt") << command << '\n';
+  }
   std::vector<CellPlan> plans;
   std::vector<std::size_t> todo;
   std::map<std::size_t, std::pair<std::string, double>> status;
