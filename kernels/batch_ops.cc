@@ -5,6 +5,7 @@
 #include <cmath>
 #include <vector>
 
+#include "kernels/backend.h"
 #include "kernels/check.h"
 
 namespace phalanx::kernels {
@@ -207,6 +208,7 @@ void squaredDistancesTo(std::span<const float> center, Rows rows, std::span<doub
   const std::size_t d = commonLength(rows);
   PHALANX_CHECK(out.size() == rows.size(), "squaredDistancesTo: output size");
   PHALANX_CHECK(rows.empty() || center.size() == d, "squaredDistancesTo: center length");
+  PHALANX_OFFLOAD(rows.size() * d, offload::squaredDistancesTo(center, rows, out));
   reduceOverBlocks(
       d, out,
       [&](std::size_t start, std::size_t len, std::vector<double>& acc) {
@@ -222,6 +224,7 @@ double squaredDistancesAndSum(std::span<const float> center, Rows rows, std::spa
   PHALANX_CHECK(out.size() == n, "squaredDistancesAndSum: output size");
   PHALANX_CHECK(sum.size() == d && (rows.empty() || center.size() == d),
                 "squaredDistancesAndSum: lengths");
+  PHALANX_OFFLOAD(n * d, offload::squaredDistancesAndSum(center, rows, out, sum));
   std::vector<double> sums(n + 1);  // the distances, then ‖center‖²
   reduceOverBlocks(
       d, sums,
@@ -242,6 +245,7 @@ void pairwiseSquaredDistances(Rows rows, std::span<double> out) {
   const std::size_t n = rows.size();
   const std::size_t d = commonLength(rows);
   PHALANX_CHECK(out.size() == n * n, "pairwiseSquaredDistances: output size");
+  PHALANX_OFFLOAD(offload::fitsRowKernels(n) ? n * d : 0, offload::pairwiseSquaredDistances(rows, out));
   reduceOverBlocks(d, out, [&](std::size_t start, std::size_t len, std::vector<double>& acc) {
     for (std::size_t i = 0; i < n; ++i) {
       for (std::size_t j = i + 1; j < n; ++j) {
@@ -268,6 +272,7 @@ void squaredNorms(Rows rows, std::span<double> out) {
 void weightedSum(Rows rows, std::span<const double> weights, std::span<float> out) {
   PHALANX_CHECK(weights.size() == rows.size(), "weightedSum: one weight per row");
   PHALANX_CHECK(rows.empty() || commonLength(rows) == out.size(), "weightedSum: output length");
+  PHALANX_OFFLOAD(rows.size() * out.size(), offload::weightedSum(rows, weights, out));
   overOutputBlocks(out, [&](float* z, std::size_t start, std::size_t len) {
     std::fill(z, z + len, 0.0f);
     blockWeightedAdd(rows, weights, z, start, len);
@@ -280,6 +285,7 @@ bool accumulateThenScale(Rows rows, std::span<const double> weights, double scal
   PHALANX_CHECK(weights.size() == rows.size(), "accumulateThenScale: one weight per row");
   PHALANX_CHECK(rows.empty() || commonLength(rows) == z.size(),
                 "accumulateThenScale: output length");
+  PHALANX_OFFLOAD(rows.size() * z.size(), offload::accumulateThenScale(rows, weights, scale, z));
   return overOutputBlocks(z, [&](float* out, std::size_t start, std::size_t len) {
     blockWeightedAdd(rows, weights, out, start, len);
     Eigen::Map<Eigen::ArrayXf> block_out(out, Eigen::Index(len));
@@ -322,6 +328,9 @@ void perCoordinate(Rows rows, std::span<float> out, Stat stat) {
 void coordinateTrimmedMean(Rows rows, std::size_t trim, std::span<float> out) {
   PHALANX_CHECK(2 * trim < rows.size(), "coordinateTrimmedMean: 2 * trim >= rows");
   const std::size_t keep = rows.size() - 2 * trim;
+  PHALANX_OFFLOAD(offload::fitsRowKernels(rows.size()) && commonLength(rows) == out.size()
+                      ? rows.size() * out.size() : 0,
+                  offload::coordinateTrimmedMean(rows, trim, out));
   perCoordinate(rows, out, [&](std::span<float> v) {
     std::sort(v.begin(), v.end());
     double sum = 0;
@@ -331,6 +340,9 @@ void coordinateTrimmedMean(Rows rows, std::size_t trim, std::span<float> out) {
 }
 
 void coordinateMedian(Rows rows, std::span<float> out) {
+  PHALANX_OFFLOAD(offload::fitsRowKernels(rows.size()) && commonLength(rows) == out.size()
+                      ? rows.size() * out.size() : 0,
+                  offload::coordinateMedian(rows, out));
   perCoordinate(rows, out, [](std::span<float> v) {
     const std::size_t n = v.size(), mid = n / 2;
     std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(mid), v.end());

@@ -5,6 +5,7 @@
 #include <bit>
 #include <cmath>
 
+#include "kernels/backend.h"
 #include "kernels/check.h"
 
 namespace phalanx::kernels {
@@ -19,6 +20,7 @@ bool finite(float v) { return (std::bit_cast<std::uint32_t>(v) & 0x7f800000u) !=
 
 bool toHalf(std::span<const float> in, std::span<std::uint16_t> out) {
   PHALANX_CHECK(in.size() == out.size(), "toHalf: size mismatch");
+  PHALANX_OFFLOAD(in.size(), offload::toHalf(in, out));
   bool ok = true;
   for (std::size_t j = 0; j < in.size(); ++j) {
     ok &= finite(in[j]);
@@ -37,6 +39,7 @@ void fromHalf(std::span<const std::uint16_t> in, std::span<float> out) {
 
 bool toBfloat16(std::span<const float> in, std::span<std::uint16_t> out) {
   PHALANX_CHECK(in.size() == out.size(), "toBfloat16: size mismatch");
+  PHALANX_OFFLOAD(in.size(), offload::toBfloat16(in, out));
   bool ok = true;
   for (std::size_t j = 0; j < in.size(); ++j) {
     ok &= finite(in[j]);
@@ -55,6 +58,7 @@ void fromBfloat16(std::span<const std::uint16_t> in, std::span<float> out) {
 
 void packSigns(std::span<const float> x, std::span<std::uint8_t> out) {
   PHALANX_CHECK(out.size() == packedBytes(x.size(), 1), "packSigns: wrong output size");
+  PHALANX_OFFLOAD(x.size(), offload::packSigns(x, out));
   const std::size_t full = x.size() / 8;
   for (std::size_t b = 0; b < full; ++b) {
     std::uint8_t byte = 0;

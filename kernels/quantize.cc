@@ -4,6 +4,7 @@
 #include <bit>
 #include <cmath>
 
+#include "kernels/backend.h"
 #include "kernels/check.h"
 
 namespace phalanx::kernels {
@@ -21,6 +22,7 @@ bool qsgdQuantize(std::span<const float> x, std::size_t bucket, unsigned levels,
   PHALANX_CHECK(levels < (1u << (width - 1)), "qsgdQuantize: levels do not fit the width");
   PHALANX_CHECK(norms.size() == bucketCount(x.size(), bucket) && codes.size() == x.size(),
                 "qsgdQuantize: wrong output sizes");
+  PHALANX_OFFLOAD(x.size(), offload::qsgdQuantize(x, bucket, levels, width, rng, norms, codes));
   const long buckets = long(norms.size());
   const std::uint32_t negative = 1u << (width - 1);
   bool ok = true;

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <bit>
 
+#include "kernels/backend.h"
 #include "kernels/check.h"
 
 namespace phalanx::kernels {
@@ -186,6 +187,7 @@ std::uint32_t sampledKthLargestKey(std::span<const float> x, std::size_t start, 
 void topkIndices(std::span<const float> x, std::size_t k, std::vector<std::uint32_t>& out) {
   const std::size_t d = x.size();
   PHALANX_CHECK(k <= d, "topkIndices: k exceeds the length");
+  PHALANX_OFFLOAD(d, offload::topkIndices(x, k, out));
   out.clear();
   if (k == 0) return;
   constexpr std::size_t kStride = 61, kStart = kStride / 2;  // odd, coprime to common widths

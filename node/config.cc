@@ -25,6 +25,7 @@ using topologies::YamlFields;
 
 // Names exactly as ALGORITHMS.md spells them.
 const std::vector<std::string> kDatasets{"fashion_mnist", "synthetic"};
+const std::vector<std::string> kDevices{"auto", "cpu", "cuda"};
 const std::vector<std::string> kPartitions{"iid", "dirichlet"};
 const std::vector<std::string> kModels{"mlp", "softmax"};
 const std::vector<std::string> kMomentumKinds{"ema", "heavy_ball"};
@@ -176,6 +177,7 @@ Config parse(const YAML::Node& root, const Source& source) {
   YamlFields top(root, "", fail);
   top.integer("seed", c.seed, 0, kU64Max);
   top.integer("threads", c.threads, 0, 1024);
+  top.choice("device", c.device, kDevices);
 
   YamlFields data = top.section("data");
   data.choice("dataset", c.data.dataset, kDatasets);

@@ -127,6 +127,7 @@ struct ByzantineConfig {
 struct Config {
   std::uint64_t seed = 1;
   int threads = 0;  // 0: every core
+  std::string device = "auto";  // auto | cpu | cuda: where kernels/ runs (kernels/backend.h)
   DataConfig data;
   ModelConfig model;
   OptimizerConfig optimizer;

@@ -15,6 +15,7 @@
 #include "compress/compressor.h"
 #include "compress/decode.h"
 #include "robust/aggregator.h"
+#include "tools/bench_gpu.h"
 #include "tools/bench_net.h"
 #include "tools/command.h"
 
@@ -205,6 +206,11 @@ int runBench(const BenchOptions& o, CLI::App* app) {
     registerAggregate(o.quick);
   } else if (o.suite == "compress") {
     registerCompress(o.quick);
+  } else if (o.suite == "gpu") {
+    if (const std::string why = registerGpuBenchmarks(o.quick); !why.empty()) {
+      fmt::print(stderr, "{}\n", why);
+      return kExitBadInput;
+    }
   } else {
     return kExitBadInput;
   }
@@ -234,11 +240,11 @@ Command addBenchCommand(CLI::App& root) {
       "Benchmarks printing Google Benchmark JSON. Suites: aggregate (every rule, n in {8, 32}, "
       "d in {1M, 25.6M}, with its ratio to a memory-read floor timed in the same run); compress "
       "(every codec's encode and decode at d in {1M, 25.6M}, sparse ones at density 1% and 0.1%, "
-      "with the same floor); net (the transport's loopback throughput against raw sockets in the "
+      "with the same floor); gpu (the CUDA kernels on device buffers: top-k, distances, weighted sums, trimmed mean, median, packing, each with its ratio to a device-memory read floor timed in the same run); net (the transport's loopback throughput against raw sockets in the "
       "same run, and round-trip latency; --bytes, --json). --benchmark_filter=REGEX and other --benchmark_* flags pass through.");
-  app->add_option("suite", opts->suite, "aggregate | compress | net")
+  app->add_option("suite", opts->suite, "aggregate | compress | gpu | net")
       ->required()
-      ->check(CLI::IsMember({"aggregate", "compress", "net"}));
+      ->check(CLI::IsMember({"aggregate", "compress", "gpu", "net"}));
   app->add_option("--bytes", opts->net.bytes, "net: message size in bytes (default 100 MB)");
   app->add_flag("--json", opts->net.json, "net: one JSON line");
   app->add_flag("--quick", opts->quick, "tiny sizes, for smoke tests");

@@ -98,7 +98,9 @@ int runExperiment(const ExperimentOptions& o) {
     }
     const fs::path dir = out / "cells" / cells[i].name();
     if (o.resume) {
-      if (auto r = recorded(dir)) {
+      // A cell that ran (ok, or failed: some honest peer did not finish) is a result; one
+      // that could not run (error: bad config, ports, a binary swapped underneath) runs again.
+      if (auto r = recorded(dir); r && r->first != "error") {
         status[i] = *r;
         continue;
       }
@@ -193,13 +195,13 @@ Command addExperimentCommand(CLI::App& root) {
       "experiment",
       "Run every cell of a grid (attacks x rules x seeds x any config field x f) with `phalanx "
       "launch`, and write DIR/results.csv, DIR/results.md and DIR/plots. A failed cell is "
-      "recorded and the grid goes on; --resume skips cells already done. Exit 0 when every cell ran.");
+      "recorded and the grid goes on; --resume skips cells already done and retries those that could not run. Exit 0 when every cell ran.");
   app->add_option("--grid", o->grid, "grid file (YAML; see configs/experiments/)")->required()->check(CLI::ExistingFile);
   app->add_option("--out", o->out, "results folder")->required();
   app->add_option("--filter", o->filters, "keep cells whose axis takes one of these values: field=v1,v2")
       ->allow_extra_args(false);
   app->add_option("--jobs", o->jobs, "cells at a time (default 1)")->check(CLI::Range(1, 16));
-  app->add_flag("--resume", o->resume, "skip the cells already done in --out");
+  app->add_flag("--resume", o->resume, "skip the cells already done in --out (cells that could not run are retried)");
   app->add_option("--rounds", o->rounds, "rounds per cell, overriding the grid (a quick pass)")
       ->check(CLI::PositiveNumber);
   app->add_option("--base-port", o->base_port, "first port (each job slot uses 500 from here; default 20000)");

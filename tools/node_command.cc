@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "kernels/backend.h"
+#include "kernels/device.h"
 #include "node/data_source.h"
 #include "node/http_endpoint.h"
 #include "node/local_trainer.h"
@@ -111,6 +113,14 @@ int runNode(const NodeOptions& o) {
   auto log = makeLogger(id, o.out);
   const node::Config config = setup.config;  // a copy: setup moves into the PeerNode below
   node::useThreads(config.threads);
+  try {
+    const kernels::Backend backend = kernels::useBackend(config.device);
+    log->info("compute backend: {} (device: {}; this build: {})", kernels::backendName(backend),
+              config.device, kernels::backendSummary());
+  } catch (const std::exception& e) {
+    log->error("{}: {}", o.config, e.what());
+    return kExitBadInput;
+  }
   setup.id = id;
   setup.attack = o.attack;
   setup.rounds = o.rounds;

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/device.h"
 #include "node/npy.h"
 #include "tests/support/process.h"
 #include "tests/support/temp_dir.h"
@@ -142,6 +143,23 @@ TEST(BenchCli, QuickCompressRunPrintsJsonWithFloorRatios) {
   EXPECT_THAT(r.output, HasSubstr("\"name\": \"compress/topk_sampled:0.001/encode/d:15625/manual_time\""));
   EXPECT_THAT(r.output, HasSubstr("\"compression_ratio\""));
   EXPECT_THAT(r.output, HasSubstr("\"ratio_to_floor\""));
+}
+
+TEST(BenchCli, GpuSuiteRunsOnADeviceOrSaysWhyNot) {
+  const auto r = runProcess(phalanxBinary() + " bench gpu --quick --benchmark_min_time=0.01");
+  if (!kernels::builtWithCuda()) {
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_THAT(r.output, HasSubstr("built without CUDA"));
+    return;
+  }
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("\"name\": \"gpu/topk/d:65536/density:0.001/manual_time\""));
+  EXPECT_THAT(r.output, HasSubstr("\"name\": \"gpu/pairwise/n:8/d:65536/manual_time\""));
+  if (kernels::cudaDeviceCount() == 0) {
+    EXPECT_THAT(r.output, HasSubstr("no CUDA device answers"));
+  } else {
+    EXPECT_THAT(r.output, HasSubstr("\"ratio_to_floor\""));
+  }
 }
 
 TEST(BenchCli, NetPrintsThroughputAgainstRawSocketsAndTls) {

@@ -30,6 +30,16 @@ TEST(Config, DefaultsWhenEmpty) {
   EXPECT_EQ(c.mixing.rule, "nna");
   EXPECT_EQ(c.optimizer.momentum_kind, "ema");
   EXPECT_EQ(c.model.hidden, (std::vector<std::size_t>{100}));
+  EXPECT_EQ(c.device, "auto");
+}
+
+TEST(Config, DeviceIsAutoCpuOrCuda) {
+  EXPECT_EQ(parseConfig("device: cpu", "c.yaml").device, "cpu");
+  EXPECT_EQ(parseConfig("device: cuda", "c.yaml").device, "cuda");
+  const std::string bad = errorOf("device: gpu");
+  EXPECT_THAT(bad, HasSubstr("c.yaml"));
+  EXPECT_THAT(bad, HasSubstr("device"));
+  EXPECT_THAT(bad, HasSubstr("cuda"));
 }
 
 TEST(Config, ReadsEverySection) {
