@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 #include <sys/wait.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -23,6 +24,11 @@
 
 namespace phalanx::tools {
 namespace {
+
+// Ctrl-C or SIGTERM: running cells are interrupted (their launches tear down their peers),
+// no new ones start, and the results so far are written.
+volatile std::sig_atomic_t g_stop = 0;
+void onStop(int) { g_stop = 1; }
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
@@ -117,8 +123,14 @@ int runExperiment(const ExperimentOptions& o) {
   double spent = 0;
   std::size_t timed = 0;
   progress(finished, cells.size(), 0, o.jobs);
+  struct sigaction sa {};
+  sa.sa_handler = onStop;  // no SA_RESTART: waitpid returns on the signal
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  bool forwarded = false;
   while (next < todo.size() || !running.empty()) {
-    while (next < todo.size() && running.size() < o.jobs) {
+    while (!g_stop && next < todo.size() && running.size() < o.jobs) {
       const std::size_t i = todo[next++];
       const std::size_t slot = std::size_t(std::find(slot_busy.begin(), slot_busy.end(), false) - slot_busy.begin());
       // Each slot has its own port range: cells running side by side never collide.
@@ -144,8 +156,16 @@ int runExperiment(const ExperimentOptions& o) {
       slot_busy[slot] = true;
       running[pid] = {i, slot, Clock::now()};
     }
+    if (g_stop && !forwarded) {
+      std::fprintf(stderr, "\n");
+      spdlog::warn("experiment: interrupted: stopping {} running cell(s); --resume runs the rest", running.size());
+      for (const auto& [child, cell] : running) kill(child, SIGINT);
+      forwarded = true;
+    }
+    if (running.empty()) break;
     int wstatus = 0;
     const pid_t pid = waitpid(-1, &wstatus, 0);
+    if (pid < 0 && errno == EINTR) continue;
     if (pid < 0) break;
     const auto it = running.find(pid);
     if (it == running.end()) continue;
@@ -154,7 +174,8 @@ int runExperiment(const ExperimentOptions& o) {
     slot_busy[r.slot] = false;
     const double wall = std::chrono::duration<double>(Clock::now() - r.started).count();
     const int code = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1;
-    const std::string state = code == 0 ? "ok" : code == 1 ? "failed" : "error";
+    // An interrupted cell did not finish: "error", so --resume runs it again.
+    const std::string state = g_stop ? "error" : code == 0 ? "ok" : code == 1 ? "failed" : "error";
     status[r.index] = {state, wall};
     std::ofstream(out / "cells" / cells[r.index].name() / "result.json")
         << nlohmann::json{{"status", state}, {"wall_seconds", wall}, {"exit_code", code}}.dump() << '\n';
@@ -184,7 +205,7 @@ int runExperiment(const ExperimentOptions& o) {
   std::ofstream(out / "results.md") << resultsMarkdown(grid, results, names);
   fmt::print("results: {}\n         {}\n", (out / "results.csv").string(), (out / "results.md").string());
   const bool all_ran = std::none_of(results.begin(), results.end(), [](const auto& r) { return r.status == "error"; });
-  return all_ran ? kExitOk : kExitFailure;
+  return all_ran && !g_stop ? kExitOk : kExitFailure;
 }
 
 }  // namespace

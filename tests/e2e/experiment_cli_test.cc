@@ -1,5 +1,5 @@
 // `phalanx experiment` on the CI-sized grid (configs/experiments/smoke.yaml): every cell runs as
-// a real launch, results.csv/results.md/plots come out, --filter narrows and --resume skips.
+// a real launch, results.csv/results.md/plots come out, --filter narrows, --resume skips, SIGTERM stops.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -73,6 +73,26 @@ TEST(ExperimentCli, SmokeGridRunsFiltersAndResumes) {
                               "/configs/experiments/smoke.yaml --filter colour=red --out " + (dir.path() / "x").string());
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_THAT(bad.output, HasSubstr("the grid has no axis 'colour'"));
+}
+
+TEST(ExperimentCli, SigtermStopsTheRunningCellsAndResumeRunsThemAgain) {
+  testing::TempDir dir;
+  const std::string out = (dir.path() / "stopped").string();
+  const std::string run = phalanxBinary() + " experiment --grid " + sourceDir() +
+                          "/configs/experiments/smoke.yaml --base-port 21400 --out " + out;
+  // Long cells (2000 rounds), interrupted two seconds in; the shell reports the exit code.
+  const auto stopped = runProcess("(" + run + " --rounds 2000 & pid=$!; sleep 2; kill -TERM $pid; wait $pid; "
+                                  "echo exit=$?) 2>&1");
+  EXPECT_THAT(stopped.output, HasSubstr("interrupted"));
+  EXPECT_THAT(stopped.output, HasSubstr("exit=1"));
+  EXPECT_TRUE(fs::exists(fs::path(out) / "results.csv"));
+  // No peer of this run outlives it.
+  const auto left = runProcess("pgrep -f '[p]halanx node.*" + out + "' | wc -l");
+  EXPECT_EQ(left.output.substr(0, 1), "0") << left.output;
+  // The interrupted cell could not finish: --resume runs it (and the rest) again.
+  const auto resumed = runProcess(run + " --rounds 30 --resume");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_THAT(resumed.output, HasSubstr("4 cells, 4 to run"));
 }
 
 }  // namespace
