@@ -368,9 +368,58 @@ std::string resultsMarkdown(const Grid& grid, const std::vector<CellResult>& res
       out += "\n";
     }
   };
-  table("Final honest accuracy, mean over honest peers", &CellResult::final_acc_mean);
-  table("Final honest accuracy, worst honest peer", &CellResult::final_acc_min);
-  table("Detection rate", &CellResult::detection_rate);
+  std::vector<std::string> others;  // axes besides attack and rule
+  for (const Axis& a : grid.axes) {
+    if (a.name != "attack" && a.name != "rule") others.push_back(a.name);
+  }
+  // The attack x rule pivots average over the other axes: useful when rules vary, misleading
+  // when only a codec or f does (then the per-cell table below says it all).
+  if (rules.size() > 1 || others.empty()) {
+    table("Final honest accuracy, mean over honest peers", &CellResult::final_acc_mean);
+    table("Final honest accuracy, worst honest peer", &CellResult::final_acc_min);
+    table("Detection rate", &CellResult::detection_rate);
+  }
+  if (std::find(others.begin(), others.end(), "f") != others.end()) {
+    std::vector<std::string> fs;
+    for (const CellResult& r : results) {
+      if (std::find(fs.begin(), fs.end(), r.cell.value("f")) == fs.end()) fs.push_back(r.cell.value("f"));
+    }
+    for (const auto& a : attacks) {
+      out += fmt::format("\n## Breakdown under {}: final honest accuracy (rows: rule, columns: Byzantine peers f)\n\n"
+                         "| rule | {} |\n|---|",
+                         a, fmt::join(fs, " | "));
+      for (std::size_t k = 0; k < fs.size(); ++k) out += "---|";
+      out += "\n";
+      for (const auto& u : rules) {
+        out += "| " + u + " |";
+        for (const auto& f : fs) {
+          std::vector<double> v;
+          for (const CellResult& r : results) {
+            if (r.cell.value("attack", "none") == a && r.cell.value("rule", "config") == u && r.cell.value("f") == f) {
+              v.push_back(r.final_acc_mean);
+            }
+          }
+          out += " " + mdNumber(mean(v)) + " |";
+        }
+        out += "\n";
+      }
+    }
+  }
+  if (!others.empty()) {
+    out += fmt::format("\n## Every cell\n\n| attack | rule | {} | status | final acc mean | final acc min | detection | "
+                       "wire MB per honest peer | compression |\n|---|---|",
+                       fmt::join(others, " | "));
+    for (std::size_t k = 0; k < others.size() + 6; ++k) out += "---|";
+    out += "\n";
+    for (const CellResult& r : results) {
+      out += fmt::format("| {} | {} |", r.cell.value("attack", "none"), r.cell.value("rule", "config"));
+      for (const auto& o : others) out += " `" + r.cell.value(o) + "` |";
+      out += fmt::format(" {} | {} | {} | {} | {} | {} |\n", r.status, mdNumber(r.final_acc_mean),
+                         mdNumber(r.final_acc_min), mdNumber(r.detection_rate),
+                         std::isfinite(r.wire_bytes) ? fmt::format("{:.1f}", r.wire_bytes / 1e6) : "—",
+                         std::isfinite(r.compression_ratio) ? fmt::format("{:.1f}x", r.compression_ratio) : "—");
+    }
+  }
   if (!plots.empty()) {
     out += "\n## Plots\n\n";
     for (const auto& p : plots) out += fmt::format("![{0}](plots/{0})\n", p);

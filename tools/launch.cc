@@ -83,8 +83,13 @@ LaunchPlan planLaunch(const LaunchRequest& r, const topologies::Topology& topolo
 
 std::string selfExecutable() {
   std::error_code ec;
-  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string("phalanx") : self.string();
+  std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  if (ec) return "phalanx";
+  // Rebuilt while running (a long experiment): the kernel marks the old file deleted; the
+  // path now holds the new build, which is what later cells should run.
+  constexpr std::string_view kDeleted = " (deleted)";
+  if (self.ends_with(kDeleted)) self.resize(self.size() - kDeleted.size());
+  return self;
 }
 
 pid_t spawnLogged(const std::vector<std::string>& argv, const std::filesystem::path& log) {

@@ -92,5 +92,39 @@ TEST(Experiment, CsvHasAttackAndRuleAlwaysAndEveryAxis) {
   EXPECT_THAT(csv, HasSubstr("none,config,1,ok,0.5,0.25,0.75,,,,1000,2,3\n"));
 }
 
+TEST(Experiment, MarkdownHasBreakdownAndPerCellTablesWhereOtherAxesVary) {
+  testing::TempDir dir;
+  const Grid g = gridFrom(dir, "config: c.yaml\ntopology: {kind: complete, byzantine_budget: f}\nhonest: 4\n"
+                               "grid: {attack: [ipm], f: [0, 2], rule: [nna, mean]}\n");
+  std::vector<CellResult> results;
+  for (const Cell& c : expand(g, {})) {
+    // Accuracy falls with f for the mean only: 0.9 - 0.3 f for mean, 0.9 for nna.
+    const double f = std::stod(c.value("f"));
+    const double acc = c.value("rule") == "mean" ? 0.9 - 0.3 * f : 0.9;
+    results.push_back({.cell = c, .status = "ok", .final_acc_mean = acc, .final_acc_min = acc, .best_acc_mean = acc,
+                       .consensus_distance = NAN, .byzantine_leakage = NAN, .detection_rate = NAN,
+                       .wire_bytes = 2e6, .compression_ratio = 1, .wall_seconds = 1});
+  }
+  const std::string md = resultsMarkdown(g, results, {});
+  EXPECT_THAT(md, HasSubstr("| attack | nna | mean |"));  // rules vary: the pivots stay
+  EXPECT_THAT(md, HasSubstr("## Breakdown under ipm: final honest accuracy (rows: rule, columns: Byzantine peers f)"));
+  EXPECT_THAT(md, HasSubstr("| rule | 0 | 2 |"));
+  EXPECT_THAT(md, HasSubstr("| mean | 0.9000 | 0.3000 |"));
+  EXPECT_THAT(md, HasSubstr("| nna | 0.9000 | 0.9000 |"));
+  EXPECT_THAT(md, HasSubstr("| ipm | mean | `2` | ok | 0.3000 | 0.3000 | — | 2.0 | 1.0x |"));
+
+  // Only a codec varies: no attack x rule average over codecs, one row per cell instead.
+  const Grid codecs = gridFrom(dir, "config: c.yaml\ntopology: t.yaml\ngrid: {compression.codec: [none, sign]}\n");
+  std::vector<CellResult> two;
+  for (const Cell& c : expand(codecs, {})) {
+    two.push_back({.cell = c, .status = "ok", .final_acc_mean = 0.8, .final_acc_min = 0.7, .best_acc_mean = 0.8,
+                   .consensus_distance = NAN, .byzantine_leakage = NAN, .detection_rate = NAN,
+                   .wire_bytes = 1e6, .compression_ratio = 32, .wall_seconds = 1});
+  }
+  const std::string md2 = resultsMarkdown(codecs, two, {});
+  EXPECT_THAT(md2, ::testing::Not(HasSubstr("rows: attack, columns: rule")));
+  EXPECT_THAT(md2, HasSubstr("| none | config | `sign` | ok | 0.8000 | 0.7000 | — | 1.0 | 32.0x |"));
+}
+
 }  // namespace
 }  // namespace phalanx::tools
