@@ -353,4 +353,70 @@ void coordinateMedian(Rows rows, std::span<float> out) {
   });
 }
 
+SortedColumns sortColumns(Rows rows) {
+  SortedColumns s;
+  s.rows = rows.size();
+  s.dim = commonLength(rows);
+  s.values.resize(s.rows * s.dim);
+  const long d = long(s.dim);
+#pragma omp parallel for schedule(static)
+  for (long i = 0; i < d; ++i) {
+    float* column = s.values.data() + std::size_t(i) * s.rows;
+    for (std::size_t k = 0; k < s.rows; ++k) column[k] = rows[k][std::size_t(i)];
+    std::sort(column, column + s.rows);
+  }
+  return s;
+}
+
+namespace {
+
+// The merged column: the sorted values with `copies` copies of `a` placed before the first
+// value >= a (where among equal values they go does not change any value read).
+struct MergedColumn {
+  const float* column;
+  std::size_t at, copies;
+  float a;
+  float operator[](std::size_t i) const {
+    return i < at ? column[i] : (i < at + copies ? a : column[i - copies]);
+  }
+};
+
+template <class Stat>
+void withCopies(const SortedColumns& s, std::span<const float> extra, std::size_t copies,
+                std::span<float> out, Stat stat) {
+  PHALANX_CHECK(extra.size() == s.dim && out.size() == s.dim, "withCopies: length mismatch");
+  const long d = long(s.dim);
+#pragma omp parallel for schedule(static)
+  for (long i = 0; i < d; ++i) {
+    const float* column = s.values.data() + std::size_t(i) * s.rows;
+    const float a = extra[std::size_t(i)];
+    const std::size_t at = std::size_t(std::lower_bound(column, column + s.rows, a) - column);
+    out[std::size_t(i)] = stat(MergedColumn{column, at, copies, a});
+  }
+}
+
+}  // namespace
+
+void trimmedMeanWithCopies(const SortedColumns& sorted, std::span<const float> extra,
+                           std::size_t copies, std::size_t trim, std::span<float> out) {
+  const std::size_t n = sorted.rows + copies;
+  PHALANX_CHECK(2 * trim < n, "trimmedMeanWithCopies: 2 * trim >= rows");
+  const std::size_t keep = n - 2 * trim;
+  withCopies(sorted, extra, copies, out, [&](const MergedColumn& v) {
+    double sum = 0;  // in sorted order, as coordinateTrimmedMean
+    for (std::size_t i = trim; i < trim + keep; ++i) sum += v[i];
+    return float(sum / double(keep));
+  });
+}
+
+void medianWithCopies(const SortedColumns& sorted, std::span<const float> extra,
+                      std::size_t copies, std::span<float> out) {
+  const std::size_t n = sorted.rows + copies, mid = n / 2;
+  PHALANX_CHECK(n > 0, "medianWithCopies: no rows");
+  withCopies(sorted, extra, copies, out, [&](const MergedColumn& v) {
+    if (n % 2 == 1) return v[mid];
+    return float((double(v[mid - 1]) + double(v[mid])) / 2.0);
+  });
+}
+
 }  // namespace phalanx::kernels

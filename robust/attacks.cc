@@ -9,6 +9,7 @@
 #include <limits>
 #include <random>
 
+#include "kernels/batch_ops.h"
 #include "kernels/vector_ops.h"
 #include "robust/normal.h"
 
@@ -156,8 +157,26 @@ class Optimized final : public Base {
     rows.insert(rows.end(), config_.f, std::span<const float>(attack));
     std::string failure;  // the rule's last error; fatal only if no evaluation succeeded
     int succeeded = 0;
+    // Against cwtm or cwmed without pre-aggregators, only the f copies change between the 20
+    // evaluations: sort the honest values per coordinate once and place the copies among them
+    // (bit-identical to the rule on the full set, several times faster than sorting each time).
+    const std::string& rule = config_.target.rule;
+    const bool coordinate_rule = config_.target.pre.empty() && (rule == "cwtm" || rule == "cwmed") &&
+                                 (rule == "cwmed" || 2 * config_.target_b < rows.size()) &&
+                                 std::all_of(honest.begin(), honest.end(),
+                                             [](auto r) { return kernels::allFinite(r); });
+    const kernels::SortedColumns sorted = coordinate_rule ? kernels::sortColumns(honest) : kernels::SortedColumns{};
     auto F = [&](double tau) {
       this->compose(tau, attack);
+      if (coordinate_rule && kernels::allFinite(attack)) {
+        if (rule == "cwtm") {
+          kernels::trimmedMeanWithCopies(sorted, attack, config_.f, config_.target_b, z);
+        } else {
+          kernels::medianWithCopies(sorted, attack, config_.f, z);
+        }
+        ++succeeded;
+        return std::sqrt(kernels::squaredDistance(z, this->mean_));
+      }
       auto agg = makeAggregator(config_.target);
       auto mixed = agg ? (*agg)->mix({rows, config_.target_b, {}}, z)
                        : std::expected<MixReport, std::string>(std::unexpected(agg.error()));

@@ -119,3 +119,33 @@ TEST(BatchOps, CoordinateRulesAcrossBlocksMatchNaive) {
 
 }  // namespace
 }  // namespace phalanx::kernels
+
+namespace phalanx::kernels {
+namespace {
+
+TEST(BatchOps, OrderStatisticsWithCopiesEqualTheFullSetBitForBit) {
+  for (const std::size_t h : {std::size_t(1), std::size_t(6), std::size_t(21)}) {
+    const auto honest = testing::gaussianRows(h, 777, 1.0f, std::uint32_t(h));
+    const SortedColumns sorted = sortColumns(testing::views(honest));
+    auto extra = testing::gaussianRows(1, 777, 3.0f, 99)[0];
+    extra[0] = honest[0][0];  // a tie with an honest value
+    extra[1] = -1e30f;        // below every value
+    extra[2] = 1e30f;         // above every value
+    for (const std::size_t copies : {std::size_t(1), std::size_t(4), std::size_t(5)}) {
+      auto all = honest;
+      for (std::size_t c = 0; c < copies; ++c) all.push_back(extra);
+      std::vector<float> want(777), got(777);
+      coordinateMedian(testing::views(all), want);
+      medianWithCopies(sorted, extra, copies, got);
+      EXPECT_EQ(got, want) << "median, h " << h << " copies " << copies;
+      for (std::size_t trim = 0; 2 * trim < all.size(); trim += 2) {
+        coordinateTrimmedMean(testing::views(all), trim, want);
+        trimmedMeanWithCopies(sorted, extra, copies, trim, got);
+        EXPECT_EQ(got, want) << "trimmed mean, h " << h << " copies " << copies << " trim " << trim;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace phalanx::kernels

@@ -172,6 +172,23 @@ TEST(LineSearch, OptimizedAlieAgainstNnaStaysWhereItIsKept) {
               HasSubstr("unknown rule"));
 }
 
+TEST(LineSearch, CoordinateRuleShortcutChoosesTheSameTauAsTheFullRule) {
+  // Against cwtm / cwmed the search sorts the honest values once; bucketing:1 (every row its
+  // own bucket, shuffled) leaves those rules' output unchanged but forces the full path.
+  const Matrix honest = testing::gaussianRows(21, 300, 1.0f, 9);
+  for (const char* attack : {"opt_alie", "opt_ipm"}) {
+    for (const char* rule : {"cwtm", "cwmed"}) {
+      AttackConfig fast = named(attack);
+      fast.f = 5;
+      fast.target.rule = rule;
+      fast.target_b = 5;
+      AttackConfig full = fast;
+      full.target.pre = {"bucketing:1"};
+      EXPECT_EQ(craft(fast, honest), craft(full, honest)) << attack << " against " << rule;
+    }
+  }
+}
+
 TEST(Normal, QuantilesMatchKnownValues) {
   EXPECT_NEAR(inverseNormalCdf(0.5), 0.0, 1e-15);
   EXPECT_NEAR(inverseNormalCdf(0.975), 1.9599639845400536, 1e-12);
