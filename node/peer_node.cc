@@ -379,6 +379,7 @@ void PeerNode::publish(std::uint64_t t, std::span<const float> y) {
   if (!kernels::allFinite(y)) {  // the rule let something through (mean under attack, say)
     ++metrics_.mix_errors_total;
     log_->error("round {}: this node's vector is not finite; sending nothing", t);
+    nonfinite_vector_ = true;  // endRound stops the node: every later step would overflow too
     return;
   }
   net::Transport::Payload delta, keyframe;
@@ -608,7 +609,16 @@ void PeerNode::endRound(net::RoundResult&& result) {
   } else if (role_ == Role::kWireAttack) {
     sendWireAttack(t);
   }
-  const bool last = t + 1 >= rounds_;
+  // An honest model that went NaN/Inf cannot mix again (it is its own pivot): evaluate it
+  // once more and stop, so the run records the collapse and the neighbours stop waiting.
+  const bool diverged =
+      role_ == Role::kHonest && (nonfinite_vector_ || !kernels::allFinite(trainer_.parameters()));
+  if (diverged) {
+    log_->error("round {}: the model or its step holds NaN or Inf (diverged: the rule let an attack "
+                "through); a last evaluation, then stopping",
+                t);
+  }
+  const bool last = t + 1 >= rounds_ || diverged;
   const std::uint64_t eval_every = setup_.config.rounds.eval_every;
   if (role_ == Role::kHonest && setup_.test && (last || (eval_every > 0 && (t + 1) % eval_every == 0))) {
     const Evaluation e = trainer_.evaluate(*setup_.test);
@@ -632,6 +642,11 @@ void PeerNode::endRound(net::RoundResult&& result) {
   if (checkpoints_ && every > 0 && (t + 1) % every == 0) saveCheckpoint(t + 1);
   if (on_round_) on_round_(record);
   if (finished_) return;  // on_round_ may have stopped the node
+  if (diverged) {
+    diverged_ = true;
+    finish();
+    return;
+  }
   asio::post(io_, [this] { beginRound(); });
 }
 

@@ -117,6 +117,8 @@ class PeerNode {
   std::string inject(const std::string& command);
 
   bool finished() const { return finished_; }
+  // Stopped early because the model or its local step went NaN/Inf (after a last evaluation).
+  bool diverged() const { return diverged_; }
   Role role() const { return role_; }
   std::uint64_t openRound() const { return gate_->openRound(); }
   std::uint64_t rounds() const { return rounds_; }
@@ -203,7 +205,8 @@ class PeerNode {
   std::map<std::string, std::uint64_t> own_rejections_;  // by reason, beyond the transport's
   std::function<void(const RoundRecord&)> on_round_;
   std::function<void()> on_finish_;
-  bool started_ = false, finished_ = false;
+  bool started_ = false, finished_ = false, diverged_ = false;
+  bool nonfinite_vector_ = false;  // this round's vector to send was NaN/Inf
   // Injected faults.
   std::chrono::milliseconds slow_{0}, delay_{0};
   double drop_ = 0, corrupt_ = 0;

@@ -10,6 +10,9 @@ namespace phalanx::tools {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;
 inline constexpr int kExitBadInput = 2;
+// phalanx node: the model became NaN/Inf (the rule let an attack through); stopped after a
+// last evaluation so its neighbours go on without waiting for it.
+inline constexpr int kExitDiverged = 3;
 
 struct Command {
   CLI::App* app = nullptr;

@@ -169,6 +169,10 @@ int runLaunch(const LaunchOptions& o) {
   const auto started = Clock::now();
   auto next_scrape = started;
   auto interrupted_at = Clock::time_point::max();
+  // Byzantine peers told to stop because no honest peer is left to attack (all of them local):
+  // without this they would sit out a deadline per remaining round.
+  std::set<std::uint32_t> dismissed;
+  const bool all_local = std::all_of(plan.peers.begin(), plan.peers.end(), [](const auto& p) { return p.local; });
   while (!running.empty()) {
     int wstatus = 0;
     for (pid_t pid; (pid = waitpid(-1, &wstatus, WNOHANG)) > 0;) {
@@ -176,6 +180,16 @@ int runLaunch(const LaunchOptions& o) {
         status[it->second] = wstatus;
         running.erase(it);
       }
+    }
+    const bool honest_running =
+        std::any_of(running.begin(), running.end(), [&](const auto& r) { return !byzantine.contains(r.second); });
+    if (all_local && !honest_running && !running.empty() && dismissed.empty() && !g_interrupted) {
+      spdlog::info("launch: every honest peer has stopped: SIGTERM to the {} Byzantine peer(s) left", running.size());
+      for (const auto& [pid, id] : running) {
+        ::kill(pid, SIGTERM);
+        dismissed.insert(id);
+      }
+      interrupted_at = Clock::now();  // the same SIGKILL fallback as for Ctrl-C
     }
     if (g_interrupted && interrupted_at == Clock::time_point::max()) {
       spdlog::warn("launch: interrupted: SIGTERM to {} peers (they say Goodbye and exit)", running.size());
@@ -204,7 +218,7 @@ int runLaunch(const LaunchOptions& o) {
 
   // Results: the peers' logs, the monitor's samples, the final models' consensus distance.
   std::vector<PeerHistory> histories;
-  std::vector<std::uint32_t> crashed;
+  std::vector<std::uint32_t> crashed, diverged;
   bool honest_ok = true;
   std::vector<std::vector<float>> finals;
   for (const auto& p : plan.peers) {
@@ -212,7 +226,10 @@ int runLaunch(const LaunchOptions& o) {
     histories.push_back(readPeerHistory(fs::path(o.out) / fmt::format("node-{}.jsonl", p.id), p.id, byz));
     const auto it = status.find(p.id);
     const bool clean = it != status.end() && WIFEXITED(it->second) && WEXITSTATUS(it->second) == 0;
-    if (!clean && p.local) crashed.push_back(p.id);
+    // A diverged peer stopped on purpose after a last evaluation: not a crash, not a success.
+    const bool went_nonfinite = it != status.end() && WIFEXITED(it->second) && WEXITSTATUS(it->second) == kExitDiverged;
+    if (went_nonfinite) diverged.push_back(p.id);
+    if (!clean && !went_nonfinite && !dismissed.contains(p.id) && p.local) crashed.push_back(p.id);
     if (!byz && !clean) honest_ok = false;
     if (!byz && clean) {
       const auto model = finalModel(fs::path(o.out), p.id);
@@ -229,7 +246,8 @@ int runLaunch(const LaunchOptions& o) {
                        .consensus_distance = consensusDistance(finals)});
     samples_file << monitorSampleJson(samples.back()) << '\n' << std::flush;
   }
-  const RunSummary summary = summarize(histories, samples, crashed);
+  RunSummary summary = summarize(histories, samples, crashed);
+  summary.diverged = diverged;
   const std::string json = summaryJson(summary);
   std::ofstream(fs::path(o.out) / "summary.json") << json << '\n';
   std::ofstream(fs::path(o.out) / "report.html")

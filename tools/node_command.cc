@@ -227,6 +227,7 @@ int runNode(const NodeOptions& o) {
         }
       });
   io.run();
+  if (peer->diverged()) return kExitDiverged;
   return completed ? kExitOk : kExitFailure;
 }
 
@@ -240,7 +241,8 @@ Command addNodeCommand(CLI::App& root) {
       "robust mixing. Serves /metrics and /model on the node's metrics_port; with --out writes "
       "DIR/node-K.jsonl (one JSON object per round) and DIR/node-K.log. SIGTERM or Ctrl-C: "
       "Goodbye to the neighbours and exit. Exit 0 when every round ran; an honest peer then "
-      "writes its final parameters to DIR/node-K.npy.");
+      "writes its final parameters to DIR/node-K.npy. Exit 3 when the model went NaN/Inf (diverged; "
+      "stopped after a last evaluation).");
   app->add_option("--topology", opts->topology, "topology file (YAML)")->required()->check(CLI::ExistingFile);
   app->add_option("--config", opts->config, "experiment config (YAML)")->required()->check(CLI::ExistingFile);
   app->add_option("--id", opts->id, "this node's id in the topology, or auto (SLURM_PROCID / OMPI_COMM_WORLD_RANK)")

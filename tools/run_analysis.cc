@@ -181,6 +181,7 @@ std::string summaryJson(const RunSummary& s) {
   j["round_seconds_mean"] = numberOrNull(s.round_seconds_mean);
   j["rounds"] = s.rounds;
   j["crashed"] = s.crashed;
+  j["diverged"] = s.diverged;
   j["byzantine"] = s.byzantine;
   return j.dump(2);
 }

@@ -72,6 +72,7 @@ struct RunSummary {
   double round_seconds_mean = 0;
   std::uint64_t rounds = 0;        // rounds the furthest honest peer completed
   std::vector<std::uint32_t> crashed;    // peers whose process died before finishing
+  std::vector<std::uint32_t> diverged;   // honest peers stopped because their model went NaN/Inf
   std::vector<std::uint32_t> byzantine;
   std::map<std::uint32_t, std::map<std::uint32_t, double>> exclusion_share;  // honest i -> peer j -> share
   RoundSeries series;

@@ -168,6 +168,31 @@ TEST(ToolsCli, CtrlCTearsTheClusterDownAndStillWritesTheSummary) {
       << "a peer outlived launch";
 }
 
+TEST(ToolsCli, DivergedPeersStopAndTheRunEndsInsteadOfWaitingOutDeadlines) {
+  // The mean under a strong IPM blows the honest models up within a few rounds: each honest
+  // peer evaluates once more and exits 3, and launch then dismisses the attacker, which would
+  // otherwise sit out a deadline in each of the remaining rounds.
+  testing::TempDir dir;
+  const fs::path topology = dir.path() / "t.yaml", out = dir.path() / "run";
+  ASSERT_EQ(runProcess(phalanxBinary() + " topology gen --kind complete --n 6 --base-port 7990 "
+                                         "--metrics-base-port 8090 --byzantine-budget 1 > " + topology.string())
+                .exit_code, 0);
+  const auto r = runProcess(phalanxBinary() + " launch --topology " + topology.string() + " --config " + sourceDir() +
+                            "/configs/experiments/smoke-base.yaml --byzantine 5 --attack ipm --set byzantine.5.tau=100 "
+                            "--set mixing.rule=mean --rounds 400 --out " + out.string());
+  EXPECT_EQ(r.exit_code, 1) << r.output;  // the honest peers did not finish their rounds
+  EXPECT_THAT(r.output, HasSubstr("every honest peer has stopped"));
+  std::ifstream in(out / "summary.json");
+  const auto summary = nlohmann::json::parse(in);
+  EXPECT_EQ(summary["diverged"].get<std::vector<int>>(), (std::vector<int>{0, 1, 2, 3, 4}));
+  EXPECT_TRUE(summary["crashed"].empty());
+  EXPECT_LT(summary["honest_accuracy_mean"].get<double>(), 0.5);  // the collapse is on record
+  const auto attacker = jsonLines(out / "node-5.jsonl");
+  ASSERT_FALSE(attacker.empty());
+  EXPECT_LT(attacker.back()["round"].get<int>(), 399);  // stopped, not run to the end
+  EXPECT_THAT(runProcess("cat " + (out / "node-0.log").string()).output, HasSubstr("diverged"));
+}
+
 TEST(ToolsCli, LaunchBuildsSshCommandsForOtherHosts) {
   testing::TempDir dir;
   const auto topology = dir.write("two-hosts.yaml", R"(nodes:
