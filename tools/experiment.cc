@@ -55,9 +55,13 @@ std::vector<std::string> ruleSets(const std::string& spec) {
     }
   }
   sets.push_back("mixing.pre=[" + pre + "]");
+  // The rule value decides tau whole: "clipped_gossip" means adaptive (tau 0) even when the
+  // base config names a fixed radius, which would otherwise leak into that cell.
   if (const auto colon = rule.find(':'); colon != std::string::npos) {
     sets.push_back("mixing.tau=" + rule.substr(colon + 1));
     rule = rule.substr(0, colon);
+  } else {
+    sets.push_back("mixing.tau=0");
   }
   sets.push_back("mixing.rule=" + rule);
   return sets;

@@ -47,6 +47,10 @@ TEST(Experiment, CellPlansCarryRulesFieldsAndByzantinePeers) {
   EXPECT_EQ(two.topology.node(5).port, 30005);
   EXPECT_EQ(two.topology.node(0).metrics_port, 30250);
   EXPECT_EQ(two.topology.degree(0), 2u);
+  // A rule without a radius resets it (adaptive clipped_gossip), whatever the base config says.
+  const Grid adaptive = gridFrom(dir, "config: c.yaml\ntopology: {kind: ring, n: 4}\ngrid: {rule: [clipped_gossip]}\n");
+  EXPECT_THAT(planCell(adaptive, expand(adaptive, {})[0], 30000).sets,
+              ElementsAre("mixing.pre=[]", "mixing.tau=0", "mixing.rule=clipped_gossip"));
 }
 
 TEST(Experiment, AttackParametersBundlesAndBreakdownSizes) {
