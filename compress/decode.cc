@@ -14,6 +14,7 @@
 #include "compress/byte_io.h"
 #include "compress/formats.h"
 #include "kernels/pack.h"
+#include "kernels/vector_ops.h"
 
 namespace phalanx::compress {
 namespace {
@@ -88,18 +89,6 @@ std::expected<std::span<const std::uint8_t>, std::string> readValues(ByteReader&
 // copied instead of assembled byte by byte.
 static_assert(std::endian::native == std::endian::little, "phalanx assumes a little-endian host");
 
-template <typename Word>
-bool allWordsFinite(std::span<const std::uint8_t> bytes, Word exponent_mask) {
-  const std::size_t n = bytes.size() / sizeof(Word);
-  Word bad = 0;
-  for (std::size_t j = 0; j < n; ++j) {
-    Word w;
-    std::memcpy(&w, bytes.data() + j * sizeof(Word), sizeof(Word));
-    bad |= Word((w & exponent_mask) == exponent_mask);
-  }
-  return bad == 0;
-}
-
 Result decodeDense(CodecId codec, ByteReader& r, const Target& t) {
   const std::size_t d = t.out.size();
   const ValueType type = codec == CodecId::kNone   ? ValueType::kFp32
@@ -109,9 +98,9 @@ Result decodeDense(CodecId codec, ByteReader& r, const Target& t) {
   if (!bytes) return fail(fmt::format("truncated: {} values need {} bytes, {} left", d, d * valueBytes(type), r.remaining()));
   if (auto done = finish(r); !done) return done;
   if (!t.write) {
-    const bool ok = type == ValueType::kFp32   ? allWordsFinite<std::uint32_t>(*bytes, 0x7f800000u)
-                    : type == ValueType::kFp16 ? allWordsFinite<std::uint16_t>(*bytes, 0x7c00u)
-                                               : allWordsFinite<std::uint16_t>(*bytes, 0x7f80u);
+    const bool ok = type == ValueType::kFp32   ? kernels::allFiniteFloat32Bytes(*bytes)
+                    : type == ValueType::kFp16 ? kernels::allFinite16BitBytes(*bytes, 0x7c00u)
+                                               : kernels::allFinite16BitBytes(*bytes, 0x7f80u);
     if (!ok) return fail("a value is not finite");
     return {};
   }
