@@ -3,6 +3,8 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "kernels/backend.h"
@@ -296,29 +298,80 @@ bool accumulateThenScale(Rows rows, std::span<const double> weights, double scal
 
 namespace {
 
-// Applies stat(values) per coordinate, gathering a transposed block so each coordinate's
-// values are contiguous.
+// Up to this many rows, coordinate rules sort with a comparator network run across a block of
+// coordinates at once (branch-free min/max over contiguous rows, vectorized); above it, each
+// coordinate is sorted on its own. On 26 rows x 79,510 the network replaced std::sort per
+// coordinate, which made cwtm cells 3.6x slower than NNA ones in the MoNNA grid.
+constexpr std::size_t kNetworkRows = 64;
+constexpr std::size_t kCoordBlock = 256;
+
+using Comparator = std::pair<std::uint32_t, std::uint32_t>;
+
+// Batcher's odd-even merge sort for n inputs: the network for the next power of two with the
+// comparators that touch an index >= n left out (those inputs would be +inf and never move).
+std::vector<Comparator> oddEvenMergeNetwork(std::size_t n) {
+  std::vector<Comparator> net;
+  for (std::size_t p = 1; p < n; p *= 2) {
+    for (std::size_t k = p; k >= 1; k /= 2) {
+      for (std::size_t j = k % p; j + k < n; j += 2 * k) {
+        for (std::size_t i = 0; i < k && i + j + k < n; ++i) {
+          if ((i + j) / (2 * p) == (i + j + k) / (2 * p)) {
+            net.emplace_back(std::uint32_t(i + j), std::uint32_t(i + j + k));
+          }
+        }
+      }
+    }
+  }
+  return net;
+}
+
+// a[j], b[j] = min, max over a run of coordinates. The ternaries are exactly minps/maxps, so
+// this vectorizes without fast-math; values that compare equal (only ±0 among finite floats)
+// may swap, which changes no sum.
+PHALANX_SIMD_CLONES void compareExchange(float* a, float* b, std::size_t len) {
+#pragma omp simd
+  for (std::size_t j = 0; j < len; ++j) {
+    const float x = a[j], y = b[j];
+    a[j] = y < x ? y : x;
+    b[j] = x < y ? y : x;
+  }
+}
+
+// Sorts each coordinate of a block, values[k * len + j] (row k, coordinate j), ascending in k.
+void sortBlock(const std::vector<Comparator>& net, float* values, std::size_t len) {
+  for (const auto& [a, b] : net) compareExchange(values + a * len, values + b * len, len);
+}
+
+// Applies stat(sorted, stride, len, out) to blocks of coordinates: sorted[k * stride + j] is the
+// k-th smallest value of coordinate start + j. Rows must be finite (NaN has no place in an order).
 template <class Stat>
-void perCoordinate(Rows rows, std::span<float> out, Stat stat) {
+void perCoordinateSorted(Rows rows, std::span<float> out, Stat stat) {
   const std::size_t n = rows.size();
   const std::size_t d = out.size();
   PHALANX_CHECK(n > 0 && commonLength(rows) == d, "coordinate rule: shape mismatch");
-  constexpr std::size_t kCoordBlock = 256;
+  const bool network = n <= kNetworkRows;
+  const std::vector<Comparator> net = network ? oddEvenMergeNetwork(n) : std::vector<Comparator>{};
   const long blocks = long((d + kCoordBlock - 1) / kCoordBlock);
 #pragma omp parallel
   {
-    std::vector<float> values(kCoordBlock * n);
+    std::vector<float> values(kCoordBlock * n), column(n);
 #pragma omp for schedule(static)
     for (long b = 0; b < blocks; ++b) {
       const std::size_t start = std::size_t(b) * kCoordBlock;
       const std::size_t len = std::min(kCoordBlock, d - start);
       for (std::size_t k = 0; k < n; ++k) {
-        const float* src = rows[k].data() + start;
-        for (std::size_t j = 0; j < len; ++j) values[j * n + k] = src[j];
+        std::copy_n(rows[k].data() + start, len, values.data() + k * len);
       }
-      for (std::size_t j = 0; j < len; ++j) {
-        out[start + j] = stat(std::span<float>(values.data() + j * n, n));
+      if (network) {
+        sortBlock(net, values.data(), len);
+      } else {
+        for (std::size_t j = 0; j < len; ++j) {
+          for (std::size_t k = 0; k < n; ++k) column[k] = values[k * len + j];
+          std::sort(column.begin(), column.end());
+          for (std::size_t k = 0; k < n; ++k) values[k * len + j] = column[k];
+        }
       }
+      stat(values.data(), len, out.data() + start);
     }
   }
 }
@@ -331,11 +384,13 @@ void coordinateTrimmedMean(Rows rows, std::size_t trim, std::span<float> out) {
   PHALANX_OFFLOAD(offload::fitsRowKernels(rows.size()) && commonLength(rows) == out.size()
                       ? rows.size() * out.size() : 0,
                   offload::coordinateTrimmedMean(rows, trim, out));
-  perCoordinate(rows, out, [&](std::span<float> v) {
-    std::sort(v.begin(), v.end());
-    double sum = 0;
-    for (std::size_t i = trim; i < trim + keep; ++i) sum += v[i];
-    return float(sum / double(keep));
+  perCoordinateSorted(rows, out, [&](const float* sorted, std::size_t len, float* z) {
+    double sum[kCoordBlock] = {};
+    for (std::size_t k = trim; k < trim + keep; ++k) {  // ascending, per coordinate
+      const float* v = sorted + k * len;
+      for (std::size_t j = 0; j < len; ++j) sum[j] += v[j];
+    }
+    for (std::size_t j = 0; j < len; ++j) z[j] = float(sum[j] / double(keep));
   });
 }
 
@@ -343,13 +398,15 @@ void coordinateMedian(Rows rows, std::span<float> out) {
   PHALANX_OFFLOAD(offload::fitsRowKernels(rows.size()) && commonLength(rows) == out.size()
                       ? rows.size() * out.size() : 0,
                   offload::coordinateMedian(rows, out));
-  perCoordinate(rows, out, [](std::span<float> v) {
-    const std::size_t n = v.size(), mid = n / 2;
-    std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(mid), v.end());
-    const float upper = v[mid];
-    if (n % 2 == 1) return upper;
-    const float lower = *std::max_element(v.begin(), v.begin() + std::ptrdiff_t(mid));
-    return float((double(lower) + double(upper)) / 2.0);
+  const std::size_t n = rows.size(), mid = n / 2;
+  perCoordinateSorted(rows, out, [&](const float* sorted, std::size_t len, float* z) {
+    const float* upper = sorted + mid * len;
+    if (n % 2 == 1) {
+      std::copy_n(upper, len, z);
+      return;
+    }
+    const float* lower = sorted + (mid - 1) * len;
+    for (std::size_t j = 0; j < len; ++j) z[j] = float((double(lower[j]) + double(upper[j])) / 2.0);
   });
 }
 

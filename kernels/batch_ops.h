@@ -42,10 +42,12 @@ void squaredNorms(Rows rows, std::span<double> out);
 void weightedSum(Rows rows, std::span<const double> weights, std::span<float> out);
 
 // Per coordinate: sort the rows' values, drop the `trim` lowest and `trim` highest, and
-// average the rest. Requires 2 * trim < rows.size() (checked).
+// average the rest (summed in double in ascending order). Requires 2 * trim < rows.size()
+// (checked). Rows must be finite: the rules drop non-finite rows first.
 void coordinateTrimmedMean(Rows rows, std::size_t trim, std::span<float> out);
 
 // Per coordinate median; the mean of the two middle values for an even count (NumPy's rule).
+// Rows must be finite.
 void coordinateMedian(Rows rows, std::span<float> out);
 
 // Coordinate-wise order statistics of a fixed set of finite rows plus `copies` copies of one

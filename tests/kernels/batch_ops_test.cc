@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <random>
 #include <vector>
 
 #include "tests/support/rows.h"
@@ -114,6 +115,45 @@ TEST(BatchOps, CoordinateRulesAcrossBlocksMatchNaive) {
     std::sort(v.begin(), v.end());
     EXPECT_FLOAT_EQ(med[j], v[3]);
     EXPECT_NEAR(tm[j], (double(v[2]) + v[3] + v[4]) / 3.0, 1e-6);
+  }
+}
+
+// The sorting network (up to 64 rows) and the per-coordinate sort above it give, bit for bit,
+// what sorting each coordinate with std::sort and summing in ascending order gives: every row
+// count from 1 to 70, every trim, ties, ±0, huge values, a length that ends inside a block.
+TEST(BatchOps, CoordinateRulesEqualASortPerCoordinateBitForBit) {
+  const std::size_t d = 2 * 256 + 37;
+  std::mt19937 rng(20261123);
+  std::uniform_int_distribution<int> small(-3, 3);
+  for (std::size_t n = 1; n <= 70; ++n) {
+    auto m = gaussianRows(n, d, 1.0f, std::uint32_t(n));
+    for (auto& row : m) {
+      for (std::size_t j = 0; j < d; j += 3) row[j] = float(small(rng));  // many ties
+      row[1] = -0.0f;
+      row[4] = (rng() % 2) ? 0.0f : -0.0f;
+      row[7] = (rng() % 2) ? 3e38f : -3e38f;
+    }
+    std::vector<std::vector<float>> sorted(d);
+    for (std::size_t j = 0; j < d; ++j) {
+      for (const auto& row : m) sorted[j].push_back(row[j]);
+      std::sort(sorted[j].begin(), sorted[j].end());
+    }
+    std::vector<float> got(d);
+    coordinateMedian(views(m), got);
+    for (std::size_t j = 0; j < d; ++j) {
+      const auto& v = sorted[j];
+      const float want = n % 2 ? v[n / 2] : float((double(v[n / 2 - 1]) + double(v[n / 2])) / 2.0);
+      ASSERT_EQ(got[j], want) << "median, n " << n << " coordinate " << j;
+    }
+    for (std::size_t trim = 0; 2 * trim < n; ++trim) {
+      coordinateTrimmedMean(views(m), trim, got);
+      for (std::size_t j = 0; j < d; ++j) {
+        double sum = 0;
+        for (std::size_t k = trim; k < n - trim; ++k) sum += sorted[j][k];
+        ASSERT_EQ(got[j], float(sum / double(n - 2 * trim)))
+            << "trimmed mean, n " << n << " trim " << trim << " coordinate " << j;
+      }
+    }
   }
 }
 
