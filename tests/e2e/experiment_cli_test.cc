@@ -80,8 +80,9 @@ TEST(ExperimentCli, SigtermStopsTheRunningCellsAndResumeRunsThemAgain) {
   const std::string out = (dir.path() / "stopped").string();
   const std::string run = phalanxBinary() + " experiment --grid " + sourceDir() +
                           "/configs/experiments/smoke.yaml --base-port 21400 --out " + out;
-  // Long cells (2000 rounds), interrupted two seconds in; the shell reports the exit code.
-  const auto stopped = runProcess("(" + run + " --rounds 2000 & pid=$!; sleep 2; kill -TERM $pid; wait $pid; "
+  // Cells far too long to finish (a million rounds; 2000 could: a smoke cell can run them in
+  // under two seconds), interrupted two seconds in; the shell reports the exit code.
+  const auto stopped = runProcess("(" + run + " --rounds 1000000 & pid=$!; sleep 2; kill -TERM $pid; wait $pid; "
                                   "echo exit=$?) 2>&1");
   EXPECT_THAT(stopped.output, HasSubstr("interrupted"));
   EXPECT_THAT(stopped.output, HasSubstr("exit=1"));
