@@ -342,13 +342,13 @@ void sortBlock(const std::vector<Comparator>& net, float* values, std::size_t le
   for (const auto& [a, b] : net) compareExchange(values + a * len, values + b * len, len);
 }
 
-// Applies stat(sorted, stride, len, out) to blocks of coordinates: sorted[k * stride + j] is the
-// k-th smallest value of coordinate start + j. Rows must be finite (NaN has no place in an order).
-template <class Stat>
-void perCoordinateSorted(Rows rows, std::span<float> out, Stat stat) {
+// Sorts the rows' values per coordinate, a block of coordinates at a time, and hands each block
+// to body(sorted, start, len): sorted[k * len + j] is the k-th smallest value of coordinate
+// start + j. The one sorting mechanism of the coordinate rules and sortColumns. Rows must be
+// finite (NaN has no place in an order).
+template <class Body>
+void forSortedBlocks(Rows rows, std::size_t d, Body body) {
   const std::size_t n = rows.size();
-  const std::size_t d = out.size();
-  PHALANX_CHECK(n > 0 && commonLength(rows) == d, "coordinate rule: shape mismatch");
   const bool network = n <= kNetworkRows;
   const std::vector<Comparator> net = network ? oddEvenMergeNetwork(n) : std::vector<Comparator>{};
   const long blocks = long((d + kCoordBlock - 1) / kCoordBlock);
@@ -371,9 +371,18 @@ void perCoordinateSorted(Rows rows, std::span<float> out, Stat stat) {
           for (std::size_t k = 0; k < n; ++k) values[k * len + j] = column[k];
         }
       }
-      stat(values.data(), len, out.data() + start);
+      body(static_cast<const float*>(values.data()), start, len);
     }
   }
+}
+
+// forSortedBlocks for rules with one output per coordinate: stat(sorted, len, out block).
+template <class Stat>
+void perCoordinateSorted(Rows rows, std::span<float> out, Stat stat) {
+  PHALANX_CHECK(!rows.empty() && commonLength(rows) == out.size(), "coordinate rule: shape mismatch");
+  forSortedBlocks(rows, out.size(), [&](const float* sorted, std::size_t start, std::size_t len) {
+    stat(sorted, len, out.data() + start);
+  });
 }
 
 }  // namespace
@@ -415,13 +424,12 @@ SortedColumns sortColumns(Rows rows) {
   s.rows = rows.size();
   s.dim = commonLength(rows);
   s.values.resize(s.rows * s.dim);
-  const long d = long(s.dim);
-#pragma omp parallel for schedule(static)
-  for (long i = 0; i < d; ++i) {
-    float* column = s.values.data() + std::size_t(i) * s.rows;
-    for (std::size_t k = 0; k < s.rows; ++k) column[k] = rows[k][std::size_t(i)];
-    std::sort(column, column + s.rows);
-  }
+  forSortedBlocks(rows, s.dim, [&](const float* sorted, std::size_t start, std::size_t len) {
+    for (std::size_t j = 0; j < len; ++j) {
+      float* column = s.values.data() + (start + j) * s.rows;
+      for (std::size_t k = 0; k < s.rows; ++k) column[k] = sorted[k * len + j];
+    }
+  });
   return s;
 }
 
