@@ -7,11 +7,13 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <random>
 
 #include "kernels/batch_ops.h"
 #include "kernels/vector_ops.h"
 #include "robust/normal.h"
+#include "robust/pre_aggregators.h"
 
 namespace phalanx::robust {
 
@@ -161,13 +163,38 @@ class Optimized final : public Base {
     // evaluations: sort the honest values per coordinate once and place the copies among them
     // (bit-identical to the rule on the full set, several times faster than sorting each time).
     const std::string& rule = config_.target.rule;
+    const bool honest_finite =
+        std::all_of(honest.begin(), honest.end(), [](auto r) { return kernels::allFinite(r); });
     const bool coordinate_rule = config_.target.pre.empty() && (rule == "cwtm" || rule == "cwmed") &&
-                                 (rule == "cwmed" || 2 * config_.target_b < rows.size()) &&
-                                 std::all_of(honest.begin(), honest.end(),
-                                             [](auto r) { return kernels::allFinite(r); });
+                                 (rule == "cwmed" || 2 * config_.target_b < rows.size()) && honest_finite;
     const kernels::SortedColumns sorted = coordinate_rule ? kernels::sortColumns(honest) : kernels::SortedColumns{};
+    // Against nnm+...: nnm's honest-honest distances and neighbour sums are the same in every
+    // evaluation; NnmWithCopies keeps them, and the rest of the pipeline runs on its output.
+    AggregatorConfig after_nnm = config_.target;
+    std::optional<NnmWithCopies> nnm;
+    if (!config_.target.pre.empty() && config_.target.pre.front() == "nnm" && !honest.empty() &&
+        rows.size() > config_.target_b && honest_finite) {
+      after_nnm.pre.erase(after_nnm.pre.begin());
+      nnm.emplace(honest, config_.f, config_.target_b);
+    }
+    // ‖Agg(set) - μ‖, or -inf when the rule refuses the set.
+    const auto distanceOfMix = [&](Rows set, const AggregatorConfig& target) {
+      auto agg = makeAggregator(target);
+      auto mixed = agg ? (*agg)->mix({set, config_.target_b, {}}, z)
+                       : std::expected<MixReport, std::string>(std::unexpected(agg.error()));
+      if (!mixed) {
+        failure = mixed.error();
+        return -std::numeric_limits<double>::infinity();
+      }
+      ++succeeded;
+      return std::sqrt(kernels::squaredDistance(z, this->mean_));
+    };
     auto F = [&](double tau) {
       this->compose(tau, attack);
+      if (nnm && kernels::allFinite(attack)) {
+        const std::vector<std::span<const float>> mixed_rows = nnm->apply(attack);
+        return distanceOfMix(mixed_rows, after_nnm);
+      }
       if (coordinate_rule && kernels::allFinite(attack)) {
         if (rule == "cwtm") {
           kernels::trimmedMeanWithCopies(sorted, attack, config_.f, config_.target_b, z);
@@ -177,15 +204,7 @@ class Optimized final : public Base {
         ++succeeded;
         return std::sqrt(kernels::squaredDistance(z, this->mean_));
       }
-      auto agg = makeAggregator(config_.target);
-      auto mixed = agg ? (*agg)->mix({rows, config_.target_b, {}}, z)
-                       : std::expected<MixReport, std::string>(std::unexpected(agg.error()));
-      if (!mixed) {
-        failure = mixed.error();
-        return -std::numeric_limits<double>::infinity();
-      }
-      ++succeeded;
-      return std::sqrt(kernels::squaredDistance(z, this->mean_));
+      return distanceOfMix(rows, config_.target);
     };
     const double tau = lineSearch(F, config_.evals);
     if (succeeded == 0) return std::unexpected(this->name_ + ": " + failure);

@@ -44,6 +44,81 @@ class Nnm final : public PreAggregator {
   }
 };
 
+}  // namespace
+
+NnmWithCopies::NnmWithCopies(kernels::Rows rows, std::size_t copies, std::size_t b)
+    : rows_(rows.begin(), rows.end()), copies_(copies), keep_(rows.size() + copies - b), dim_(rows.empty() ? 0 : rows[0].size()),
+      pair_(rows.size() * rows.size()), order_(rows.size()), sums_(rows.size()) {
+  const std::size_t h = rows.size();
+  kernels::pairwiseSquaredDistances(rows, pair_);
+  std::vector<double> dist(h);
+  for (std::size_t k = 0; k < h; ++k) {
+    std::copy_n(pair_.begin() + std::ptrdiff_t(k * h), h, dist.begin());
+    dist[k] = -1.0;  // itself first, as in Nnm
+    order_[k] = orderByKey(dist);
+    sums_[k].resize(h + 1);
+  }
+  out_.assign(h + 1, std::vector<float>(dim_));
+}
+
+std::span<const float> NnmWithCopies::nearestSum(std::size_t k, std::size_t count) {
+  std::vector<float>& sum = sums_[k][count];
+  if (sum.empty()) {
+    // A bound on the cache (the search touches one or two counts per row; big models at
+    // many rows would not fit them all): past it, start again.
+    constexpr std::size_t kMaxCachedFloats = std::size_t(1) << 28;  // 1 GiB
+    if (cached_floats_ + dim_ > kMaxCachedFloats) {
+      for (auto& per_row : sums_) {
+        for (auto& v : per_row) std::vector<float>().swap(v);
+      }
+      cached_floats_ = 0;
+    }
+    std::vector<double> w(rows_.size(), 0.0);
+    for (std::size_t i = 0; i < count; ++i) w[order_[k][i]] = 1.0;
+    sum.resize(dim_);
+    kernels::weightedSum(rows_, w, sum);
+    cached_floats_ += dim_;
+  }
+  return sum;
+}
+
+std::vector<std::span<const float>> NnmWithCopies::apply(std::span<const float> extra) {
+  const std::size_t h = rows_.size();
+  std::vector<double> to_extra(h);
+  kernels::squaredDistancesTo(extra, rows_, to_extra);
+  const float inv = float(1.0 / double(keep_));
+  for (std::size_t k = 0; k < h; ++k) {
+    // Row k's neighbours: itself, the rows at most as far as the extra (ties by index: rows
+    // come before copies), the copies, then the farther rows; the first keep_ of them.
+    std::size_t nearer = 0;
+    for (std::size_t i = 1; i < h; ++i) nearer += pair_[k * h + order_[k][i]] <= to_extra[k] ? 1 : 0;
+    const std::size_t rows_first = std::min(keep_, 1 + nearer);
+    const std::size_t taken_copies = std::min(copies_, keep_ - rows_first);
+    const std::size_t taken_rows = keep_ - taken_copies;
+    const std::span<const float> sum = nearestSum(k, taken_rows);
+    std::vector<float>& o = out_[k];
+    const auto m = float(taken_copies);
+    for (std::size_t j = 0; j < dim_; ++j) o[j] = (sum[j] + m * extra[j]) * inv;
+  }
+  // A copy's neighbours: itself, rows at distance 0 from it (lower index), the other copies,
+  // then the rows by distance to the extra.
+  const std::vector<std::size_t> by_distance = orderByKey(to_extra);
+  std::size_t at_zero = 0;
+  while (at_zero < h && to_extra[by_distance[at_zero]] <= 0.0) ++at_zero;
+  const std::size_t first_rows = std::min(keep_ - 1, at_zero);
+  const std::size_t taken_copies = std::min(copies_, keep_ - first_rows);
+  std::vector<double> w(h, 0.0);
+  for (std::size_t i = 0; i < keep_ - taken_copies; ++i) w[by_distance[i]] = 1.0 / double(keep_);
+  std::vector<float>& c = out_[h];
+  kernels::weightedSum(rows_, w, c);
+  kernels::axpy(float(double(taken_copies) / double(keep_)), extra, c);
+  std::vector<std::span<const float>> result(out_.begin(), out_.begin() + std::ptrdiff_t(h));
+  result.insert(result.end(), copies_, std::span<const float>(c));
+  return result;
+}
+
+namespace {
+
 // Static clipping: s_k <- CLIP(s_k, c).
 class Clip final : public PreAggregator {
  public:

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "robust/normal.h"
+#include "robust/pre_aggregators.h"
 #include "tests/support/rows.h"
 
 namespace phalanx::robust {
@@ -185,6 +186,71 @@ TEST(LineSearch, CoordinateRuleShortcutChoosesTheSameTauAsTheFullRule) {
       AttackConfig full = fast;
       full.target.pre = {"bucketing:1"};
       EXPECT_EQ(craft(fast, honest), craft(full, honest)) << attack << " against " << rule;
+    }
+  }
+}
+
+// nnm on rows followed by `copies` copies of extra, the slow way.
+std::vector<std::vector<float>> nnmOfRowsAndCopies(const Matrix& rows, const std::vector<float>& extra,
+                                                   std::size_t copies, std::size_t b) {
+  std::vector<std::span<const float>> all(rows.begin(), rows.end());
+  all.insert(all.end(), copies, std::span<const float>(extra));
+  auto nnm = makePreAggregator("nnm", 1);
+  EXPECT_TRUE(nnm.has_value());
+  const std::vector<double> weights(all.size(), 1.0 / double(all.size()));
+  return (*nnm)->apply(all, weights, b).rows;
+}
+
+TEST(NnmWithCopies, EqualsNnmOnTheRowsAndCopies) {
+  const Matrix rows = testing::gaussianRows(9, 50, 1.0f, 3);
+  std::vector<float> near(rows[2]), far(50, 40.0f), midway(50);
+  for (std::size_t j = 0; j < 50; ++j) {
+    near[j] += 0.01f;
+    midway[j] = 0.5f * (rows[0][j] + rows[1][j]);
+  }
+  // Extras near one row, far from all, between two, and equal to a row (a tie at distance 0).
+  for (const auto& extra : {near, far, midway, rows[4]}) {
+    for (const auto& [copies, b] : {std::pair<std::size_t, std::size_t>{1, 1}, {3, 3}, {4, 2}, {6, 10}, {2, 0}}) {
+      NnmWithCopies fast(views(rows), copies, b);
+      const auto got = fast.apply(extra);
+      const auto want = nnmOfRowsAndCopies(rows, extra, copies, b);
+      ASSERT_EQ(got.size(), want.size());
+      for (std::size_t k = 0; k < want.size(); ++k) {
+        for (std::size_t j = 0; j < 50; ++j) {
+          ASSERT_NEAR(got[k][j], want[k][j], 1e-5f * (1 + std::abs(want[k][j])))
+              << "row " << k << " coordinate " << j << " copies " << copies << " b " << b;
+        }
+      }
+    }
+  }
+  // Duplicated rows tie with each other and, at distance 0, with the copies: rows first.
+  const Matrix twins{{1, 0}, {1, 0}, {0, 1}, {5, 5}};
+  NnmWithCopies fast(views(twins), 2, 2);
+  for (const auto& extra : {std::vector<float>{1, 0}, std::vector<float>{0, 1}}) {
+    const auto got = fast.apply(extra);  // the cached sums are reused across calls
+    const auto want = nnmOfRowsAndCopies(twins, extra, 2, 2);
+    for (std::size_t k = 0; k < want.size(); ++k) {
+      EXPECT_EQ(std::vector<float>(got[k].begin(), got[k].end()), want[k]) << "row " << k;
+    }
+  }
+}
+
+TEST(LineSearch, NnmShortcutChoosesTheSameVectorAsTheFullPipeline) {
+  // bucketing:1 in front (every row its own bucket, shuffled) leaves nnm's neighbour sets
+  // unchanged but forces the full path; sums may differ in the last bits.
+  const Matrix honest = testing::gaussianRows(16, 300, 1.0f, 11);
+  for (const char* attack : {"opt_alie", "opt_ipm"}) {
+    for (const char* rule : {"cwtm", "mean", "nna"}) {
+      AttackConfig fast = named(attack);
+      fast.f = 4;
+      fast.target = {.rule = rule, .pre = {"nnm"}};
+      fast.target_b = 4;
+      AttackConfig full = fast;
+      full.target.pre = {"bucketing:1", "nnm"};
+      const auto a = craft(fast, honest), b = craft(full, honest);
+      for (std::size_t j = 0; j < a.size(); ++j) {
+        ASSERT_NEAR(a[j], b[j], 1e-4f * (1 + std::abs(b[j]))) << attack << " against nnm+" << rule;
+      }
     }
   }
 }
