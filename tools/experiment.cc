@@ -322,6 +322,50 @@ CellResult readCellResult(const Cell& cell, const std::filesystem::path& run, co
   return r;
 }
 
+namespace {
+// The figures a record carries, by name.
+const std::vector<std::pair<const char*, double CellResult::*>> kRecordFigures{
+    {"final_acc_mean", &CellResult::final_acc_mean},         {"final_acc_min", &CellResult::final_acc_min},
+    {"best_acc_mean", &CellResult::best_acc_mean},           {"consensus_distance", &CellResult::consensus_distance},
+    {"byzantine_leakage", &CellResult::byzantine_leakage},   {"detection_rate", &CellResult::detection_rate},
+    {"wire_bytes", &CellResult::wire_bytes},                 {"compression_ratio", &CellResult::compression_ratio},
+    {"wall_seconds", &CellResult::wall_seconds}};
+}  // namespace
+
+std::string cellRecordJson(const CellResult& r, int exit_code) {
+  nlohmann::json j{{"status", r.status}, {"exit_code", exit_code}};
+  for (const auto& [name, field] : kRecordFigures) {
+    j[name] = std::isfinite(r.*field) ? nlohmann::json(r.*field) : nlohmann::json(nullptr);
+  }
+  j["rounds"] = r.rounds;
+  nlohmann::json curve = nlohmann::json::array();
+  for (double a : r.accuracy_mean) curve.push_back(std::isfinite(a) ? nlohmann::json(a) : nlohmann::json(nullptr));
+  j["accuracy_mean"] = std::move(curve);
+  return j.dump() + "\n";
+}
+
+std::optional<CellResult> cellFromRecord(const Cell& cell, const std::string& json) {
+  const auto j = nlohmann::json::parse(json, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("status") || !j["status"].is_string() ||
+      !j.contains("final_acc_mean")) {
+    return std::nullopt;
+  }
+  CellResult r{.cell = cell, .status = j["status"].get<std::string>()};
+  for (const auto& [name, field] : kRecordFigures) r.*field = jsonNumber(j, name);
+  if (j.contains("rounds") && j.contains("accuracy_mean") && j["rounds"].is_array() &&
+      j["accuracy_mean"].is_array() && j["rounds"].size() == j["accuracy_mean"].size()) {
+    for (std::size_t i = 0; i < j["rounds"].size(); ++i) {
+      if (!j["rounds"][i].is_number_unsigned()) return r;  // a damaged curve: figures only
+    }
+    for (std::size_t i = 0; i < j["rounds"].size(); ++i) {
+      r.rounds.push_back(j["rounds"][i].get<std::uint64_t>());
+      const auto& a = j["accuracy_mean"][i];
+      r.accuracy_mean.push_back(a.is_number() ? a.get<double>() : kNaN);
+    }
+  }
+  return r;
+}
+
 std::string resultsCsv(const Grid& grid, const std::vector<CellResult>& results) {
   std::vector<std::string> columns;
   for (const char* always : {"attack", "rule"}) columns.push_back(always);
@@ -453,7 +497,8 @@ std::vector<std::pair<std::string, std::string>> resultPlots(const Grid& grid, c
       c.series.push_back({label(r.cell, {"attack"}), kPalette[c.series.size() % kPalette.size()],
                           std::vector<double>(r.rounds.begin(), r.rounds.end()), r.accuracy_mean});
     }
-    out.emplace_back("accuracy-" + a + ".svg", svgChart(c));
+    // Cells carried over from a record without its curve draw nothing: no empty chart.
+    if (!c.series.empty()) out.emplace_back("accuracy-" + a + ".svg", svgChart(c));
   }
   Chart bytes{.title = "Final accuracy vs wire bytes", .x_label = "MB sent per honest peer", .y_label = "accuracy"};
   for (const CellResult& r : results) {

@@ -104,6 +104,15 @@ struct CellResult {
 CellResult readCellResult(const Cell& cell, const std::filesystem::path& run, const std::string& status,
                           double wall_seconds, const std::vector<std::uint32_t>& byzantine);
 
+// A cell's record, DIR/cells/NAME/result.json: status, wall seconds, the launch's exit code,
+// every figure (null where not measured) and the accuracy curve. It outlives the run folder
+// (tools/results keeps the records under docs/results/NAME/cells), so a later `--resume` in a
+// folder seeded with them counts those cells as done and puts them in the tables again.
+std::string cellRecordJson(const CellResult& r, int exit_code);
+// The figures of a record (the cell's status and wall time included); nullopt when it holds no
+// figures (a record written before the figures were kept, or not a record).
+std::optional<CellResult> cellFromRecord(const Cell& cell, const std::string& json);
+
 // results.csv: every axis (attack and rule always), then status and the figures.
 std::string resultsCsv(const Grid& grid, const std::vector<CellResult>& results);
 // results.md: the setting, then pivot tables (rows attack, columns rule; means over the other

@@ -12,8 +12,10 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -177,8 +179,9 @@ int runExperiment(const ExperimentOptions& o) {
     // An interrupted cell did not finish: "error", so --resume runs it again.
     const std::string state = g_stop ? "error" : code == 0 ? "ok" : code == 1 ? "failed" : "error";
     status[r.index] = {state, wall};
-    std::ofstream(out / "cells" / cells[r.index].name() / "result.json")
-        << nlohmann::json{{"status", state}, {"wall_seconds", wall}, {"exit_code", code}}.dump() << '\n';
+    const fs::path cell_dir = out / "cells" / cells[r.index].name();
+    std::ofstream(cell_dir / "result.json")
+        << cellRecordJson(readCellResult(cells[r.index], cell_dir / "run", state, wall, plans[r.index].byzantine), code);
     if (state != "ok") {
       std::fprintf(stderr, "\n");
       spdlog::warn("experiment: cell {} {} (exit {}); see {}", cells[r.index].name(), state, code,
@@ -193,7 +196,26 @@ int runExperiment(const ExperimentOptions& o) {
   std::vector<CellResult> results;
   for (std::size_t i = 0; i < cells.size(); ++i) {
     const auto [state, wall] = status.contains(i) ? status[i] : std::pair{std::string("error"), 0.0};
-    results.push_back(readCellResult(cells[i], out / "cells" / cells[i].name() / "run", state, wall, plans[i].byzantine));
+    const fs::path dir = out / "cells" / cells[i].name();
+    // A cell done in an earlier session may have only its record left (runs are not kept).
+    std::optional<CellResult> kept;
+    if (!fs::exists(dir / "run") && state != "error") {
+      std::ifstream in(dir / "result.json");
+      kept = cellFromRecord(cells[i], std::string(std::istreambuf_iterator<char>(in), {}));
+    }
+    if (kept) {
+      results.push_back(*kept);
+      continue;
+    }
+    results.push_back(readCellResult(cells[i], dir / "run", state, wall, plans[i].byzantine));
+    if (state != "error") {
+      // Rewrite the record with the figures (older versions kept only the status).
+      std::ifstream in(dir / "result.json");
+      const auto old = nlohmann::json::parse(in, nullptr, false);
+      const int code = !old.is_discarded() && old.is_object() ? old.value("exit_code", -1) : -1;
+      in.close();
+      std::ofstream(dir / "result.json") << cellRecordJson(results.back(), code);
+    }
   }
   std::ofstream(out / "results.csv") << resultsCsv(grid, results);
   fs::create_directories(out / "plots");

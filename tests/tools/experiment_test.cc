@@ -5,6 +5,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "tests/support/temp_dir.h"
 
 namespace phalanx::tools {
@@ -94,6 +97,38 @@ TEST(Experiment, CsvHasAttackAndRuleAlwaysAndEveryAxis) {
   const std::string csv = resultsCsv(g, {r});
   EXPECT_THAT(csv, HasSubstr("attack,rule,seed,status,final_acc_mean,final_acc_min,best_acc_mean"));
   EXPECT_THAT(csv, HasSubstr("none,config,1,ok,0.5,0.25,0.75,,,,1000,2,3\n"));
+}
+
+TEST(Experiment, CellRecordsKeepEveryFigureAndTheCurve) {
+  testing::TempDir dir;
+  const Grid g = gridFrom(dir, "config: c.yaml\ntopology: t.yaml\ngrid: {attack: [ipm], rule: [nna]}\n");
+  CellResult r{.cell = expand(g, {})[0], .status = "failed", .final_acc_mean = 0.5, .final_acc_min = 0.25,
+               .best_acc_mean = 0.75, .consensus_distance = NAN, .byzantine_leakage = 0.125, .detection_rate = 1,
+               .wire_bytes = 1e9, .compression_ratio = NAN, .wall_seconds = 12.5,
+               .rounds = {0, 25, 50}, .accuracy_mean = {0.1, NAN, 0.5}};
+  const std::string json = cellRecordJson(r, 1);
+  EXPECT_THAT(json, HasSubstr("\"consensus_distance\":null"));
+  EXPECT_THAT(json, HasSubstr("\"exit_code\":1"));
+  const auto back = cellFromRecord(r.cell, json);
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(resultsCsv(g, {*back}), resultsCsv(g, {r}));
+  EXPECT_EQ(back->rounds, r.rounds);
+  ASSERT_EQ(back->accuracy_mean.size(), 3u);
+  EXPECT_EQ(back->accuracy_mean[0], 0.1);
+  EXPECT_TRUE(std::isnan(back->accuracy_mean[1]));
+  // Records without figures (status only), damaged curves, and garbage.
+  EXPECT_FALSE(cellFromRecord(r.cell, "{\"status\": \"ok\", \"wall_seconds\": 3}").has_value());
+  EXPECT_FALSE(cellFromRecord(r.cell, "not json").has_value());
+  const auto no_curve = cellFromRecord(
+      r.cell, "{\"status\": \"ok\", \"final_acc_mean\": 0.8, \"rounds\": [-1], \"accuracy_mean\": [0.5]}");
+  ASSERT_TRUE(no_curve.has_value());
+  EXPECT_EQ(no_curve->final_acc_mean, 0.8);
+  EXPECT_TRUE(no_curve->rounds.empty());
+  // A chart per attack only where some cell has a curve.
+  const auto plots = resultPlots(g, {*no_curve});
+  EXPECT_TRUE(std::none_of(plots.begin(), plots.end(), [](const auto& p) { return p.first == "accuracy-ipm.svg"; }));
+  const auto with_curve = resultPlots(g, {r});
+  EXPECT_TRUE(std::any_of(with_curve.begin(), with_curve.end(), [](const auto& p) { return p.first == "accuracy-ipm.svg"; }));
 }
 
 TEST(Experiment, MarkdownHasBreakdownAndPerCellTablesWhereOtherAxesVary) {
