@@ -57,6 +57,11 @@ class RoundGate {
   void noteRound(std::uint32_t sender, std::uint64_t round);
   // Whether `peer`'s round is known (it has sent a heartbeat or a message).
   bool knowsRoundOf(std::uint32_t peer) const { return latest_.contains(peer); }
+  // Whether `peer` is known to have reached `round`.
+  bool hasReached(std::uint32_t peer, std::uint64_t round) const {
+    const auto it = latest_.find(peer);
+    return it != latest_.end() && it->second >= round;
+  }
   // The jump above, on demand (a node about to start its first round). True when it moved.
   bool catchUp();
 

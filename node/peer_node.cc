@@ -96,7 +96,8 @@ PeerNode::PeerNode(asio::io_context& io, PeerSetup setup)
       public_replica_(trainer_.model().dimension()),
       replicas_(trainer_.model().dimension()),
       join_timer_(io),
-      slow_timer_(io) {
+      slow_timer_(io),
+      hold_timer_(io) {
   const Config& config = setup_.config;
   dim_ = trainer_.model().dimension();
   metrics_.node = setup_.id;
@@ -262,6 +263,17 @@ void PeerNode::beginRound() {
     finish();
     return;
   }
+  if (role_ == Role::kVectorAttack && aheadOfHonestNeighbours(t)) {
+    // A rushing attacker whose round ended before any honest vector came (they were slower
+    // than its half deadline) must not run on: a round ahead, it hears only stale messages,
+    // sends nothing, costs each honest neighbour a full deadline and drifts further ahead
+    // (a 26-peer run went from 0.2 s to 5 s rounds that way). It waits for them instead.
+    hold_timer_.expires_after(std::chrono::milliseconds(2));
+    hold_timer_.async_wait([this](const asio::error_code& ec) {
+      if (!ec) beginRound();
+    });
+    return;
+  }
   transport_->setRound(t);
   round_started_ = Clock::now();
   if (slow_.count() > 0) {  // an injected slow peer: it starts every round late
@@ -272,6 +284,17 @@ void PeerNode::beginRound() {
     return;
   }
   runRound(t);
+}
+
+bool PeerNode::aheadOfHonestNeighbours(std::uint64_t t) const {
+  const auto live = transport_->livePeers();
+  bool any = false;
+  for (const std::uint32_t j : awaited_) {
+    if (!contains(live, j)) continue;
+    if (gate_->hasReached(j, t)) return false;
+    any = true;
+  }
+  return any;  // none live: nobody to wait for
 }
 
 void PeerNode::runRound(std::uint64_t t) {
@@ -688,6 +711,7 @@ bool PeerNode::markFinished() {
   finished_ = true;
   join_timer_.cancel();
   slow_timer_.cancel();
+  hold_timer_.cancel();
   gate_->cancel();
   return true;
 }

@@ -133,6 +133,9 @@ class PeerNode {
   void waitForNeighbours(std::chrono::steady_clock::time_point since);
   void beginRound();
   void runRound(std::uint64_t t);
+  // Whether every live honest neighbour is still known to be before round t (so a rushing
+  // attacker opening t would hear nothing).
+  bool aheadOfHonestNeighbours(std::uint64_t t) const;
   std::string switchAttack(const std::string& name);
   void endRound(net::RoundResult&& result);
   // The honest step and message: the half step and its replica delta (model exchange), or the
@@ -214,6 +217,7 @@ class PeerNode {
   net::Transport::Payload replayed_;  // replay: the first keyframe this node sent
   bool attack_fallback_logged_ = false;
   asio::steady_timer slow_timer_;
+  asio::steady_timer hold_timer_;  // a rushing attacker waiting for the honest peers' round
 };
 
 }  // namespace phalanx::node

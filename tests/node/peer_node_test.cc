@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <asio.hpp>
 #include <chrono>
 #include <cmath>
@@ -242,6 +244,27 @@ TEST(PeerNode, NnaHoldsAgainstSignflipWhileMeanBreaks) {
   }
   EXPECT_GT(nna, 0.75);
   EXPECT_LT(mean, 0.5);
+}
+
+TEST(PeerNode, RushingAttackerWaitsForSlowHonestPeersInsteadOfRunningAhead) {
+  // Both honest peers start every round later than the attacker's half deadline. An attacker
+  // that ran on after hearing nothing would be a round ahead from then on: it would hear only
+  // stale vectors, send nothing, and the honest peers would miss it every round at a deadline.
+  Config c = syntheticConfig();
+  c.rounds.count = 40;
+  c.rounds.deadline_ms = 400;  // the attacker's: 200
+  Cluster cluster(c, completeGraph(3, 1), {{2, "signflip"}});
+  ASSERT_EQ(cluster[0].inject("slow 250"), "");
+  ASSERT_EQ(cluster[1].inject("slow 250"), "");
+  cluster.startAll();
+  ASSERT_TRUE(cluster.runToEnd(60s));
+  for (std::uint32_t i : {0u, 1u}) {
+    std::size_t heard = 0;
+    for (const RoundRecord& r : cluster.records(i)) {
+      heard += std::count(r.mixed.begin(), r.mixed.end(), 2u);
+    }
+    EXPECT_GE(heard, 36u) << "node " << i << " heard the attacker in " << heard << " of 40 rounds";
+  }
 }
 
 TEST(PeerNode, TopkGossipLearnsOnFewerBytes) {
