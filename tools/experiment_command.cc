@@ -212,7 +212,9 @@ int runExperiment(const ExperimentOptions& o) {
       // Rewrite the record with the figures (older versions kept only the status).
       std::ifstream in(dir / "result.json");
       const auto old = nlohmann::json::parse(in, nullptr, false);
-      const int code = !old.is_discarded() && old.is_object() ? old.value("exit_code", -1) : -1;
+      const bool has_code = !old.is_discarded() && old.is_object() && old.contains("exit_code") &&
+                            old["exit_code"].is_number_integer();
+      const int code = has_code ? old["exit_code"].get<int>() : -1;
       in.close();
       std::ofstream(dir / "result.json") << cellRecordJson(results.back(), code);
     }
