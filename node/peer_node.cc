@@ -287,11 +287,14 @@ void PeerNode::beginRound() {
 }
 
 bool PeerNode::aheadOfHonestNeighbours(std::uint64_t t) const {
+  // Released by a vector for round t, not by a heartbeat saying round t: a slow peer announces
+  // its round before it sends, and an attacker let go then would time out all the same.
   const auto live = transport_->livePeers();
+  const auto heard = gate_->inbox().heard();  // senders with a message for the open round, t
   bool any = false;
   for (const std::uint32_t j : awaited_) {
     if (!contains(live, j)) continue;
-    if (gate_->hasReached(j, t)) return false;
+    if (contains(heard, j) || gate_->hasReached(j, t + 1)) return false;  // here, or past t
     any = true;
   }
   return any;  // none live: nobody to wait for

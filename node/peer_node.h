@@ -133,8 +133,8 @@ class PeerNode {
   void waitForNeighbours(std::chrono::steady_clock::time_point since);
   void beginRound();
   void runRound(std::uint64_t t);
-  // Whether every live honest neighbour is still known to be before round t (so a rushing
-  // attacker opening t would hear nothing).
+  // Whether no live honest neighbour's vector for round t has come yet and none has moved past
+  // t (so a rushing attacker opening t now could hear nothing before its deadline).
   bool aheadOfHonestNeighbours(std::uint64_t t) const;
   std::string switchAttack(const std::string& name);
   void endRound(net::RoundResult&& result);
