@@ -197,26 +197,22 @@ int runExperiment(const ExperimentOptions& o) {
   for (std::size_t i = 0; i < cells.size(); ++i) {
     const auto [state, wall] = status.contains(i) ? status[i] : std::pair{std::string("error"), 0.0};
     const fs::path dir = out / "cells" / cells[i].name();
-    // A cell done in an earlier session may have only its record left (runs are not kept).
-    std::optional<CellResult> kept;
-    if (!fs::exists(dir / "run") && state != "error") {
-      std::ifstream in(dir / "result.json");
-      kept = cellFromRecord(cells[i], std::string(std::istreambuf_iterator<char>(in), {}));
-    }
+    // The record holds the figures (written when the cell ended, from its run folder, which
+    // may be gone since: runs are not kept between sessions); the logs are read only for a
+    // cell without one, or with a record from before records kept figures.
+    std::string record;
+    if (std::ifstream in(dir / "result.json"); in) record.assign(std::istreambuf_iterator<char>(in), {});
+    std::optional<CellResult> kept = state != "error" ? cellFromRecord(cells[i], record) : std::nullopt;
     if (kept) {
       results.push_back(*kept);
       continue;
     }
     results.push_back(readCellResult(cells[i], dir / "run", state, wall, plans[i].byzantine));
     if (state != "error") {
-      // Rewrite the record with the figures (older versions kept only the status).
-      std::ifstream in(dir / "result.json");
-      const auto old = nlohmann::json::parse(in, nullptr, false);
+      const auto old = nlohmann::json::parse(record, nullptr, false);
       const bool has_code = !old.is_discarded() && old.is_object() && old.contains("exit_code") &&
                             old["exit_code"].is_number_integer();
-      const int code = has_code ? old["exit_code"].get<int>() : -1;
-      in.close();
-      std::ofstream(dir / "result.json") << cellRecordJson(results.back(), code);
+      std::ofstream(dir / "result.json") << cellRecordJson(results.back(), has_code ? old["exit_code"].get<int>() : -1);
     }
   }
   std::ofstream(out / "results.csv") << resultsCsv(grid, results);
