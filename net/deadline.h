@@ -1,6 +1,7 @@
-// Round deadlines: fixed, or adaptive — median + k·MAD of the arrival offsets observed in
-// recent rounds (how long after a round opened each neighbour's message came), clamped, so a
-// slow or dead peer costs at most a little more than the honest peers' usual spread. Owned by
+// Round deadlines: a fixed ceiling, and an adaptive early close — median + k·MAD of the arrival
+// offsets observed in recent rounds (how long after a round opened each neighbour's message
+// came), clamped to [min_ms, the ceiling]. The median and the MAD ignore a minority of late
+// senders, so up to b stalling neighbours cannot push the early close to the ceiling. Owned by
 // the node's network thread.
 #pragma once
 
@@ -10,13 +11,12 @@
 namespace phalanx::net {
 
 struct DeadlineConfig {
-  double fixed_ms = 3000;
-  bool adaptive = false;
-  double k = 4;             // MADs above the median
+  double fixed_ms = 3000;       // the ceiling: a round never waits longer
+  bool adaptive = false;        // estimate the early close from arrivals (else: the ceiling)
+  double k = 4;                 // MADs above the median
   double min_ms = 20;
-  double max_ms = 30000;
   std::size_t history = 256;    // offsets remembered
-  std::size_t min_samples = 8;  // below this, the fixed deadline
+  std::size_t min_samples = 8;  // below this, the ceiling
 };
 
 class DeadlineEstimator {
@@ -26,7 +26,10 @@ class DeadlineEstimator {
   // An arrival offset in milliseconds.
   void observe(double offset_ms);
 
+  // The adaptive estimate (median + k·MAD, clamped), or the ceiling when not adaptive or with
+  // too few samples.
   double deadlineMs() const;
+  double ceilingMs() const { return config_.fixed_ms; }
 
  private:
   DeadlineConfig config_;

@@ -12,6 +12,7 @@ constexpr std::size_t kMaxIdBytes = 256;         // cluster_id
 constexpr std::size_t kMaxDigestBytes = 64;
 constexpr std::size_t kMaxFeatures = 64;
 constexpr std::size_t kMaxDetailBytes = 1024;
+constexpr int kMaxDigestEntries = 4096;  // one per neighbour of the reporter
 
 bool validHello(const v1::Hello& h) {
   if (h.cluster_id().size() > kMaxIdBytes || h.config_digest().size() > kMaxDigestBytes) return false;
@@ -85,6 +86,11 @@ std::optional<FrameError> parseBodyInto(std::span<const std::uint8_t> body, v1::
       break;
     case v1::Envelope::kRound:
       if (!validRound(e.round())) return FrameError::kInvalid;
+      break;
+    case v1::Envelope::kDigest:
+      if (e.digest().senders_size() != e.digest().hashes_size() || e.digest().senders_size() > kMaxDigestEntries) {
+        return FrameError::kInvalid;
+      }
       break;
     case v1::Envelope::kResync:
     case v1::Envelope::kHeartbeat:

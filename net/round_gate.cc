@@ -1,17 +1,19 @@
 #include "net/round_gate.h"
 
 #include <algorithm>
+#include <functional>
 
 namespace phalanx::net {
 
 using Clock = std::chrono::steady_clock;
 
 RoundGate::RoundGate(asio::io_context& io, const Transport& transport, std::span<const std::uint32_t> neighbours,
-                     DeadlineConfig deadline, std::uint64_t first_round, std::uint64_t window)
+                     GateConfig config, std::uint64_t first_round)
     : transport_(transport),
       neighbours_(neighbours.begin(), neighbours.end()),
-      inbox_(neighbours, first_round, window),
-      deadline_(deadline),
+      config_(config),
+      inbox_(neighbours, first_round, config.window),
+      deadline_(config.deadline),
       timer_(io) {}
 
 void RoundGate::noteRound(std::uint32_t sender, std::uint64_t round) {
@@ -25,35 +27,53 @@ Admission RoundGate::add(v1::RoundMessage&& message) {
   const bool for_open = message.round() == inbox_.openRound();
   const Admission a = inbox_.add(std::move(message));
   if (a == Admission::kAccepted && for_open && done_) {
-    deadline_.observe(std::chrono::duration<double, std::milli>(Clock::now() - opened_).count());
+    deadline_.observe(elapsedMs());
     poke();
   }
   return a;
 }
 
+double RoundGate::elapsedMs() const {
+  return std::chrono::duration<double, std::milli>(Clock::now() - opened_).count();
+}
+
+void RoundGate::arm(double at_ms) {
+  const std::uint64_t generation = generation_;
+  const double in_ms = std::max(0.0, at_ms - elapsedMs());
+  timer_.expires_after(std::chrono::microseconds(std::int64_t(in_ms * 1000)));
+  timer_.async_wait([this, generation](const asio::error_code& ec) {
+    if (ec || generation != generation_ || !done_) return;  // cancelled, or a later round's wait
+    if (elapsedMs() >= deadline_.ceilingMs()) return finish(Close::kDeadline);
+    if (quorumMet()) return finish(Close::kQuorum);
+    arm(deadline_.ceilingMs());  // the early close passed without a quorum: wait for the ceiling
+  });
+}
+
 void RoundGate::wait(std::function<void(RoundResult&&)> done) {
   done_ = std::move(done);
   opened_ = Clock::now();
-  const std::uint64_t generation = ++generation_;
-  timer_.expires_after(std::chrono::microseconds(std::int64_t(deadline_.deadlineMs() * 1000)));
-  timer_.async_wait([this, generation](const asio::error_code& ec) {
-    if (ec || generation != generation_ || !done_) return;  // cancelled, or a later round's wait
-    finish(true);
-  });
+  ++generation_;
+  early_ms_ = config_.quorum > 0 ? deadline_.deadlineMs() : deadline_.ceilingMs();
+  arm(early_ms_);
   poke();  // messages for this round may already be buffered
 }
 
-bool RoundGate::catchUp() {
-  // Behind the live neighbours' median round: catch up (the skipped rounds' messages are stale).
+std::uint64_t RoundGate::evidencedRound() const {
   std::vector<std::uint64_t> rounds;
   for (const std::uint32_t peer : transport_.livePeers()) {
     if (const auto it = latest_.find(peer); it != latest_.end()) rounds.push_back(it->second);
   }
-  if (rounds.empty()) return false;
-  std::nth_element(rounds.begin(), rounds.begin() + std::ptrdiff_t(rounds.size() / 2), rounds.end());
-  const std::uint64_t median = rounds[rounds.size() / 2];
-  if (median <= inbox_.openRound()) return false;
-  inbox_.advanceTo(median);
+  if (rounds.size() <= config_.budget) return 0;
+  // The (b+1)-th highest claim: b liars alone cannot raise it above an honest neighbour's round.
+  const auto at = rounds.begin() + std::ptrdiff_t(config_.budget);
+  std::nth_element(rounds.begin(), at, rounds.end(), std::greater<>());
+  return std::min(*at, config_.last_round);
+}
+
+bool RoundGate::catchUp() {
+  const std::uint64_t target = evidencedRound();
+  if (target <= inbox_.openRound()) return false;
+  inbox_.advanceTo(target);
   return true;
 }
 
@@ -63,25 +83,31 @@ void RoundGate::cancel() {
   ++generation_;
 }
 
+bool RoundGate::quorumMet() const {
+  return config_.quorum > 0 && inbox_.heard().size() >= config_.quorum;
+}
+
 void RoundGate::poke() {
   if (!done_) return;
   // With nobody connected, the round waits for its deadline: a node alone (starting up,
   // or cut off) must not spin through rounds.
   const auto live = transport_.livePeers();
-  if (!live.empty() && inbox_.complete(live)) finish(false);
+  if (!live.empty() && inbox_.complete(live)) return finish(Close::kComplete);
+  if (quorumMet() && elapsedMs() >= early_ms_) finish(Close::kQuorum);
 }
 
-void RoundGate::finish(bool deadline_hit) {
+void RoundGate::finish(Close why) {
   timer_.cancel();
   RoundResult result;
   result.round = inbox_.openRound();
-  result.deadline_hit = deadline_hit;
-  result.seconds = std::chrono::duration<double>(Clock::now() - opened_).count();
+  result.closed = why;
+  result.deadline_hit = why == Close::kDeadline;
+  result.seconds = elapsedMs() / 1000;
   result.messages = inbox_.close();
   for (const std::uint32_t n : neighbours_) {
     if (!result.messages.contains(n)) result.missing.push_back(n);
   }
-  if (deadline_hit) ++deadline_misses_;
+  if (result.deadline_hit) ++deadline_misses_;
   catchUp();
   auto done = std::move(done_);
   done_ = nullptr;

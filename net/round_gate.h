@@ -1,15 +1,20 @@
-// One round's wait (DESIGN.md "Rounds over a real network"): collects the round's messages in
-// a RoundInbox and hands them over once every live neighbour has spoken (with at least one
-// live), or when the round's
-// deadline (fixed or adaptive, DeadlineEstimator) passes — so a crashed or slow peer costs at
-// most one deadline and never stalls the round loop. Owned by the node's network thread;
-// every method on the io_context's thread.
+// One round's wait (DESIGN.md "Rounds over a real network", docs/PROTOCOL.md): collects the
+// round's messages in a RoundInbox and hands them over when
+//   - every live awaited neighbour has spoken (with at least one live), or
+//   - a quorum of them has (deg − b: the rule keeps no more honest ones than that anyway) and
+//     the adaptive deadline (median + k·MAD of recent arrivals, DeadlineEstimator) has passed,
+//   - or at the fixed ceiling deadline,
+// so neither a crashed peer nor up to b Byzantine stragglers set the honest pace. It also keeps
+// what each neighbour claims about its round and catches up only on evidence from more than b
+// of them, never past the last round. Owned by the node's network thread; every method on the
+// io_context's thread.
 #pragma once
 
 #include <asio.hpp>
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <span>
@@ -21,24 +26,44 @@
 
 namespace phalanx::net {
 
+// Why a round closed.
+enum class Close : std::uint8_t {
+  kComplete,  // every live awaited neighbour had spoken
+  kQuorum,    // a quorum had, and the adaptive deadline passed
+  kDeadline,  // the ceiling deadline passed without a quorum
+};
+
 struct RoundResult {
   std::uint64_t round = 0;
   std::map<std::uint32_t, v1::RoundMessage> messages;  // by sender
   std::vector<std::uint32_t> missing;                  // neighbours not heard from
-  bool deadline_hit = false;
-  double seconds = 0;  // from wait() to completion
+  Close closed = Close::kComplete;
+  bool deadline_hit = false;  // closed == kDeadline
+  double seconds = 0;         // from wait() to completion
+};
+
+struct GateConfig {
+  DeadlineConfig deadline;
+  // Close once this many awaited neighbours have spoken and the adaptive deadline has passed;
+  // 0: only completion or the ceiling close a round.
+  std::size_t quorum = 0;
+  // b: a claimed round counts as evidence only when more than b neighbours claim at least it.
+  std::size_t budget = 0;
+  // Catching up never opens a round past this one (the node's last).
+  std::uint64_t last_round = std::numeric_limits<std::uint64_t>::max();
+  std::uint64_t window = 8;  // future rounds buffered
 };
 
 class RoundGate {
  public:
   RoundGate(asio::io_context& io, const Transport& transport, std::span<const std::uint32_t> neighbours,
-            DeadlineConfig deadline, std::uint64_t first_round, std::uint64_t window);
+            GateConfig config, std::uint64_t first_round);
 
   // Feed every RoundMessage the transport delivers.
   Admission add(v1::RoundMessage&& message);
 
-  // Waits for the open round; `done` runs once, on completion or at the deadline, and the
-  // next round opens. One wait at a time.
+  // Waits for the open round; `done` runs once, on completion, at quorum or at the deadline,
+  // and the next round opens. One wait at a time.
   void wait(std::function<void(RoundResult&&)> done);
 
   // Drops the pending wait (its `done` never runs) and its deadline timer: the node is leaving.
@@ -47,39 +72,45 @@ class RoundGate {
   // Re-checks completion: call when a peer goes down, so it no longer blocks the round.
   void poke();
 
-  // A restarted or lagging node adopts its neighbours' round (from their heartbeats).
-  void advanceTo(std::uint64_t round) { inbox_.advanceTo(round); }
-
-  // The latest round a neighbour is known to be in (its messages do this themselves; feed
-  // heartbeats here). When a round ends, a node behind the median of its live neighbours'
-  // rounds jumps to it: a restarted or slow node catches up, and a minority of peers lying
-  // about their round cannot drag it anywhere.
+  // A neighbour's claim about its round (heartbeats; messages note their own). Claims are
+  // untrusted: each neighbour's highest is kept, and only the (b+1)-th highest among the live
+  // neighbours' moves this node (catchUp).
   void noteRound(std::uint32_t sender, std::uint64_t round);
   // Whether `peer`'s round is known (it has sent a heartbeat or a message).
   bool knowsRoundOf(std::uint32_t peer) const { return latest_.contains(peer); }
-  // Whether `peer` is known to have reached `round`.
+  // Whether `peer` claims to have reached `round`.
   bool hasReached(std::uint32_t peer, std::uint64_t round) const {
     const auto it = latest_.find(peer);
     return it != latest_.end() && it->second >= round;
   }
-  // The jump above, on demand (a node about to start its first round). True when it moved.
+  // The highest round that more than b live neighbours claim to have reached (so at least one
+  // honest neighbour has), capped at the last round; 0 when fewer than b+1 have claimed.
+  std::uint64_t evidencedRound() const;
+  // Moves to evidencedRound() when it is ahead (a restarted or lagging node). True when moved.
+  // Called after every round and by a node about to start its first.
   bool catchUp();
 
   std::uint64_t openRound() const { return inbox_.openRound(); }
   const RoundInbox& inbox() const { return inbox_; }
   double deadlineMs() const { return deadline_.deadlineMs(); }
+  double ceilingMs() const { return deadline_.ceilingMs(); }
   std::uint64_t deadlineMisses() const { return deadline_misses_; }
 
  private:
-  void finish(bool deadline_hit);
+  bool quorumMet() const;
+  double elapsedMs() const;
+  void arm(double at_ms);
+  void finish(Close why);
 
   const Transport& transport_;
   std::vector<std::uint32_t> neighbours_;
+  GateConfig config_;
   RoundInbox inbox_;
   DeadlineEstimator deadline_;
   asio::steady_timer timer_;
   std::function<void(RoundResult&&)> done_;
   std::chrono::steady_clock::time_point opened_;
+  double early_ms_ = 0;           // this round's adaptive deadline, fixed when it opened
   std::uint64_t generation_ = 0;  // stale timer callbacks compare against it
   std::uint64_t deadline_misses_ = 0;
   std::map<std::uint32_t, std::uint64_t> latest_;  // by neighbour

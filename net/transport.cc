@@ -15,7 +15,12 @@ namespace {
 using asio::ip::tcp;
 using Clock = std::chrono::steady_clock;
 
-constexpr std::size_t kMaxPendingHandshakes = 64;  // a connection flood costs at most this many sockets
+// A connection flood costs at most this many sockets. At the cap a newcomer evicts the oldest
+// pending handshake, so sockets that never speak age out while a neighbour's handshake (one
+// round trip) completes; one source address other than a neighbour's holds at most
+// kMaxPendingPerAddress of them.
+constexpr std::size_t kMaxPendingHandshakes = 64;
+constexpr std::size_t kMaxPendingPerAddress = 16;
 
 // A Goodbye reason as a counter label: the schema's enum name in lower case. Unspecified or
 // unknown numbers (a hostile peer may send any) count as protocol errors.
@@ -42,7 +47,10 @@ class Transport::Session : public std::enable_shared_from_this<Session> {
         timer_(owner.io_),
         initiated_(expected_peer.has_value()),
         peer_(expected_peer.value_or(0)),
-        last_received_(Clock::now()) {}
+        last_received_(Clock::now()) {
+    asio::error_code ignored;
+    remote_ = stream_.lowest_layer().remote_endpoint(ignored).address();
+  }
 
   void start() {
     // Rounds wait on small frames (headers, resync requests, heartbeats): without this, Nagle
@@ -170,6 +178,7 @@ class Transport::Session : public std::enable_shared_from_this<Session> {
   }
 
   std::uint32_t peer() const { return peer_; }
+  const asio::ip::address& remote() const { return remote_; }
   bool isOpen() const { return open_ && !closed_ && !closing_; }
   bool initiated() const { return initiated_; }
   Clock::time_point lastReceived() const { return last_received_; }
@@ -316,10 +325,15 @@ class Transport::Session : public std::enable_shared_from_this<Session> {
       case v1::Envelope::kRound:
         return deliver(*e.mutable_round());
       case v1::Envelope::kResync:
-        if (owner_.handlers_.on_resync) owner_.handlers_.on_resync(peer_, e.resync());
+        if (speaksForPeer() && owner_.handlers_.on_resync) owner_.handlers_.on_resync(peer_, e.resync());
         return;
       case v1::Envelope::kHeartbeat:
-        if (owner_.handlers_.on_heartbeat) owner_.handlers_.on_heartbeat(peer_, e.heartbeat().round());
+        if (speaksForPeer() && owner_.handlers_.on_heartbeat) {
+          owner_.handlers_.on_heartbeat(peer_, e.heartbeat().round());
+        }
+        return;
+      case v1::Envelope::kDigest:
+        if (speaksForPeer() && owner_.handlers_.on_digest) owner_.handlers_.on_digest(peer_, e.digest());
         return;
       case v1::Envelope::kGoodbye:
         if (e.goodbye().reason() == v1::Goodbye::DUPLICATE_CONNECTION) return retire();
@@ -330,14 +344,25 @@ class Transport::Session : public std::enable_shared_from_this<Session> {
     }
   }
 
+  // Whether frames read here speak for peer_. With TLS, any connection whose certificate names
+  // it (frames still arriving on a duplicate being closed are as genuine as the others). Without
+  // TLS a Hello proves nothing, so only the pair's connection speaks: a connection refused as a
+  // duplicate, or replaced, delivers nothing (an honest dial race then costs a resync at most).
+  bool speaksForPeer() const {
+    if (!owner_.open_.contains(peer_)) return false;
+    return certificate_id_.has_value() || owner_.open_.at(peer_).get() == this;
+  }
+
   void deliver(v1::RoundMessage& m) {
     if (m.sender() != peer_) {  // a peer speaking for someone else
       owner_.reject("sender_mismatch");
       return;
     }
-    // Any authenticated connection of the peer delivers, not only the one kept for sending:
-    // frames still arriving on a duplicate being closed are as genuine as the others.
-    if (owner_.open_.contains(peer_) && owner_.handlers_.on_round) owner_.handlers_.on_round(peer_, m);
+    if (!speaksForPeer()) {
+      owner_.reject("not_pair_connection");
+      return;
+    }
+    if (owner_.handlers_.on_round) owner_.handlers_.on_round(peer_, m);
   }
 
   void account(std::size_t bytes) {
@@ -409,6 +434,7 @@ class Transport::Session : public std::enable_shared_from_this<Session> {
   asio::steady_timer timer_;
   bool initiated_;
   std::uint32_t peer_;
+  asio::ip::address remote_;
   bool open_ = false, closing_ = false, closed_ = false, writing_ = false;
   bool draining_ = false;  // closing a duplicate: still reading until the peer closes
   std::array<std::uint8_t, kLengthBytes> header_{};
@@ -462,20 +488,45 @@ std::uint16_t Transport::listen() {
 void Transport::accept() {
   acceptor_.async_accept([this, alive = std::weak_ptr<bool>(alive_)](const asio::error_code& ec, tcp::socket socket) {
     if (alive.expired() || stopped_) return;
-    if (!ec) {
-      const auto pending = std::count_if(sessions_.begin(), sessions_.end(), [](const auto& s) { return !s->isOpen(); });
-      if (std::size_t(pending) >= kMaxPendingHandshakes) {
-        reject("too_many_pending");
-        asio::error_code ignored;
-        socket.close(ignored);
-      } else {
-        auto session = std::make_shared<Session>(*this, std::move(socket), std::nullopt);
-        sessions_.push_back(session);
-        session->start();
-      }
-    }
+    if (!ec) admit(std::move(socket));
     accept();
   });
+}
+
+bool Transport::neighbourAddress(const asio::ip::address& a) const {
+  for (const auto& [_, d] : dialers_) {
+    asio::error_code ec;
+    const auto host = asio::ip::make_address(d->address.host, ec);
+    if (!ec && host == a) return true;
+  }
+  return false;
+}
+
+void Transport::admit(asio::ip::tcp::socket socket) {
+  asio::error_code ec;
+  const asio::ip::address from = socket.remote_endpoint(ec).address();
+  if (ec) return;  // already gone
+  std::size_t pending = 0, from_same = 0;
+  std::shared_ptr<Session> oldest;
+  for (const auto& s : sessions_) {
+    if (s->isOpen() || s->initiated()) continue;
+    ++pending;
+    if (s->remote() == from) ++from_same;
+    if (!oldest) oldest = s;  // sessions_ is in creation order
+  }
+  if (from_same >= kMaxPendingPerAddress && !neighbourAddress(from)) {
+    reject("too_many_pending");
+    socket.close(ec);
+    return;
+  }
+  if (pending >= kMaxPendingHandshakes && oldest) {
+    reject("pending_evicted");
+    ++stats_.handshake_failures;
+    oldest->close("evicted: too many pending handshakes");
+  }
+  auto session = std::make_shared<Session>(*this, std::move(socket), std::nullopt);
+  sessions_.push_back(session);
+  session->start();
 }
 
 void Transport::connect(std::vector<PeerAddress> addresses) {
@@ -573,10 +624,12 @@ bool Transport::adopt(const std::shared_ptr<Session>& s) {
       s->goodbyeAndClose(v1::Goodbye::DUPLICATE_CONNECTION, "keeping the connection dialled by the lower id");
       return false;
     }
-    // s is preferred, or both are equal (a peer that restarted): the newer one stays.
+    // s is preferred, or both are equal (a peer that restarted): the newer one stays. What was
+    // in flight on the old one is lost to the node, so it hears of a new connection.
     auto old = it->second;
     it->second = s;
     old->goodbyeAndClose(v1::Goodbye::DUPLICATE_CONNECTION, "replaced by a newer connection");
+    if (handlers_.on_up) handlers_.on_up(peer);
     return true;
   }
   open_[peer] = s;

@@ -68,6 +68,7 @@ struct TransportHandlers {
   std::function<void(std::uint32_t peer, v1::RoundMessage& message)> on_round;
   std::function<void(std::uint32_t peer, const v1::ResyncRequest& request)> on_resync;
   std::function<void(std::uint32_t peer, std::uint64_t round)> on_heartbeat;
+  std::function<void(std::uint32_t peer, const v1::RoundDigest& digest)> on_digest;
   std::function<void(std::uint32_t peer)> on_up;
   std::function<void(std::uint32_t peer, std::string_view why)> on_down;
 };
@@ -135,6 +136,9 @@ class Transport {
   friend class Session;
 
   void accept();
+  // An accepted socket: a pending handshake, within the per-address and total caps.
+  void admit(asio::ip::tcp::socket socket);
+  bool neighbourAddress(const asio::ip::address& a) const;
   void dial(std::uint32_t peer);
   void scheduleDial(std::uint32_t peer, bool after_failure,
                     std::chrono::milliseconds extra = std::chrono::milliseconds(0));

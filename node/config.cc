@@ -44,6 +44,8 @@ const std::vector<std::string> kAttacks = [] {
   std::vector<std::string> all = robust::kAttackNames;
   for (const char* name : {"labelflip", "crash", "hang", "slow", "silent", "none"}) all.push_back(name);
   all.insert(all.end(), kWireAttackNames.begin(), kWireAttackNames.end());
+  all.insert(all.end(), kProtocolAttackNames.begin(), kProtocolAttackNames.end());
+  for (const std::string& name : robust::kAttackNames) all.push_back(std::string(kEquivocatePrefix) + name);
   return all;
 }();
 
@@ -254,6 +256,10 @@ Config parse(const YAML::Node& root, const Source& source) {
   YamlFields rounds = top.section("rounds");
   rounds.integer("count", c.rounds.count, 1, kU64Max);
   rounds.integer("deadline_ms", c.rounds.deadline_ms, 1, 3'600'000);
+  rounds.boolean("quorum", c.rounds.quorum);
+  rounds.boolean("adaptive_deadline", c.rounds.adaptive_deadline);
+  rounds.number("deadline_k", c.rounds.deadline_k, 0, 1000);
+  rounds.integer("deadline_min_ms", c.rounds.deadline_min_ms, 1, 3'600'000);
   rounds.integer("eval_every", c.rounds.eval_every, 1, kU64Max);
   rounds.finish();
 

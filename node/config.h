@@ -9,6 +9,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "compress/compressor.h"
@@ -90,9 +91,16 @@ struct MixingConfig {
   int iters = 1;                 // cc iterations
 };
 
+// How a round closes (docs/PROTOCOL.md "Closing a round"): when every live neighbour has
+// spoken; or, with `quorum`, once deg - b have and the adaptive deadline (median + k·MAD of
+// recent arrival offsets, at least deadline_min_ms) has passed; at the latest at deadline_ms.
 struct RoundsConfig {
   std::uint64_t count = 1000;
-  std::uint64_t deadline_ms = 3000;
+  std::uint64_t deadline_ms = 3000;  // the ceiling
+  bool quorum = true;
+  bool adaptive_deadline = true;     // false: a quorum round also waits for deadline_ms
+  double deadline_k = 4;
+  std::uint64_t deadline_min_ms = 20;
   std::uint64_t eval_every = 100;
 };
 
@@ -115,6 +123,13 @@ struct ControlConfig {
 
 // Wire-level misbehaviour a Byzantine node can run (node/peer_node.h says what each sends).
 inline const std::vector<std::string> kWireAttackNames{"garbage", "wrong_dim", "replay"};
+// Protocol-level misbehaviour with honest vectors (docs/PROTOCOL.md "Threat model"): `stall`
+// sends each round's message at 90 % of the deadline ceiling, `round_lie` claims far-future,
+// past and oscillating rounds in heartbeats and extra headers, `resync_flood` asks every
+// neighbour for a keyframe every round, `keyframe_spam` sends keyframes instead of deltas.
+inline const std::vector<std::string> kProtocolAttackNames{"stall", "round_lie", "resync_flood", "keyframe_spam"};
+// "equivocate:NAME": vector attack NAME crafted per target (each neighbour gets its own vector).
+inline constexpr std::string_view kEquivocatePrefix = "equivocate:";
 
 struct ByzantineConfig {
   std::string attack;

@@ -93,6 +93,9 @@ std::string NodeMetrics::prometheus() const {
            n, "peer", peer_distance);
   perLabel(out, "deadline_misses_total", "counter", "Rounds that closed without the peer's message.",
            n, "peer", deadline_misses_total);
+  perLabel(out, "equivocations_total", "counter",
+           "Rounds in which more than b neighbours reported a different vector from the peer.", n, "peer",
+           equivocations_total);
   perLabel(out, "messages_rejected_total", "counter", "Frames and messages refused, by reason.", n,
            "reason", messages_rejected_total);
   out += round_seconds.render("round_seconds", "Wall time of a round, local step to mix.", n);

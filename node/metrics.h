@@ -46,6 +46,9 @@ struct NodeMetrics {
   std::map<std::uint32_t, std::uint64_t> peer_heard_total;     // rounds whose mix saw the peer
   std::map<std::uint32_t, double> peer_distance;               // ‖ŷ_j − ŷ_i‖ at the last mix
   std::map<std::uint32_t, std::uint64_t> deadline_misses_total;  // by peer
+  // Rounds in which more than b neighbours held a different vector from the peer than this
+  // node did (node/equivocation.h); a peer caught once is left out of every later mix.
+  std::map<std::uint32_t, std::uint64_t> equivocations_total;
   std::map<std::string, std::uint64_t> messages_rejected_total;  // by reason
   std::uint64_t live_peers = 0;
   double accordion_low_layers = kUnknown;    // layers Accordion keeps at LOW compression (adaptive only)

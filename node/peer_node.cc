@@ -37,16 +37,23 @@ std::string attackFor(const PeerSetup& s) {
   return attack == "none" ? "" : attack;
 }
 
+// The vector attack behind `attack` ("alie" and "equivocate:alie" both run alie), or "".
+std::string vectorAttackOf(const std::string& attack) {
+  const std::string name = attack.starts_with(kEquivocatePrefix) ? attack.substr(kEquivocatePrefix.size()) : attack;
+  return contains(robust::kAttackNames, name) ? name : "";
+}
+
+// Protocol attacks run the honest round with honest vectors and misbehave around it.
 PeerNode::Role roleFor(const std::string& attack) {
-  if (attack.empty() || attack == kLabelFlip) return PeerNode::Role::kHonest;
+  if (attack.empty() || attack == kLabelFlip || contains(kProtocolAttackNames, attack)) return PeerNode::Role::kHonest;
   if (attack == kSilent) return PeerNode::Role::kSilent;
   if (contains(kWireAttackNames, attack)) return PeerNode::Role::kWireAttack;
-  if (contains(robust::kAttackNames, attack)) return PeerNode::Role::kVectorAttack;
+  if (!vectorAttackOf(attack).empty()) return PeerNode::Role::kVectorAttack;
   throw ConfigError(fmt::format(
-      "attack {}: not something a node can run (vector attacks: {}; also {}, {}, {}; crash, "
-      "hang and slow are faults for the control endpoint)",
-      attack, fmt::join(robust::kAttackNames, ", "), kLabelFlip, kSilent,
-      fmt::join(kWireAttackNames, ", ")));
+      "attack {}: not something a node can run (vector attacks: {}, each also as {}NAME; also {}, {}, "
+      "{}, {}; crash, hang and slow are faults for the control endpoint)",
+      attack, fmt::join(robust::kAttackNames, ", "), kEquivocatePrefix, kLabelFlip, kSilent,
+      fmt::join(kWireAttackNames, ", "), fmt::join(kProtocolAttackNames, ", ")));
 }
 
 // The shard the trainer learns from; a label-flipping attacker trains on y -> classes-1-y.
@@ -69,16 +76,36 @@ std::span<const std::uint8_t> bytesOf(const std::string& s) {
 
 std::string idList(const std::vector<std::uint32_t>& ids) { return fmt::format("[{}]", fmt::join(ids, ",")); }
 
+// round_lie's claims: far future, the past, just beyond the receivers' window, ahead.
+std::uint64_t liedRound(std::uint64_t t) {
+  switch (t % 4) {
+    case 0:
+      return std::uint64_t(1) << 62;
+    case 1:
+      return 0;
+    case 2:
+      return t + 9;
+    default:
+      return t + 1000;
+  }
+}
+
+// Keyframes granted on request: the first at once, then at doubling intervals while a neighbour
+// keeps asking (up to this many rounds), so resync floods cost at most a keyframe per interval.
+constexpr std::uint64_t kMaxResyncInterval = 64;
+
 }  // namespace
 
 std::string roundRecordJson(std::uint32_t node, const RoundRecord& r) {
   std::string out = fmt::format(
       "{{\"node\": {}, \"round\": {}, \"train_loss\": {}, \"learning_rate\": {}, "
       "\"bytes_sent_total\": {}, \"bytes_received_total\": {}, \"dense_bytes_total\": {}, "
-      "\"mixed\": {}, \"excluded\": {}, \"missing\": {}, \"deadline_hit\": {}, \"round_seconds\": {}",
+      "\"mixed\": {}, \"excluded\": {}, \"missing\": {}, \"deadline_hit\": {}, \"quorum_close\": {}, "
+      "\"round_seconds\": {}",
       node, r.round, jsonNumber(r.train_loss), jsonNumber(r.learning_rate), r.bytes_sent_total,
       r.bytes_received_total, r.dense_bytes_total, idList(r.mixed), idList(r.excluded),
-      idList(r.missing), r.deadline_hit ? "true" : "false", jsonNumber(r.round_seconds));
+      idList(r.missing), r.deadline_hit ? "true" : "false", r.quorum_close ? "true" : "false",
+      jsonNumber(r.round_seconds));
   if (r.test_accuracy) out += fmt::format(", \"test_accuracy\": {}", jsonNumber(*r.test_accuracy));
   if (r.test_loss) out += fmt::format(", \"test_loss\": {}", jsonNumber(*r.test_loss));
   return out + "}";
@@ -95,6 +122,7 @@ PeerNode::PeerNode(asio::io_context& io, PeerSetup setup)
       trainer_(setup_.config, shardFor(setup_, attack_name_), setup_.config.seed),
       public_replica_(trainer_.model().dimension()),
       replicas_(trainer_.model().dimension()),
+      equivocation_(setup_.topology->budgetOf(setup_.id)),
       join_timer_(io),
       slow_timer_(io),
       hold_timer_(io) {
@@ -102,7 +130,7 @@ PeerNode::PeerNode(asio::io_context& io, PeerSetup setup)
   dim_ = trainer_.model().dimension();
   metrics_.node = setup_.id;
   for (const auto& [id, _] : config.byzantine) byzantine_ids_.insert(id);
-  if (role_ != Role::kHonest) byzantine_ids_.insert(setup_.id);
+  if (!attack_name_.empty()) byzantine_ids_.insert(setup_.id);
 
   std::vector<compress::LayerShape> layers;
   for (const auto& layer : trainer_.model().layers()) layers.push_back({layer.rows, layer.cols});
@@ -178,13 +206,14 @@ PeerNode::PeerNode(asio::io_context& io, PeerSetup setup)
               .key = config.security.key};
   }
   transport_ = std::make_unique<net::Transport>(io_, tc, net::TransportHandlers{
-      .on_round = [this](std::uint32_t, net::v1::RoundMessage& m) { gate_->add(std::move(m)); },
-      .on_resync = [this](std::uint32_t peer, const net::v1::ResyncRequest&) {
-        keyframe_owed_.insert(peer);
+      .on_round = [this](std::uint32_t peer, net::v1::RoundMessage& m) {
+        if (!applyLate(peer, m)) gate_->add(std::move(m));
       },
+      .on_resync = [this](std::uint32_t peer, const net::v1::ResyncRequest&) { grantResync(peer); },
       .on_heartbeat = [this](std::uint32_t peer, std::uint64_t round) {
         gate_->noteRound(peer, round);
       },
+      .on_digest = [this](std::uint32_t peer, const net::v1::RoundDigest& d) { takeDigest(peer, d); },
       .on_up = [this](std::uint32_t peer) {
         // A new connection: whatever was in flight on the old one is lost, so both replicas
         // of this edge restart from keyframes.
@@ -199,13 +228,23 @@ PeerNode::PeerNode(asio::io_context& io, PeerSetup setup)
 
   // A Byzantine peer waits only for the honest neighbours it knows of (waiting for its fellow
   // attackers, who wait for it, would cost every round a deadline), and for half a deadline.
+  // One started by hand knows of none: the quorum (deg - b of its neighbours) frees it all the
+  // same, since its b fellow attackers are not needed to make it.
   for (const std::uint32_t j : neighbours_) {
     if (role_ == Role::kHonest || !byzantine_ids_.contains(j)) awaited_.push_back(j);
   }
-  const double deadline_ms = double(config.rounds.deadline_ms) * (role_ == Role::kHonest ? 1.0 : 0.5);
-  gate_ = std::make_unique<net::RoundGate>(io_, *transport_, awaited_,
-                                           net::DeadlineConfig{.fixed_ms = deadline_ms},
-                                           first_round_, /*window=*/8);
+  const RoundsConfig& rc = config.rounds;
+  const double ceiling_ms = double(rc.deadline_ms) * (role_ == Role::kHonest ? 1.0 : 0.5);
+  const std::size_t b = setup_.topology->budgetOf(setup_.id);
+  const std::size_t quorum = neighbours_.size() > b ? neighbours_.size() - b : 1;
+  gate_ = std::make_unique<net::RoundGate>(
+      io_, *transport_, awaited_,
+      net::GateConfig{.deadline = {.fixed_ms = ceiling_ms, .adaptive = rc.adaptive_deadline,
+                                   .k = rc.deadline_k, .min_ms = double(rc.deadline_min_ms)},
+                      .quorum = rc.quorum ? std::min(quorum, awaited_.size()) : 0,
+                      .budget = b,
+                      .last_round = rounds_ > 0 ? rounds_ - 1 : 0},
+      first_round_);
 }
 
 PeerNode::~PeerNode() = default;
@@ -274,10 +313,15 @@ void PeerNode::beginRound() {
     });
     return;
   }
-  transport_->setRound(t);
+  transport_->setRound(attack_name_ == "round_lie" ? liedRound(t) : t);
   round_started_ = Clock::now();
-  if (slow_.count() > 0) {  // an injected slow peer: it starts every round late
-    slow_timer_.expires_after(slow_);
+  // An injected slow peer starts every round late; a staller, just before the neighbours'
+  // deadline ceiling.
+  const auto late = slow_ + (attack_name_ == "stall"
+                                 ? std::chrono::milliseconds(std::int64_t(0.9 * double(setup_.config.rounds.deadline_ms)))
+                                 : std::chrono::milliseconds(0));
+  if (late.count() > 0) {
+    slow_timer_.expires_after(late);
     slow_timer_.async_wait([this, t](const asio::error_code& ec) {
       if (!ec && !finished_) runRound(t);
     });
@@ -321,6 +365,11 @@ bool PeerNode::sendTo(std::uint32_t peer, std::uint64_t round, net::v1::RoundMes
     std::uniform_int_distribution<std::size_t> at(0, damaged->size() - 1);
     for (int k = 0; k < 8; ++k) (*damaged)[at(fault_rng_)] ^= 0xFF;
     out = std::move(damaged);
+  }
+  if (attack_name_ == "round_lie") {  // the same message again under a lie about its round
+    net::v1::RoundMessage lie = header;
+    lie.set_round(liedRound(round));
+    transport_->sendRound(peer, lie, out);
   }
   if (delay_.count() > 0) {
     auto timer = std::make_shared<asio::steady_timer>(io_, delay_);
@@ -427,7 +476,7 @@ void PeerNode::publish(std::uint64_t t, std::span<const float> y) {
       keyframe_owed_.insert(j);  // it learns our replica from a keyframe when it is back
       continue;
     }
-    const bool full = !codec_ || periodic || keyframe_owed_.contains(j);
+    const bool full = !codec_ || periodic || keyframe_owed_.contains(j) || attack_name_ == "keyframe_spam";
     if (full && !keyframe) {
       keyframe = std::make_shared<const std::vector<std::uint8_t>>(public_replica_.keyframe());
     }
@@ -438,6 +487,65 @@ void PeerNode::publish(std::uint64_t t, std::span<const float> y) {
       keyframe_owed_.insert(j);  // it will see a sequence gap; skip the round trip
     }
   }
+}
+
+bool PeerNode::applyLate(std::uint32_t peer, const net::v1::RoundMessage& m) {
+  const bool tracked = m.kind() == net::v1::RoundMessage::DELTA || m.kind() == net::v1::RoundMessage::KEYFRAME;
+  if (m.round() >= gate_->openRound() || !tracked || standaloneGradients() || m.sender() != peer) return false;
+  const auto r = m.kind() == net::v1::RoundMessage::KEYFRAME
+                     ? replicas_.applyKeyframe(peer, m.sequence(), bytesOf(m.payload()))
+                     : replicas_.applyDelta(peer, m.sequence(), bytesOf(m.payload()));
+  ++own_rejections_[r.outcome == ReplicaTable::Outcome::kApplied ? "missed_round" : "stale_round"];
+  return true;
+}
+
+void PeerNode::grantResync(std::uint32_t peer) {
+  const std::uint64_t t = gate_->openRound();
+  ResyncGrant& g = resync_grants_[peer];
+  if (t < g.next) {
+    ++own_rejections_["resync_throttled"];
+    return;
+  }
+  if (t >= g.next + kMaxResyncInterval) g.interval = 1;  // quiet for long: grant at once again
+  keyframe_owed_.insert(peer);
+  g.next = t + g.interval;
+  g.interval = std::min(g.interval * 2, kMaxResyncInterval);
+}
+
+std::vector<std::uint32_t> PeerNode::screenEquivocators(std::uint64_t t, const std::vector<std::uint32_t>& heard) {
+  equivocation_.advance(t);
+  net::v1::Envelope envelope;
+  net::v1::RoundDigest& digest = *envelope.mutable_digest();
+  digest.set_round(t);
+  for (const std::uint32_t j : heard) {
+    const std::uint64_t h = vectorDigest(rowOf(j));
+    digest.add_senders(j);
+    digest.add_hashes(h);
+    if (equivocation_.own(t, j, h)) logConviction(j, t);
+  }
+  if (!heard.empty()) {
+    for (const std::uint32_t j : transport_->livePeers()) transport_->send(j, envelope);
+  }
+  std::vector<std::uint32_t> kept;
+  for (const std::uint32_t j : heard) {
+    if (!equivocation_.convicted(j)) kept.push_back(j);
+  }
+  return kept;
+}
+
+void PeerNode::takeDigest(std::uint32_t reporter, const net::v1::RoundDigest& d) {
+  if (role_ != Role::kHonest) return;
+  for (int k = 0; k < d.senders_size(); ++k) {
+    const std::uint32_t sender = d.senders(k);
+    if (sender == setup_.id || sender == reporter || !contains(neighbours_, sender)) continue;
+    if (equivocation_.report(reporter, d.round(), sender, d.hashes(k))) logConviction(sender, d.round());
+  }
+}
+
+void PeerNode::logConviction(std::uint32_t peer, std::uint64_t round) {
+  log_->warn("round {}: peer {} equivocated: more than {} neighbours hold a different vector from it for "
+             "round {}; leaving it out of every later mix",
+             gate_->openRound(), peer, setup_.topology->budgetOf(setup_.id), round);
 }
 
 void PeerNode::askForKeyframe(std::uint32_t peer, std::uint64_t round) {
@@ -552,6 +660,19 @@ void PeerNode::sendAttack(std::uint64_t t, const std::vector<std::uint32_t>& hea
     auto payload = std::make_shared<const std::vector<std::uint8_t>>(encodeDense(out));
     sendTo(j, t, wholeVectorKind(), payload);
   };
+  if (attack_name_.starts_with(kEquivocatePrefix) && !attack_->perTarget()) {
+    // Each neighbour its own vector: the attack crafted from the honest vectors heard, less
+    // the target's own when there are others.
+    for (const std::uint32_t j : neighbours_) {
+      std::vector<std::span<const float>> view;
+      for (const std::uint32_t k : heard) {
+        if (k != j) view.push_back(rowOf(k));
+      }
+      if (view.empty()) view = honest;
+      if (auto ok = attack_->craft({.honest = view}, out); ok) send(j);
+    }
+    return;
+  }
   if (!attack_->perTarget()) {
     if (auto ok = attack_->craft({.honest = honest}, out); !ok) {
       // Too little to attack from (ALIE's spread needs two vectors; an attacker on a sparse
@@ -617,7 +738,9 @@ void PeerNode::endRound(net::RoundResult&& result) {
   RoundRecord record;
   record.round = t;
   record.deadline_hit = result.deadline_hit;
-  const std::vector<std::uint32_t> heard = applyMessages(result);
+  record.quorum_close = result.closed == net::Close::kQuorum;
+  std::vector<std::uint32_t> heard = applyMessages(result);
+  if (role_ == Role::kHonest) heard = screenEquivocators(t, heard);
   for (const std::uint32_t j : neighbours_) {
     if (!contains(heard, j)) {
       record.missing.push_back(j);
@@ -628,6 +751,9 @@ void PeerNode::endRound(net::RoundResult&& result) {
   }
   if (role_ == Role::kHonest) {
     mix(t, heard, record);
+    if (attack_name_ == "resync_flood") {
+      for (const std::uint32_t j : neighbours_) askForKeyframe(j, t);
+    }
     record.train_loss = last_loss_;
     record.learning_rate = trainer_.learningRate(t);
   } else if (role_ == Role::kVectorAttack) {
@@ -687,6 +813,7 @@ void PeerNode::refreshMetrics() {
   metrics_.messages_rejected_total = own_rejections_;
   for (const auto& [reason, n] : st.rejected) metrics_.messages_rejected_total[reason] += n;
   const net::InboxCounters& inbox = gate_->inbox().counters();
+  metrics_.equivocations_total = equivocation_.equivocations();
   for (const auto& [reason, n] : {std::pair{"stale_round", inbox.stale},
                                   {"equivocation", inbox.equivocation},
                                   {"too_far_ahead", inbox.too_far_ahead},
@@ -742,7 +869,7 @@ std::expected<std::unique_ptr<robust::Attack>, std::string> PeerNode::makeAttack
   // Colluding ones also draw from one random stream, so on the same honest inputs (a complete
   // graph) randomised attacks send the same vector; alone, each draws its own. (They do not
   // pool what they received: each attacks from the honest vectors it heard itself.)
-  robust::AttackConfig a{.name = name,
+  robust::AttackConfig a{.name = vectorAttackOf(name),
                          .n = setup_.topology->size(),
                          .f = std::max<std::size_t>(1, byzantine_ids_.size()),
                          .sigma = byz.sigma,
@@ -760,15 +887,27 @@ std::string PeerNode::switchAttack(const std::string& name) {
     attack_.reset();
     attack_name_.clear();
   } else {
-    if (!contains(robust::kAttackNames, name)) {
-      return fmt::format("attack {}: not a vector attack (allowed: none, {})", name,
-                         fmt::join(robust::kAttackNames, ", "));
+    Role role = Role::kHonest;
+    try {
+      role = roleFor(name);
+    } catch (const ConfigError& e) {
+      return e.what();
     }
-    auto made = makeAttackFor(name);
-    if (!made) return made.error();
-    attack_ = std::move(*made);
+    if (role != Role::kVectorAttack && !contains(kProtocolAttackNames, name)) {
+      return fmt::format("attack {}: not switchable at run time (allowed: none, vector attacks {}, "
+                         "{}NAME, protocol attacks {})",
+                         name, fmt::join(robust::kAttackNames, ", "), kEquivocatePrefix,
+                         fmt::join(kProtocolAttackNames, ", "));
+    }
+    std::unique_ptr<robust::Attack> attack;
+    if (role == Role::kVectorAttack) {
+      auto made = makeAttackFor(name);
+      if (!made) return made.error();
+      attack = std::move(*made);
+    }
+    attack_ = std::move(attack);
     attack_name_ = name;
-    role_ = Role::kVectorAttack;
+    role_ = role;
   }
   // The neighbours' replicas of this node now hold something else: start them afresh.
   for (const std::uint32_t j : neighbours_) keyframe_owed_.insert(j);

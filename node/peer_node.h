@@ -35,6 +35,7 @@
 #include "node/checkpoint.h"
 #include "node/config.h"
 #include "node/dataset.h"
+#include "node/equivocation.h"
 #include "node/gradient_exchange.h"
 #include "node/local_trainer.h"
 #include "node/metrics.h"
@@ -77,6 +78,7 @@ struct RoundRecord {
   std::vector<std::uint32_t> excluded;  // of those, the ones the rule left out
   std::vector<std::uint32_t> missing;   // neighbours not heard (or whose replica was invalid)
   bool deadline_hit = false;
+  bool quorum_close = false;  // closed at quorum + adaptive deadline, some neighbour still out
   double round_seconds = 0;
 };
 
@@ -160,6 +162,18 @@ class PeerNode {
   std::vector<std::uint32_t> applyMessages(net::RoundResult& result);
   void mix(std::uint64_t round, const std::vector<std::uint32_t>& heard, RoundRecord& record);
   void askForKeyframe(std::uint32_t peer, std::uint64_t round);
+  // A replica message for a round already closed (it missed the quorum close): applied to the
+  // replica in sequence order, so the chain stays unbroken and no keyframe is needed, but it
+  // enters no mix. False for anything else (the inbox counts it).
+  bool applyLate(std::uint32_t peer, const net::v1::RoundMessage& m);
+  // A neighbour asked for a keyframe: granted at once, then at doubling intervals while it keeps
+  // asking (a resync flood costs at most one keyframe per kMaxResyncInterval rounds).
+  void grantResync(std::uint32_t peer);
+  // Digests of the vectors heard this round to every neighbour, this node's own digests into
+  // the detector; returns `heard` less the peers convicted of equivocation.
+  std::vector<std::uint32_t> screenEquivocators(std::uint64_t round, const std::vector<std::uint32_t>& heard);
+  void takeDigest(std::uint32_t reporter, const net::v1::RoundDigest& digest);
+  void logConviction(std::uint32_t peer, std::uint64_t round);
   // `sequence`: a fixed one (a replaying attacker) instead of the edge's next.
   bool sendTo(std::uint32_t peer, std::uint64_t round, net::v1::RoundMessage::Kind kind,
               const net::Transport::Payload& payload,
@@ -196,6 +210,11 @@ class PeerNode {
   ReplicaTable replicas_;
   std::map<std::uint32_t, std::uint64_t> next_sequence_;  // outgoing, per neighbour
   std::set<std::uint32_t> keyframe_owed_;
+  struct ResyncGrant {
+    std::uint64_t next = 0, interval = 1;  // the next round a request is granted; then the gap
+  };
+  std::map<std::uint32_t, ResyncGrant> resync_grants_;
+  EquivocationDetector equivocation_;
   std::unique_ptr<net::Transport> transport_;
   std::unique_ptr<net::RoundGate> gate_;
   std::unique_ptr<CheckpointStore> checkpoints_;

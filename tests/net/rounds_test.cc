@@ -66,17 +66,16 @@ class Rounds {
         .on_resync = [&p](std::uint32_t from, const v1::ResyncRequest&) { p.keyframe_to.insert(from); },
         .on_heartbeat = [this, &p](std::uint32_t from, std::uint64_t round) {
           p.gate->noteRound(from, round);
-          if (p.adopting && round > 0) {  // a restarted peer joins at its neighbours' round
+          if (p.adopting && round > 0 && p.gate->catchUp()) {  // a restarted peer joins its neighbours' round
             p.adopting = false;
-            p.gate->advanceTo(round);
             begin(p);
           }
         },
         .on_up = [&p](std::uint32_t peer) { p.keyframe_to.insert(peer); },
         .on_down = [&p](std::uint32_t, std::string_view) { p.gate->poke(); }});
     p.port = p.transport->listen();
-    p.gate = std::make_unique<RoundGate>(io, *p.transport, c.neighbours, DeadlineConfig{.fixed_ms = 200},
-                                         first_round, 8);
+    p.gate = std::make_unique<RoundGate>(io, *p.transport, c.neighbours,
+                                         GateConfig{.deadline = {.fixed_ms = 200}}, first_round);
   }
 
   void connect(Peer& p) {
@@ -225,6 +224,46 @@ TEST(Rounds, AllToAllThenCrashRestartPartitionAndHeal) {
     for (const auto& [peer, ps] : st.peers) blocked += ps.dropped_sends;
   }
   EXPECT_GT(blocked, 0u);
+}
+
+// Round claims: the gate of node 0 (neighbours 1, 2, 3; b = 1; last round 99) over live
+// connections. One neighbour's claim moves nothing, whatever it says; two neighbours' claims
+// move it to the lower of the two (the (b+1)-th highest), never past the last round.
+TEST(Rounds, CatchingUpNeedsMoreThanBClaimsAndStopsAtTheLastRound) {
+  asio::io_context io;
+  std::vector<std::unique_ptr<Transport>> t;
+  std::vector<PeerAddress> addresses;
+  for (std::uint32_t id = 0; id < 4; ++id) {
+    TransportConfig c{.self = id, .cluster_id = "claims", .model_dim = 16, .config_digest = "d",
+                      .backoff_initial = 10ms};
+    for (std::uint32_t j = 0; j < 4; ++j) {
+      if (j != id) c.neighbours.push_back(j);
+    }
+    t.push_back(std::make_unique<Transport>(io, c, TransportHandlers{}));
+    addresses.push_back({id, "127.0.0.1", t.back()->listen()});
+  }
+  for (auto& x : t) x->connect(addresses);
+  ASSERT_TRUE(testing::runUntil(io, [&] { return t[0]->livePeers().size() == 3; }));
+  const std::vector<std::uint32_t> neighbours{1, 2, 3};
+  RoundGate gate(io, *t[0], neighbours, GateConfig{.budget = 1, .last_round = 99}, 0);
+
+  for (const std::uint64_t lie : {std::uint64_t(1) << 62, std::uint64_t(0), std::uint64_t(50), std::uint64_t(7)}) {
+    gate.noteRound(3, lie);  // oscillating: far future, past, ahead
+    EXPECT_EQ(gate.evidencedRound(), 0u);
+    EXPECT_FALSE(gate.catchUp());
+    EXPECT_EQ(gate.openRound(), 0u);
+  }
+  gate.noteRound(1, 20);  // one honest neighbour ahead, plus the liar's 2^62: the 2nd highest is 20
+  EXPECT_EQ(gate.evidencedRound(), 20u);
+  EXPECT_TRUE(gate.catchUp());
+  EXPECT_EQ(gate.openRound(), 20u);
+  gate.noteRound(2, std::uint64_t(1) << 62);  // two liars (more than b): capped at the last round
+  EXPECT_EQ(gate.evidencedRound(), 99u);
+  // A claim from a node that is not a neighbour counts for nothing.
+  RoundGate other(io, *t[0], neighbours, GateConfig{.budget = 0, .last_round = 99}, 0);
+  other.noteRound(7, 40);
+  EXPECT_EQ(other.evidencedRound(), 0u);
+  for (auto& x : t) x->abort();
 }
 
 }  // namespace
