@@ -45,7 +45,19 @@ HttpEndpoint::HttpEndpoint(const std::string& host, std::uint16_t port, ModelSou
     }
     res.set_content(body, "text/plain; version=0.0.4");
   });
-  server_->Get("/model", [model](const httplib::Request&, httplib::Response& res) {
+  // The model is the node's work: only with the control token (from any address, so a monitor
+  // on another host can compute consensus distances).
+  server_->Get("/model", [model, token = control.token](const httplib::Request& req, httplib::Response& res) {
+    if (token.empty()) {
+      res.status = 404;
+      res.set_content("no /model: set control.token in the config\n", "text/plain");
+      return;
+    }
+    if (req.get_header_value("Authorization") != "Bearer " + token) {
+      res.status = 401;
+      res.set_content("wrong or missing token\n", "text/plain");
+      return;
+    }
     const std::optional<std::vector<float>> values = model ? model() : std::nullopt;
     if (!values) {
       res.status = 503;

@@ -11,6 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <random>
+
 #include <asio.hpp>
 #include <chrono>
 #include <csignal>
@@ -86,8 +88,18 @@ bool portFree(const std::string& host, std::uint16_t port) {
   return !ec;
 }
 
+// 128 random bits as hex: a control token for a run whose config has none.
+std::string randomToken() {
+  std::random_device device;
+  std::string out;
+  for (int i = 0; i < 4; ++i) out += fmt::format("{:08x}", device());
+  return out;
+}
+
 int runLaunch(const LaunchOptions& o) {
   LaunchPlan plan;
+  std::string token;
+  std::vector<std::string> sets = o.sets;
   std::shared_ptr<const topologies::Topology> topology;
   std::set<std::uint32_t> byzantine;
   try {
@@ -96,6 +108,13 @@ int runLaunch(const LaunchOptions& o) {
     for (const std::uint32_t id : byzantine) {
       if (!topology->contains(id)) throw std::invalid_argument(fmt::format("--byzantine: no node {} in the topology", id));
     }
+    // GET /model needs the control token: a config without one gets a fresh one for this run,
+    // so the monitor can read the honest models (consensus distance).
+    token = node::loadConfig(o.config, o.sets).control.token;
+    if (token.empty()) {
+      token = randomToken();
+      sets.push_back("control.token=" + token);
+    }
     plan = planLaunch({.topology_file = fs::absolute(o.topology).string(),
                        .config_file = fs::absolute(o.config).string(),
                        .out = fs::absolute(o.out).string(),
@@ -103,7 +122,7 @@ int runLaunch(const LaunchOptions& o) {
                        .remote_binary = o.remote_binary,
                        .ssh = o.ssh,
                        .rounds = o.rounds,
-                       .sets = o.sets,
+                       .sets = sets,
                        .byzantine = byzantine,
                        .attack = o.attack,
                        .wrap = o.wrap},
@@ -162,7 +181,7 @@ int runLaunch(const LaunchOptions& o) {
   spdlog::info("launch: {} peers started ({} Byzantine: {}); logs and results under {}", running.size(),
                byzantine.size(), fmt::join(byzantine, ","), o.out);
 
-  Monitor monitor(topology, byzantine);
+  Monitor monitor(topology, byzantine, token);
   std::ofstream samples_file(fs::path(o.out) / "monitor.jsonl");
   std::vector<MonitorSample> samples;
   const bool tty = isatty(STDOUT_FILENO);

@@ -60,8 +60,9 @@ std::vector<MetricSample> parsePrometheus(const std::string& text) {
   return out;
 }
 
-Monitor::Monitor(std::shared_ptr<const topologies::Topology> topology, std::set<std::uint32_t> byzantine)
-    : topology_(std::move(topology)), byzantine_(std::move(byzantine)) {
+Monitor::Monitor(std::shared_ptr<const topologies::Topology> topology, std::set<std::uint32_t> byzantine,
+                 std::string token)
+    : topology_(std::move(topology)), byzantine_(std::move(byzantine)), token_(std::move(token)) {
   for (const auto& n : topology_->nodes()) {
     PeerView v;
     v.id = n.id;
@@ -99,8 +100,8 @@ void Monitor::scrape() {
       else if (s.name == "phalanx_peer_heard_total" && s.labels.contains("peer")) v.heard[peer()] = s.value;
     }
     v.model.reset();
-    if (v.byzantine) continue;
-    if (const auto model = http.Get("/model"); model && model->status == 200) {
+    if (v.byzantine || token_.empty()) continue;
+    if (const auto model = http.Get("/model", {{"Authorization", "Bearer " + token_}}); model && model->status == 200) {
       try {
         v.model = node::parseNpy(model->body, fmt::format("GET /model of node {}", v.id)).data;
       } catch (const node::NpyError&) {

