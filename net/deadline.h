@@ -1,8 +1,7 @@
-// Round deadlines: a fixed ceiling, and an adaptive early close — median + k·MAD of the arrival
-// offsets observed in recent rounds (how long after a round opened each neighbour's message
-// came), clamped to [min_ms, the ceiling]. The median and the MAD ignore a minority of late
-// senders, so up to b stalling neighbours cannot push the early close to the ceiling. Owned by
-// the node's network thread.
+// Round deadlines: a fixed ceiling, or adaptive — median + k·MAD of the arrival offsets observed
+// in recent rounds (how long after a round opened each neighbour's message came), clamped to
+// [min_ms, the ceiling]. The median and the MAD ignore a minority of late senders, so up to b
+// stalling neighbours cannot push it to the ceiling. Owned by the node's network thread.
 #pragma once
 
 #include <cstddef>

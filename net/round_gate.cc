@@ -43,9 +43,10 @@ void RoundGate::arm(double at_ms) {
   timer_.expires_after(std::chrono::microseconds(std::int64_t(in_ms * 1000)));
   timer_.async_wait([this, generation](const asio::error_code& ec) {
     if (ec || generation != generation_ || !done_) return;  // cancelled, or a later round's wait
-    if (elapsedMs() >= deadline_.ceilingMs()) return finish(Close::kDeadline);
-    if (quorumMet()) return finish(Close::kQuorum);
-    arm(deadline_.ceilingMs());  // the early close passed without a quorum: wait for the ceiling
+    const double now = elapsedMs();
+    if (grace_end_ms_ >= 0 && now >= grace_end_ms_) return finish(Close::kQuorum);
+    if (now >= deadline_ms_) return finish(Close::kDeadline);
+    arm(grace_end_ms_ >= 0 ? std::min(grace_end_ms_, deadline_ms_) : deadline_ms_);
   });
 }
 
@@ -53,8 +54,9 @@ void RoundGate::wait(std::function<void(RoundResult&&)> done) {
   done_ = std::move(done);
   opened_ = Clock::now();
   ++generation_;
-  early_ms_ = config_.quorum > 0 ? deadline_.deadlineMs() : deadline_.ceilingMs();
-  arm(early_ms_);
+  deadline_ms_ = deadline_.deadlineMs();
+  grace_end_ms_ = -1;
+  arm(deadline_ms_);
   poke();  // messages for this round may already be buffered
 }
 
@@ -93,7 +95,11 @@ void RoundGate::poke() {
   // or cut off) must not spin through rounds.
   const auto live = transport_.livePeers();
   if (!live.empty() && inbox_.complete(live)) return finish(Close::kComplete);
-  if (quorumMet() && elapsedMs() >= early_ms_) finish(Close::kQuorum);
+  if (grace_end_ms_ >= 0 || !quorumMet()) return;
+  // The quorum is in: up to b more may come within the grace, then the round closes.
+  const double now = elapsedMs();
+  grace_end_ms_ = now + std::max(config_.grace_fraction * now, config_.grace_min_ms);
+  if (grace_end_ms_ < deadline_ms_) arm(grace_end_ms_);
 }
 
 void RoundGate::finish(Close why) {

@@ -1,9 +1,10 @@
 // One round's wait (DESIGN.md "Rounds over a real network", docs/PROTOCOL.md): collects the
 // round's messages in a RoundInbox and hands them over when
 //   - every live awaited neighbour has spoken (with at least one live), or
-//   - a quorum of them has (deg − b: the rule keeps no more honest ones than that anyway) and
-//     the adaptive deadline (median + k·MAD of recent arrivals, DeadlineEstimator) has passed,
-//   - or at the fixed ceiling deadline,
+//   - a quorum of them has (deg − b: the rule keeps no more honest ones than that anyway) and a
+//     grace of a fraction of the time the quorum took has passed,
+//   - or at the deadline (median + k·MAD of recent arrivals, DeadlineEstimator, clamped to the
+//     fixed ceiling),
 // so neither a crashed peer nor up to b Byzantine stragglers set the honest pace. It also keeps
 // what each neighbour claims about its round and catches up only on evidence from more than b
 // of them, never past the last round. Owned by the node's network thread; every method on the
@@ -29,8 +30,8 @@ namespace phalanx::net {
 // Why a round closed.
 enum class Close : std::uint8_t {
   kComplete,  // every live awaited neighbour had spoken
-  kQuorum,    // a quorum had, and the adaptive deadline passed
-  kDeadline,  // the ceiling deadline passed without a quorum
+  kQuorum,    // a quorum had, and its grace passed
+  kDeadline,  // the deadline passed first
 };
 
 struct RoundResult {
@@ -44,9 +45,12 @@ struct RoundResult {
 
 struct GateConfig {
   DeadlineConfig deadline;
-  // Close once this many awaited neighbours have spoken and the adaptive deadline has passed;
-  // 0: only completion or the ceiling close a round.
+  // Close once this many awaited neighbours have spoken and the grace has passed; 0: only
+  // completion or the deadline close a round.
   std::size_t quorum = 0;
+  // The grace after the quorum: this fraction of the time the quorum took, at least grace_min_ms.
+  double grace_fraction = 0.25;
+  double grace_min_ms = 1;
   // b: a claimed round counts as evidence only when more than b neighbours claim at least it.
   std::size_t budget = 0;
   // Catching up never opens a round past this one (the node's last).
@@ -110,7 +114,8 @@ class RoundGate {
   asio::steady_timer timer_;
   std::function<void(RoundResult&&)> done_;
   std::chrono::steady_clock::time_point opened_;
-  double early_ms_ = 0;           // this round's adaptive deadline, fixed when it opened
+  double deadline_ms_ = 0;        // this round's deadline, fixed when it opened
+  double grace_end_ms_ = -1;      // when the quorum's grace ends; < 0: no quorum yet
   std::uint64_t generation_ = 0;  // stale timer callbacks compare against it
   std::uint64_t deadline_misses_ = 0;
   std::map<std::uint32_t, std::uint64_t> latest_;  // by neighbour

@@ -92,15 +92,17 @@ struct MixingConfig {
 };
 
 // How a round closes (docs/PROTOCOL.md "Closing a round"): when every live neighbour has
-// spoken; or, with `quorum`, once deg - b have and the adaptive deadline (median + k·MAD of
-// recent arrival offsets, at least deadline_min_ms) has passed; at the latest at deadline_ms.
+// spoken; or, with `quorum`, once deg - b have and a grace of quorum_grace times the time they
+// took has passed; at the latest at the deadline: median + deadline_k·MAD of recent arrival
+// offsets, within [deadline_min_ms, deadline_ms] (just deadline_ms when not adaptive).
 struct RoundsConfig {
   std::uint64_t count = 1000;
   std::uint64_t deadline_ms = 3000;  // the ceiling
   bool quorum = true;
-  bool adaptive_deadline = true;     // false: a quorum round also waits for deadline_ms
-  double deadline_k = 4;
-  std::uint64_t deadline_min_ms = 20;
+  double quorum_grace = 0.25;
+  bool adaptive_deadline = true;
+  double deadline_k = 8;
+  std::uint64_t deadline_min_ms = 50;
   std::uint64_t eval_every = 100;
 };
 

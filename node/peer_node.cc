@@ -106,6 +106,7 @@ std::string roundRecordJson(std::uint32_t node, const RoundRecord& r) {
       r.bytes_received_total, r.dense_bytes_total, idList(r.mixed), idList(r.excluded),
       idList(r.missing), r.deadline_hit ? "true" : "false", r.quorum_close ? "true" : "false",
       jsonNumber(r.round_seconds));
+  if (!r.equivocators.empty()) out += fmt::format(", \"equivocators\": {}", idList(r.equivocators));
   if (r.test_accuracy) out += fmt::format(", \"test_accuracy\": {}", jsonNumber(*r.test_accuracy));
   if (r.test_loss) out += fmt::format(", \"test_loss\": {}", jsonNumber(*r.test_loss));
   return out + "}";
@@ -242,6 +243,7 @@ PeerNode::PeerNode(asio::io_context& io, PeerSetup setup)
       net::GateConfig{.deadline = {.fixed_ms = ceiling_ms, .adaptive = rc.adaptive_deadline,
                                    .k = rc.deadline_k, .min_ms = double(rc.deadline_min_ms)},
                       .quorum = rc.quorum ? std::min(quorum, awaited_.size()) : 0,
+                      .grace_fraction = rc.quorum_grace,
                       .budget = b,
                       .last_round = rounds_ > 0 ? rounds_ - 1 : 0},
       first_round_);
@@ -495,7 +497,18 @@ bool PeerNode::applyLate(std::uint32_t peer, const net::v1::RoundMessage& m) {
   const auto r = m.kind() == net::v1::RoundMessage::KEYFRAME
                      ? replicas_.applyKeyframe(peer, m.sequence(), bytesOf(m.payload()))
                      : replicas_.applyDelta(peer, m.sequence(), bytesOf(m.payload()));
-  ++own_rejections_[r.outcome == ReplicaTable::Outcome::kApplied ? "missed_round" : "stale_round"];
+  const bool applied = r.outcome == ReplicaTable::Outcome::kApplied;
+  ++own_rejections_[applied ? "missed_round" : "stale_round"];
+  if (applied && role_ == Role::kHonest) {
+    // The replica now holds the sender's vector for that round: evidence like any other.
+    const std::uint64_t h = vectorDigest(replicas_.replica(peer));
+    if (equivocation_.own(m.round(), peer, h)) logConviction(peer, m.round());
+    net::v1::Envelope envelope;
+    envelope.mutable_digest()->set_round(m.round());
+    envelope.mutable_digest()->add_senders(peer);
+    envelope.mutable_digest()->add_hashes(h);
+    for (const std::uint32_t j : transport_->livePeers()) transport_->send(j, envelope);
+  }
   return true;
 }
 
@@ -781,6 +794,8 @@ void PeerNode::endRound(net::RoundResult&& result) {
     log_->info("round {}: test_accuracy {:.4f} test_loss {:.4f} train_loss {:.4f}", t, e.accuracy,
                e.loss, last_loss_);
   }
+  const auto& caught = equivocation_.convictedPeers();
+  record.equivocators.assign(caught.begin(), caught.end());
   record.round_seconds = std::chrono::duration<double>(Clock::now() - round_started_).count();
   metrics_.round = t + 1;
   metrics_.train_loss = record.train_loss;

@@ -77,6 +77,7 @@ struct RoundRecord {
   std::vector<std::uint32_t> mixed;     // peers whose replica entered the rule
   std::vector<std::uint32_t> excluded;  // of those, the ones the rule left out
   std::vector<std::uint32_t> missing;   // neighbours not heard (or whose replica was invalid)
+  std::vector<std::uint32_t> equivocators;  // neighbours caught equivocating so far (never mixed again)
   bool deadline_hit = false;
   bool quorum_close = false;  // closed at quorum + adaptive deadline, some neighbour still out
   double round_seconds = 0;
@@ -164,7 +165,8 @@ class PeerNode {
   void askForKeyframe(std::uint32_t peer, std::uint64_t round);
   // A replica message for a round already closed (it missed the quorum close): applied to the
   // replica in sequence order, so the chain stays unbroken and no keyframe is needed, but it
-  // enters no mix. False for anything else (the inbox counts it).
+  // enters no mix; its digest goes to the neighbours as for a mixed one. False for anything else
+  // (the inbox counts it).
   bool applyLate(std::uint32_t peer, const net::v1::RoundMessage& m);
   // A neighbour asked for a keyframe: granted at once, then at doubling intervals while it keeps
   // asking (a resync flood costs at most one keyframe per kMaxResyncInterval rounds).

@@ -1,0 +1,165 @@
+// The protocol-level Byzantine roles (docs/PROTOCOL.md) under `phalanx launch`, as a user runs
+// them: real processes on loopback, the synthetic task, the jsonl records read back. Nothing
+// here asserts on how long a round took: stallers are judged by whether their vectors entered
+// honest mixes, round liars by the rounds the honest peers ran, floods by bytes.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tests/support/process.h"
+#include "tests/support/temp_dir.h"
+
+namespace phalanx {
+namespace {
+
+using testing::phalanxBinary;
+using testing::runProcess;
+using testing::sourceDir;
+namespace fs = std::filesystem;
+
+std::vector<nlohmann::json> jsonLines(const fs::path& file) {
+  std::vector<nlohmann::json> out;
+  std::ifstream in(file);
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_discarded()) out.push_back(std::move(j));
+  }
+  return out;
+}
+
+bool has(const nlohmann::json& record, const char* field, int id) {
+  if (!record.contains(field)) return false;
+  for (const auto& x : record[field]) {
+    if (x.get<int>() == id) return true;
+  }
+  return false;
+}
+
+// A generated topology, then `phalanx launch` on the smoke config with `args`; the run folder.
+fs::path launch(const testing::TempDir& dir, const std::string& name, const std::string& gen, const std::string& args) {
+  const fs::path topology = dir.path() / (name + ".yaml"), out = dir.path() / name;
+  const auto g = runProcess(phalanxBinary() + " topology gen " + gen + " > " + topology.string());
+  EXPECT_EQ(g.exit_code, 0) << g.output;
+  const auto r = runProcess(phalanxBinary() + " launch --topology " + topology.string() + " --config " + sourceDir() +
+                            "/configs/experiments/smoke-base.yaml --out " + out.string() + " " + args);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  return out;
+}
+
+fs::path jsonl(const fs::path& run, int id) { return run / ("node-" + std::to_string(id) + ".jsonl"); }
+
+// Every honest peer ends at its last round, having run nearly all of them, in increasing order
+// (a peer that fell behind its honest neighbours may catch up a round or two on their evidence;
+// one moved by a lie would jump to the last round at once).
+void expectAllRoundsRun(const fs::path& run, std::set<int> honest, int rounds) {
+  for (const int i : honest) {
+    const auto records = jsonLines(jsonl(run, i));
+    ASSERT_GE(int(records.size()), rounds - rounds / 10) << "peer " << i;
+    EXPECT_EQ(records.back()["round"].get<int>(), rounds - 1) << "peer " << i;
+    for (std::size_t k = 1; k < records.size(); ++k) {
+      const int step = records[k]["round"].get<int>() - records[k - 1]["round"].get<int>();
+      EXPECT_GE(step, 1) << "peer " << i;
+      EXPECT_LE(step, 3) << "peer " << i << " jumped at round " << records[k - 1]["round"];
+    }
+  }
+}
+
+TEST(ProtocolCli, StallersVectorsEnterNoHonestMix) {
+  // complete-8, b = 2, peers 6 and 7 send at 90 % of the 2 s deadline ceiling.
+  testing::TempDir dir;
+  const auto run = launch(dir, "stall", "--kind complete --n 8 --base-port 22000 --metrics-base-port 22100 "
+                                        "--byzantine-budget 2", "--byzantine 6,7 --attack stall --rounds 40");
+  expectAllRoundsRun(run, {0, 1, 2, 3, 4, 5}, 40);
+  for (int i = 0; i < 6; ++i) {
+    const auto records = jsonLines(jsonl(run, i));
+    int stallers_mixed = 0;
+    for (const auto& r : records) stallers_mixed += has(r, "mixed", 6) + has(r, "mixed", 7);
+    EXPECT_LE(stallers_mixed, 4) << "peer " << i;
+  }
+}
+
+TEST(ProtocolCli, HandStartedAttackersAreFreedByTheQuorum) {
+  // Two ALIE attackers that do not know of each other (started with `phalanx node --attack`,
+  // no byzantine section in the config): they no longer wait for each other until their half
+  // deadline, so the honest peers hear them and exclude them, round after round.
+  testing::TempDir dir;
+  const fs::path topology = dir.path() / "t.yaml", out = dir.path() / "run";
+  ASSERT_EQ(runProcess(phalanxBinary() + " topology gen --kind complete --n 8 --base-port 22200 "
+                                         "--metrics-base-port 22300 --byzantine-budget 2 > " + topology.string())
+                .exit_code, 0);
+  std::string script;
+  for (int i = 0; i < 8; ++i) {
+    script += phalanxBinary() + " node --topology " + topology.string() + " --config " + sourceDir() +
+              "/configs/experiments/smoke-base.yaml --id " + std::to_string(i) + " --rounds 40 --out " + out.string() +
+              (i >= 6 ? " --attack alie" : "") + " > /dev/null 2>&1 & ";
+  }
+  ASSERT_EQ(runProcess(script + " wait").exit_code, 0);
+  // Each attacker's round closes at its quorum (deg - b = 5 of the 7 it waits for, its fellow
+  // included), or complete when the other's vector happened to come first — not at its
+  // deadline after waiting for the other.
+  for (int i = 6; i < 8; ++i) {
+    const auto records = jsonLines(jsonl(out, i));
+    ASSERT_GE(records.size(), 30u) << "attacker " << i;
+    int waited = 0;
+    for (const auto& r : records) waited += r["deadline_hit"].get<bool>();
+    EXPECT_LE(waited, 5) << "attacker " << i;
+  }
+  for (int i = 0; i < 6; ++i) ASSERT_FALSE(jsonLines(jsonl(out, i)).empty()) << "peer " << i;
+}
+
+TEST(ProtocolCli, RoundLiarMovesNoHonestPeerOnARing) {
+  testing::TempDir dir;
+  const auto run = launch(dir, "lie", "--kind ring --n 8 --base-port 22400 --metrics-base-port 22500 "
+                                      "--byzantine-budget 1", "--byzantine 3 --attack round_lie --rounds 60");
+  expectAllRoundsRun(run, {0, 1, 2, 4, 5, 6, 7}, 60);
+}
+
+TEST(ProtocolCli, EquivocatorIsCaughtByEveryHonestNeighbour) {
+  testing::TempDir dir;
+  const auto run = launch(dir, "equivocate", "--kind complete --n 8 --base-port 22600 --metrics-base-port 22700 "
+                                             "--byzantine-budget 2", "--byzantine 7 --attack equivocate:alie --rounds 30");
+  expectAllRoundsRun(run, {0, 1, 2, 3, 4, 5, 6}, 30);
+  for (int i = 0; i < 7; ++i) {
+    int first_mixed = -1, caught_at = -1;
+    for (const auto& r : jsonLines(jsonl(run, i))) {
+      const int round = r["round"].get<int>();
+      if (first_mixed < 0 && has(r, "mixed", 7)) first_mixed = round;
+      if (caught_at < 0 && has(r, "equivocators", 7)) caught_at = round;
+      for (int honest = 0; honest < 7; ++honest) EXPECT_FALSE(has(r, "equivocators", honest)) << "peer " << i;
+    }
+    ASSERT_GE(caught_at, 0) << "peer " << i << " never caught peer 7";
+    if (first_mixed >= 0) {
+      EXPECT_LE(caught_at, first_mixed + 2) << "peer " << i;
+    }
+  }
+}
+
+TEST(ProtocolCli, ResyncFloodAndKeyframeSpamCostHonestUplinkLittle) {
+  // Top-k 5 % gossip on complete-6 (b = 1); honest bytes sent, relative to the clean run.
+  testing::TempDir dir;
+  const auto gen = [](int port) {
+    return "--kind complete --n 6 --byzantine-budget 1 --base-port " + std::to_string(port) +
+           " --metrics-base-port " + std::to_string(port + 100);
+  };
+  const std::string topk = " --rounds 60 --set compression.codec=topk --set compression.density=0.05 "
+                           "--set compression.gamma=0.2 --set rounds.quorum=false";
+  const auto honestBytes = [&](const fs::path& run) {
+    double sent = 0;
+    for (int i = 0; i < 5; ++i) sent += jsonLines(jsonl(run, i)).back()["bytes_sent_total"].get<double>();
+    return sent;
+  };
+  const double clean = honestBytes(launch(dir, "clean", gen(22800), topk));
+  const double flood = honestBytes(launch(dir, "flood", gen(22820), topk + " --byzantine 5 --attack resync_flood"));
+  const double spam = honestBytes(launch(dir, "spam", gen(22840), topk + " --byzantine 5 --attack keyframe_spam"));
+  std::printf("honest bytes sent vs clean: resync_flood %.2fx, keyframe_spam %.2fx\n", flood / clean, spam / clean);
+  EXPECT_LT(flood, 1.5 * clean);
+  EXPECT_LT(spam, 1.5 * clean);
+}
+
+}  // namespace
+}  // namespace phalanx
