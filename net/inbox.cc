@@ -85,13 +85,15 @@ std::map<std::uint32_t, v1::RoundMessage> RoundInbox::close() {
   return out;
 }
 
-void RoundInbox::advanceTo(std::uint64_t round) {
-  if (round <= open_) return;
+std::vector<v1::RoundMessage> RoundInbox::advanceTo(std::uint64_t round) {
+  std::vector<v1::RoundMessage> skipped;
+  if (round <= open_) return skipped;
   for (auto it = rounds_.begin(); it != rounds_.end() && it->first < round;) {
-    counters_.stale += it->second.size();
+    for (auto& [_, m] : it->second) skipped.push_back(std::move(m));
     it = rounds_.erase(it);
   }
   open_ = round;
+  return skipped;
 }
 
 }  // namespace phalanx::net

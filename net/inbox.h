@@ -53,9 +53,10 @@ class RoundInbox {
   // sender; the next round opens. Later messages for it are stale.
   std::map<std::uint32_t, v1::RoundMessage> close();
 
-  // Moves the open round forward to `round` (a restarted node adopting its neighbours'
-  // round); buffered rounds before it are dropped and counted stale.
-  void advanceTo(std::uint64_t round);
+  // Moves the open round forward to `round` (a node catching up with its neighbours); the
+  // messages buffered for the rounds it skips are returned in round order (they will enter no
+  // mix, but a replica needs every delta; the caller counts what it does with them).
+  std::vector<v1::RoundMessage> advanceTo(std::uint64_t round);
 
   const InboxCounters& counters() const { return counters_; }
   // Per sender: how many times it equivocated (for the node's metrics).

@@ -75,7 +75,7 @@ std::uint64_t RoundGate::evidencedRound() const {
 bool RoundGate::catchUp() {
   const std::uint64_t target = evidencedRound();
   if (target <= inbox_.openRound()) return false;
-  inbox_.advanceTo(target);
+  for (auto& m : inbox_.advanceTo(target)) skipped_.push_back(std::move(m));
   return true;
 }
 

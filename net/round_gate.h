@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "net/deadline.h"
@@ -93,6 +94,8 @@ class RoundGate {
   // Moves to evidencedRound() when it is ahead (a restarted or lagging node). True when moved.
   // Called after every round and by a node about to start its first.
   bool catchUp();
+  // The messages buffered for rounds a catch-up skipped, in round order, since the last call.
+  std::vector<v1::RoundMessage> takeSkipped() { return std::exchange(skipped_, {}); }
 
   std::uint64_t openRound() const { return inbox_.openRound(); }
   const RoundInbox& inbox() const { return inbox_; }
@@ -119,6 +122,7 @@ class RoundGate {
   std::uint64_t generation_ = 0;  // stale timer callbacks compare against it
   std::uint64_t deadline_misses_ = 0;
   std::map<std::uint32_t, std::uint64_t> latest_;  // by neighbour
+  std::vector<v1::RoundMessage> skipped_;
 };
 
 }  // namespace phalanx::net

@@ -90,9 +90,11 @@ std::uint64_t liedRound(std::uint64_t t) {
   }
 }
 
-// Keyframes granted on request: the first at once, then at doubling intervals while a neighbour
-// keeps asking (up to this many rounds), so resync floods cost at most a keyframe per interval.
-constexpr std::uint64_t kMaxResyncInterval = 64;
+// Keyframes granted on request: the first at once, then at least kResyncInterval rounds apart,
+// the gap doubling while a neighbour keeps asking (up to kMaxResyncInterval), so a resync flood
+// costs at most one keyframe per kMaxResyncInterval rounds once it has run a while.
+constexpr std::uint64_t kResyncInterval = 16;
+constexpr std::uint64_t kMaxResyncInterval = 128;
 
 }  // namespace
 
@@ -236,8 +238,12 @@ PeerNode::PeerNode(asio::io_context& io, PeerSetup setup)
   }
   const RoundsConfig& rc = config.rounds;
   const double ceiling_ms = double(rc.deadline_ms) * (role_ == Role::kHonest ? 1.0 : 0.5);
+  // The quorum: deg - b, but at least b + 1, so that it always holds an honest vector. Where
+  // deg <= 2b, deg - b arrivals could all be Byzantine: b fast attackers would pace the node on
+  // its own, and its honest neighbours would have to skip rounds to catch up with it.
   const std::size_t b = setup_.topology->budgetOf(setup_.id);
-  const std::size_t quorum = neighbours_.size() > b ? neighbours_.size() - b : 1;
+  const std::size_t deg = neighbours_.size();
+  const std::size_t quorum = std::min(deg, std::max(deg > b ? deg - b : 0, b + 1));
   gate_ = std::make_unique<net::RoundGate>(
       io_, *transport_, awaited_,
       net::GateConfig{.deadline = {.fixed_ms = ceiling_ms, .adaptive = rc.adaptive_deadline,
@@ -293,6 +299,7 @@ void PeerNode::waitForNeighbours(Clock::time_point since) {
   const std::uint64_t own = gate_->openRound();
   if (gate_->catchUp()) {
     log_->info("round {}: joining the neighbours at round {}", own, gate_->openRound());
+    for (const auto& m : gate_->takeSkipped()) applyUnmixed(m);
   }
   beginRound();
 }
@@ -492,8 +499,14 @@ void PeerNode::publish(std::uint64_t t, std::span<const float> y) {
 }
 
 bool PeerNode::applyLate(std::uint32_t peer, const net::v1::RoundMessage& m) {
+  if (m.round() >= gate_->openRound() || m.sender() != peer) return false;
+  return applyUnmixed(m);
+}
+
+bool PeerNode::applyUnmixed(const net::v1::RoundMessage& m) {
   const bool tracked = m.kind() == net::v1::RoundMessage::DELTA || m.kind() == net::v1::RoundMessage::KEYFRAME;
-  if (m.round() >= gate_->openRound() || !tracked || standaloneGradients() || m.sender() != peer) return false;
+  if (!tracked || standaloneGradients()) return false;
+  const std::uint32_t peer = m.sender();
   const auto r = m.kind() == net::v1::RoundMessage::KEYFRAME
                      ? replicas_.applyKeyframe(peer, m.sequence(), bytesOf(m.payload()))
                      : replicas_.applyDelta(peer, m.sequence(), bytesOf(m.payload()));
@@ -519,7 +532,7 @@ void PeerNode::grantResync(std::uint32_t peer) {
     ++own_rejections_["resync_throttled"];
     return;
   }
-  if (t >= g.next + kMaxResyncInterval) g.interval = 1;  // quiet for long: grant at once again
+  if (t >= g.next + kMaxResyncInterval) g.interval = kResyncInterval;  // quiet for long: start over
   keyframe_owed_.insert(peer);
   g.next = t + g.interval;
   g.interval = std::min(g.interval * 2, kMaxResyncInterval);
@@ -754,6 +767,7 @@ void PeerNode::endRound(net::RoundResult&& result) {
   record.quorum_close = result.closed == net::Close::kQuorum;
   std::vector<std::uint32_t> heard = applyMessages(result);
   if (role_ == Role::kHonest) heard = screenEquivocators(t, heard);
+  for (const auto& m : gate_->takeSkipped()) applyUnmixed(m);  // rounds a catch-up skipped
   for (const std::uint32_t j : neighbours_) {
     if (!contains(heard, j)) {
       record.missing.push_back(j);

