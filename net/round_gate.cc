@@ -19,17 +19,25 @@ RoundGate::RoundGate(asio::io_context& io, const Transport& transport, std::span
 void RoundGate::noteRound(std::uint32_t sender, std::uint64_t round) {
   if (std::find(neighbours_.begin(), neighbours_.end(), sender) == neighbours_.end()) return;
   auto& latest = latest_[sender];
-  latest = std::max(latest, round);
+  if (round <= latest) return;
+  latest = round;
+  // Behind: more than b neighbours are past the next round, so nothing more is coming for this
+  // one (a neighbour's claim follows its messages on the same connection).
+  if (done_ && round >= inbox_.openRound() + 2 && evidencedRound() >= inbox_.openRound() + 2) {
+    finish(Close::kBehind);
+  }
 }
 
 Admission RoundGate::add(v1::RoundMessage&& message) {
-  noteRound(message.sender(), message.round());
-  const bool for_open = message.round() == inbox_.openRound();
+  const std::uint32_t sender = message.sender();
+  const std::uint64_t round = message.round();
+  const bool for_open = round == inbox_.openRound();
   const Admission a = inbox_.add(std::move(message));
   if (a == Admission::kAccepted && for_open && done_) {
     deadline_.observe(elapsedMs());
     poke();
   }
+  noteRound(sender, round);  // last: it may close the round, and the message is in by then
   return a;
 }
 
@@ -54,6 +62,7 @@ void RoundGate::wait(std::function<void(RoundResult&&)> done) {
   done_ = std::move(done);
   opened_ = Clock::now();
   ++generation_;
+  ++waits_;
   deadline_ms_ = deadline_.deadlineMs();
   grace_end_ms_ = -1;
   arm(deadline_ms_);
@@ -95,7 +104,7 @@ void RoundGate::poke() {
   // or cut off) must not spin through rounds.
   const auto live = transport_.livePeers();
   if (!live.empty() && inbox_.complete(live)) return finish(Close::kComplete);
-  if (grace_end_ms_ >= 0 || !quorumMet()) return;
+  if (grace_end_ms_ >= 0 || waits_ <= 1 || !quorumMet()) return;
   // The quorum is in: up to b more may come within the grace, then the round closes.
   const double now = elapsedMs();
   grace_end_ms_ = now + std::max(config_.grace_fraction * now, config_.grace_min_ms);

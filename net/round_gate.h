@@ -5,6 +5,8 @@
 //     grace of a fraction of the time the quorum took has passed,
 //   - or at the deadline (median + k·MAD of recent arrivals, DeadlineEstimator, clamped to the
 //     fixed ceiling),
+//   - or at once when more than b neighbours claim to have finished the next round too (the
+//     node is behind: what they sent for this round has come, in order, before those claims),
 // so neither a crashed peer nor up to b Byzantine stragglers set the honest pace. It also keeps
 // what each neighbour claims about its round and catches up only on evidence from more than b
 // of them, never past the last round. Owned by the node's network thread; every method on the
@@ -33,6 +35,7 @@ enum class Close : std::uint8_t {
   kComplete,  // every live awaited neighbour had spoken
   kQuorum,    // a quorum had, and its grace passed
   kDeadline,  // the deadline passed first
+  kBehind,    // more than b live neighbours had finished the round after this one: catch up
 };
 
 struct RoundResult {
@@ -47,7 +50,9 @@ struct RoundResult {
 struct GateConfig {
   DeadlineConfig deadline;
   // Close once this many awaited neighbours have spoken and the grace has passed; 0: only
-  // completion or the deadline close a round.
+  // completion or the deadline close a round. Not in the first round this gate waits for: it
+  // waits for every live neighbour, so peers that start at different times set off together
+  // instead of leaving the slow starters to catch up.
   std::size_t quorum = 0;
   // The grace after the quorum: this fraction of the time the quorum took, at least grace_min_ms.
   double grace_fraction = 0.25;
@@ -120,6 +125,7 @@ class RoundGate {
   double deadline_ms_ = 0;        // this round's deadline, fixed when it opened
   double grace_end_ms_ = -1;      // when the quorum's grace ends; < 0: no quorum yet
   std::uint64_t generation_ = 0;  // stale timer callbacks compare against it
+  std::uint64_t waits_ = 0;       // rounds waited for so far
   std::uint64_t deadline_misses_ = 0;
   std::map<std::uint32_t, std::uint64_t> latest_;  // by neighbour
   std::vector<v1::RoundMessage> skipped_;

@@ -797,6 +797,26 @@ void PeerNode::endRound(net::RoundResult&& result) {
                 "through); a last evaluation, then stopping",
                 t);
   }
+  if (!recordRound(t, record, diverged)) return;
+  // Caught up with neighbours ahead: the rounds skipped are run alone (a local step, nothing
+  // heard), so no local step is lost — a catch-up only saves the waiting.
+  if (role_ == Role::kHonest && !gradient_) {
+    for (std::uint64_t skipped = t + 1; skipped < gate_->openRound(); ++skipped) {
+      RoundRecord alone;
+      alone.round = skipped;
+      round_started_ = Clock::now();
+      last_loss_ = trainer_.step(skipped);
+      accordionStep(skipped);
+      alone.train_loss = last_loss_;
+      alone.learning_rate = trainer_.learningRate(skipped);
+      alone.missing = neighbours_;
+      if (!recordRound(skipped, alone, !kernels::allFinite(trainer_.parameters()))) return;
+    }
+  }
+  asio::post(io_, [this] { beginRound(); });
+}
+
+bool PeerNode::recordRound(std::uint64_t t, RoundRecord& record, bool diverged) {
   const bool last = t + 1 >= rounds_ || diverged;
   const std::uint64_t eval_every = setup_.config.rounds.eval_every;
   if (role_ == Role::kHonest && setup_.test && (last || (eval_every > 0 && (t + 1) % eval_every == 0))) {
@@ -822,13 +842,13 @@ void PeerNode::endRound(net::RoundResult&& result) {
   const std::uint64_t every = setup_.config.checkpoint.every;
   if (checkpoints_ && every > 0 && (t + 1) % every == 0) saveCheckpoint(t + 1);
   if (on_round_) on_round_(record);
-  if (finished_) return;  // on_round_ may have stopped the node
+  if (finished_) return false;  // on_round_ may have stopped the node
   if (diverged) {
     diverged_ = true;
     finish();
-    return;
+    return false;
   }
-  asio::post(io_, [this] { beginRound(); });
+  return true;
 }
 
 void PeerNode::refreshMetrics() {

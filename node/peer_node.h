@@ -141,6 +141,9 @@ class PeerNode {
   bool aheadOfHonestNeighbours(std::uint64_t t) const;
   std::string switchAttack(const std::string& name);
   void endRound(net::RoundResult&& result);
+  // The end of every round's record: evaluation on evaluation rounds and the last, metrics,
+  // checkpoint, on_round. False when the node stops here (diverged, or stopped by on_round).
+  bool recordRound(std::uint64_t round, RoundRecord& record, bool diverged);
   // The honest step and message: the half step and its replica delta (model exchange), or the
   // local gradient through the GradientExchange.
   void sendOwn(std::uint64_t round);
