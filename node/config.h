@@ -94,7 +94,8 @@ struct MixingConfig {
 // How a round closes (docs/PROTOCOL.md "Closing a round"): when every live neighbour has
 // spoken; or, with `quorum`, once deg - b have and a grace of quorum_grace times the time they
 // took has passed; at the latest at the deadline: median + deadline_k·MAD of recent arrival
-// offsets, within [deadline_min_ms, deadline_ms] (just deadline_ms when not adaptive).
+// offsets, within [deadline_min_ms, deadline_ms] (just deadline_ms when not adaptive, and
+// without the quorum: then every round waits for every live neighbour up to deadline_ms).
 struct RoundsConfig {
   std::uint64_t count = 1000;
   std::uint64_t deadline_ms = 3000;  // the ceiling

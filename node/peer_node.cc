@@ -244,9 +244,12 @@ PeerNode::PeerNode(asio::io_context& io, PeerSetup setup)
   const std::size_t b = setup_.topology->budgetOf(setup_.id);
   const std::size_t deg = neighbours_.size();
   const std::size_t quorum = std::min(deg, std::max(deg > b ? deg - b : 0, b + 1));
+  // Without the quorum the rounds are synchronous: every live neighbour, up to the ceiling. An
+  // adaptive deadline there would close rounds on a loaded machine's scheduling noise, and peers
+  // that must aggregate the same messages (gradient exchange) would drift apart.
   gate_ = std::make_unique<net::RoundGate>(
       io_, *transport_, awaited_,
-      net::GateConfig{.deadline = {.fixed_ms = ceiling_ms, .adaptive = rc.adaptive_deadline,
+      net::GateConfig{.deadline = {.fixed_ms = ceiling_ms, .adaptive = rc.quorum && rc.adaptive_deadline,
                                    .k = rc.deadline_k, .min_ms = double(rc.deadline_min_ms)},
                       .quorum = rc.quorum ? std::min(quorum, awaited_.size()) : 0,
                       .grace_fraction = rc.quorum_grace,

@@ -108,27 +108,30 @@ int runLaunch(const LaunchOptions& o) {
     for (const std::uint32_t id : byzantine) {
       if (!topology->contains(id)) throw std::invalid_argument(fmt::format("--byzantine: no node {} in the topology", id));
     }
-    // GET /model needs the control token: a config without one gets a fresh one for this run,
-    // so the monitor can read the honest models (consensus distance).
-    token = node::loadConfig(o.config, o.sets).control.token;
+    const auto plan_with = [&](const std::vector<std::string>& extra_sets) {
+      return planLaunch({.topology_file = fs::absolute(o.topology).string(),
+                         .config_file = fs::absolute(o.config).string(),
+                         .out = fs::absolute(o.out).string(),
+                         .binary = selfExecutable(),
+                         .remote_binary = o.remote_binary,
+                         .ssh = o.ssh,
+                         .rounds = o.rounds,
+                         .sets = extra_sets,
+                         .byzantine = byzantine,
+                         .attack = o.attack,
+                         .wrap = o.wrap},
+                        *topology, localHosts());
+    };
+    plan = plan_with(sets);
+    // The config as the peers will read it: a bad field fails here, once, not ten times.
+    token = node::loadConfig(o.config, plan.sets).control.token;
     if (token.empty()) {
+      // GET /model needs the control token: a config without one gets a fresh one for this
+      // run, so the monitor can read the honest models (consensus distance).
       token = randomToken();
       sets.push_back("control.token=" + token);
+      plan = plan_with(sets);
     }
-    plan = planLaunch({.topology_file = fs::absolute(o.topology).string(),
-                       .config_file = fs::absolute(o.config).string(),
-                       .out = fs::absolute(o.out).string(),
-                       .binary = selfExecutable(),
-                       .remote_binary = o.remote_binary,
-                       .ssh = o.ssh,
-                       .rounds = o.rounds,
-                       .sets = sets,
-                       .byzantine = byzantine,
-                       .attack = o.attack,
-                       .wrap = o.wrap},
-                      *topology, localHosts());
-    // The config as the peers will read it: a bad field fails here, once, not ten times.
-    node::loadConfig(o.config, plan.sets);
   } catch (const topologies::TopologyError& e) {
     spdlog::error("{}", e.what());
     return kExitBadInput;

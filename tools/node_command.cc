@@ -252,7 +252,9 @@ Command addNodeCommand(CLI::App& root) {
   app->add_option("--set", opts->sets, "override a config field: path=value, e.g. mixing.rule=mean")
       ->allow_extra_args(false);
   app->add_option("--attack", opts->attack,
-                  "run as a Byzantine peer with this attack (robust/'s vector attacks, labelflip, silent)");
+                  "run as a Byzantine peer with this attack: robust/'s vector attacks (also as "
+                  "equivocate:NAME, crafted per target), labelflip, silent, garbage, wrong_dim, replay, "
+                  "stall, round_lie, resync_flood, keyframe_spam (docs/PROTOCOL.md)");
   app->add_option("--out", opts->out, "folder for node-K.jsonl, node-K.log (and checkpoints)");
   app->add_flag("--resume", opts->resume, "start from the newest usable checkpoint");
   app->add_option("--listen-host", opts->listen_host, "address to bind (default: the topology's host)");

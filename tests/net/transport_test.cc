@@ -290,13 +290,14 @@ TEST(Transport, ANeighbourReconnectsThroughAFloodThatHoldsEveryPendingSlot) {
   c[0].transport->abort();
   ASSERT_TRUE(c.runUntil([&] { return !c[1].up.contains(0); }));
   std::vector<std::unique_ptr<RawClient>> flood;
+  const auto& rejected = c[1].transport->stats().rejected;
   for (int i = 0; i < 250; ++i) flood.push_back(std::make_unique<RawClient>(c.io, c[1].port));
+  // Every pending slot is held (the flood has begun evicting) before the neighbour dials.
+  ASSERT_TRUE(c.runUntil([&] { return rejected.contains("pending_evicted"); }));
   c.start(0, port);
   c.connect(0);
   for (int i = 0; i < 250; ++i) flood.push_back(std::make_unique<RawClient>(c.io, c[1].port));
   ASSERT_TRUE(c.runUntil([&] { return c[0].up.contains(1) && c[1].up.contains(0); }));
-  const auto& rejected = c[1].transport->stats().rejected;
-  EXPECT_TRUE(rejected.contains("pending_evicted"));
   ASSERT_TRUE(c[0].transport->send(1, roundMessage(0, 0, "back")));
   ASSERT_TRUE(c.runUntil([&] { return !c[1].received[0].empty(); }));
 }
