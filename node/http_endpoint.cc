@@ -30,9 +30,13 @@ HttpEndpoint::HttpEndpoint(const std::string& host, std::uint16_t port, ModelSou
     } else if (req.get_header_value("Authorization") != "Bearer " + control.token) {
       res.status = 401;
       res.set_content("wrong or missing token\n", "text/plain");
-    } else if (const std::string error = control.apply(req.body); !error.empty()) {
+    } else if (const std::optional<std::string> error = control.apply(req.body); !error) {
+      res.status = 504;
+      res.set_content("the node did not answer in time (busy or hung); the command is queued and may still apply\n",
+                      "text/plain");
+    } else if (!error->empty()) {
       res.status = 400;
-      res.set_content(error + "\n", "text/plain");
+      res.set_content(*error + "\n", "text/plain");
     } else {
       res.set_content("ok\n", "text/plain");
     }

@@ -29,15 +29,17 @@ using ModelSource = std::function<std::optional<std::vector<float>>()>;
 struct ControlAccess {
   std::string token;    // empty: no /control
   bool remote = false;  // accept requests from addresses other than loopback
-  // Applies one command; returns "" or an error. Called on the HTTP thread.
-  std::function<std::string(const std::string& command)> apply;
+  // Applies one command: "" (applied), an error, or nullopt when the node did not answer in
+  // time (busy or hung: the command stays queued and may apply later). On the HTTP thread.
+  std::function<std::optional<std::string>(const std::string& command)> apply;
 };
 
 class HttpEndpoint {
  public:
   // Binds host:port (0: any free port); throws std::runtime_error naming the address when it
   // cannot. Serves until destroyed. POST /control answers 200 (applied), 400 (bad command),
-  // 401 (wrong or missing token), 403 (not from loopback), 404 (no token configured).
+  // 401 (wrong or missing token), 403 (not from loopback), 404 (no token configured), 504 (the
+  // node did not answer in time).
   HttpEndpoint(const std::string& host, std::uint16_t port, ModelSource model,
                ControlAccess control = {});
   ~HttpEndpoint();

@@ -514,7 +514,7 @@ bool PeerNode::applyUnmixed(const net::v1::RoundMessage& m) {
                      ? replicas_.applyKeyframe(peer, m.sequence(), bytesOf(m.payload()))
                      : replicas_.applyDelta(peer, m.sequence(), bytesOf(m.payload()));
   const bool applied = r.outcome == ReplicaTable::Outcome::kApplied;
-  ++own_rejections_[applied ? "missed_round" : "stale_round"];
+  ++own_rejections_[applied ? "missed_round" : std::string(net::admissionName(net::Admission::kStale))];
   if (applied && role_ == Role::kHonest) {
     // The replica now holds the sender's vector for that round: evidence like any other.
     const std::uint64_t h = vectorDigest(replicas_.replica(peer));
@@ -866,11 +866,12 @@ void PeerNode::refreshMetrics() {
   for (const auto& [reason, n] : st.rejected) metrics_.messages_rejected_total[reason] += n;
   const net::InboxCounters& inbox = gate_->inbox().counters();
   metrics_.equivocations_total = equivocation_.equivocations();
-  for (const auto& [reason, n] : {std::pair{"stale_round", inbox.stale},
-                                  {"equivocation", inbox.equivocation},
-                                  {"too_far_ahead", inbox.too_far_ahead},
-                                  {"unknown_sender", inbox.unknown_sender}}) {
-    if (n > 0) metrics_.messages_rejected_total[reason] += n;
+  // The labels are the inbox's own names for its refusals (one table: net::admissionName).
+  for (const auto& [admission, n] : {std::pair{net::Admission::kStale, inbox.stale},
+                                     {net::Admission::kEquivocation, inbox.equivocation},
+                                     {net::Admission::kTooFarAhead, inbox.too_far_ahead},
+                                     {net::Admission::kUnknownSender, inbox.unknown_sender}}) {
+    if (n > 0) metrics_.messages_rejected_total[std::string(net::admissionName(admission))] += n;
   }
   metrics_.live_peers = transport_->livePeers().size();
 }
@@ -990,7 +991,8 @@ std::string PeerNode::inject(const std::string& command) {
   } else if (verb == "hang") {
     if (error = number(0, 3600, v); error.empty()) {
       log_->warn("round {}: injected hang of {} s", gate_->openRound(), v);
-      std::this_thread::sleep_for(std::chrono::duration<double>(v));  // the whole node stops
+      // Posted, so that the command is answered as applied before the whole node stops.
+      asio::post(io_, [v] { std::this_thread::sleep_for(std::chrono::duration<double>(v)); });
     }
   } else if (verb == "slow" || verb == "delay") {
     if (error = number(0, 600000, v); error.empty()) {

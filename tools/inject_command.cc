@@ -95,6 +95,11 @@ int runInject(const InjectOptions& o) {
     fmt::print("node {}: {}\n", o.node, command);
     return kExitOk;
   }
+  if (r->status == 504) {
+    spdlog::error("inject: node {} did not apply '{}' in time (busy or hung; it is queued and may still apply)",
+                  o.node, command);
+    return kExitFailure;
+  }
   spdlog::error("inject: node {} answered {}: {}", o.node, r->status, r->body);
   return r->status == 400 ? kExitBadInput : kExitFailure;
 }

@@ -161,13 +161,13 @@ int runNode(const NodeOptions& o) {
       node::ControlAccess control{
           .token = config.control.token,
           .remote = config.control.remote,
-          .apply = [&io, &peer](const std::string& command) -> std::string {
-            // Unanswered within the limit: queued behind a busy or hung loop; it will apply.
+          .apply = [&io, &peer](const std::string& command) -> std::optional<std::string> {
+            // Unanswered within the limit (nullopt): queued behind a busy or hung loop.
             return onLoop<std::string>(io, [&peer, command] {
-                     std::string error = peer->inject(command);
-                     if (error.empty() && command.starts_with("crash")) std::_Exit(137);  // as kill -9
-                     return error;
-                   }).value_or("");
+              std::string error = peer->inject(command);
+              if (error.empty() && command.starts_with("crash")) std::_Exit(137);  // as kill -9
+              return error;
+            });
           }};
       http = std::make_unique<node::HttpEndpoint>(host, self.metrics_port, std::move(model),
                                                   std::move(control));

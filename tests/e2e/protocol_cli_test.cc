@@ -40,13 +40,17 @@ bool has(const nlohmann::json& record, const char* field, int id) {
   return false;
 }
 
+// The smoke config with the protocol as shipped: quorum closes on (the smoke base turns them off
+// so that its grid measures the rules).
+const std::string kSmokeWithQuorum = "/configs/experiments/smoke-base.yaml --set rounds.quorum=true";
+
 // A generated topology, then `phalanx launch` on the smoke config with `args`; the run folder.
 fs::path launch(const testing::TempDir& dir, const std::string& name, const std::string& gen, const std::string& args) {
   const fs::path topology = dir.path() / (name + ".yaml"), out = dir.path() / name;
   const auto g = runProcess(phalanxBinary() + " topology gen " + gen + " > " + topology.string());
   EXPECT_EQ(g.exit_code, 0) << g.output;
   const auto r = runProcess(phalanxBinary() + " launch --topology " + topology.string() + " --config " + sourceDir() +
-                            "/configs/experiments/smoke-base.yaml --out " + out.string() + " " + args);
+                            kSmokeWithQuorum + " --out " + out.string() + " " + args);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   return out;
 }
@@ -93,7 +97,7 @@ TEST(ProtocolCli, HandStartedAttackersAreFreedByTheQuorum) {
   std::string script;
   for (int i = 0; i < 8; ++i) {
     script += phalanxBinary() + " node --topology " + topology.string() + " --config " + sourceDir() +
-              "/configs/experiments/smoke-base.yaml --id " + std::to_string(i) + " --rounds 40 --out " + out.string() +
+              kSmokeWithQuorum + " --id " + std::to_string(i) + " --rounds 40 --out " + out.string() +
               (i >= 6 ? " --attack alie" : "") + " > /dev/null 2>&1 & ";
   }
   ASSERT_EQ(runProcess(script + " wait").exit_code, 0);

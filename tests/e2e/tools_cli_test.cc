@@ -146,11 +146,19 @@ TEST(ToolsCli, CtrlCTearsTheClusterDownAndStillWritesTheSummary) {
                        "--metrics-base-port 8040 > " + topology.string()).exit_code, 0);
   const fs::path out = dir.path() / "run";
   const auto started = runProcess(phalanxBinary() + " launch --topology " + topology.string() + " --config " +
-                                  sourceDir() + "/configs/monna-fmnist.yaml --rounds 100000 --out " + out.string() +
-                                  " > " + (dir.path() / "launch.log").string() + " 2>&1 & echo $!");
+                                  sourceDir() + "/configs/monna-fmnist.yaml --rounds 100000 --set control.token=s3cret "
+                                  "--out " + out.string() + " > " + (dir.path() / "launch.log").string() + " 2>&1 & echo $!");
   const int pid = std::atoi(started.output.c_str());
   ASSERT_GT(pid, 0);
   ASSERT_TRUE(waitForRounds(out / "node-0.jsonl", 20, 120s));
+  // A hung peer does not answer a control command in time: inject says so and fails, instead
+  // of reporting it applied.
+  const std::string inject = phalanxBinary() + " inject --topology " + topology.string() + " --token s3cret --node 1 ";
+  const auto hang = runProcess(inject + "hang 6");
+  EXPECT_EQ(hang.exit_code, 0) << hang.output;
+  const auto busy = runProcess(inject + "drop 0");
+  EXPECT_EQ(busy.exit_code, 1) << busy.output;
+  EXPECT_THAT(busy.output, HasSubstr("did not apply 'drop 0' in time"));
   ::kill(pid, SIGINT);
   const auto until = std::chrono::steady_clock::now() + 60s;
   while (::kill(pid, 0) == 0 && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(50ms);

@@ -105,7 +105,7 @@ TEST(TrainCli, MissingDatasetExitsTwoNamingPathAndPackage) {
 }
 
 TEST(TrainCli, FashionMnistSoftmaxLearnsInAFewHundredSteps) {
-  // The real data end to end; the full acceptance runs are in the README's note.
+  // The real data end to end; the full runs are in docs/GUIDE.md ("One node, no network").
   const auto r = runProcess(phalanxBinary() + " train --json --rounds 300 --set rounds.eval_every=300 "
                             "--config " + testing::sourceDir() + "/configs/single-softmax-fmnist.yaml");
   ASSERT_EQ(r.exit_code, 0) << r.output;

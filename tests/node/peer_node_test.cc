@@ -534,8 +534,9 @@ TEST(HttpEndpoint, ServesMetricsModelAndGuardsControl) {
   std::vector<std::string> applied;
   const std::vector<float> model{1.5f, -2.0f};
   HttpEndpoint http("127.0.0.1", 0, [&] { return std::optional<std::vector<float>>(model); },
-                    {.token = "s3cret", .apply = [&](const std::string& command) -> std::string {
+                    {.token = "s3cret", .apply = [&](const std::string& command) -> std::optional<std::string> {
                        if (command == "bad") return "unknown fault 'bad'";
+                       if (command == "busy") return std::nullopt;  // the loop did not answer
                        applied.push_back(command);
                        return "";
                      }});
@@ -556,6 +557,7 @@ TEST(HttpEndpoint, ServesMetricsModelAndGuardsControl) {
   httplib::Headers auth{{"Authorization", "Bearer s3cret"}};
   EXPECT_EQ(client.Post("/control", httplib::Headers{{"Authorization", "Bearer nope"}}, "slow 10", "text/plain")->status, 401);
   EXPECT_EQ(client.Post("/control", auth, "bad", "text/plain")->status, 400);
+  EXPECT_EQ(client.Post("/control", auth, "busy", "text/plain")->status, 504);  // not "applied"
   EXPECT_EQ(client.Post("/control", auth, "slow 10", "text/plain")->status, 200);
   EXPECT_EQ(applied, std::vector<std::string>{"slow 10"});
   HttpEndpoint closed("127.0.0.1", 0, {});
