@@ -57,14 +57,16 @@ std::expected<std::pair<CompressorConfig, CompressorConfig>, std::string> accord
   } else {
     return std::unexpected(fmt::format(
         "compression.adaptive: Accordion has no levels for '{}' (use topk, topk_sampled, "
-        "randk, qsgd or powersgd)", base.codec));
+        "randk, qsgd or powersgd)",
+        base.codec));
   }
   return std::pair{base, high};
 }
 
 std::expected<std::unique_ptr<AdaptiveCompressor>, std::string> AdaptiveCompressor::make(
     const CompressorConfig& low, const CompressorConfig& high) {
-  if (low.layers.empty()) return std::unexpected("compression.adaptive: needs the model's layer shapes");
+  if (low.layers.empty())
+    return std::unexpected("compression.adaptive: needs the model's layer shapes");
   std::unique_ptr<AdaptiveCompressor> a(new AdaptiveCompressor());
   a->layers_ = low.layers;
   const kernels::CounterRng seeds{low.seed};
@@ -89,9 +91,11 @@ void AdaptiveCompressor::setLevels(std::span<const Level> levels) {
   levels_.assign(levels.begin(), levels.end());
 }
 
-std::expected<void, std::string> AdaptiveCompressor::encode(std::span<const float> x, Encoded& out) {
+std::expected<void, std::string> AdaptiveCompressor::encode(std::span<const float> x,
+                                                            Encoded& out) {
   if (x.size() != total_) {
-    return std::unexpected(fmt::format("adaptive: input has {} entries, the layers {}", x.size(), total_));
+    return std::unexpected(
+        fmt::format("adaptive: input has {} entries, the layers {}", x.size(), total_));
   }
   out.bytes.clear();
   ByteWriter w(out.bytes);

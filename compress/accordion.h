@@ -20,8 +20,8 @@ namespace phalanx::compress {
 enum class Level : std::uint8_t { kLow = 0, kHigh = 1 };  // kLow: less compression
 
 struct AccordionConfig {
-  double eta = 0.5;               // ratio at or above which a layer is in a critical regime
-  std::uint64_t switch_every = 1; // windows between decisions
+  double eta = 0.5;                // ratio at or above which a layer is in a critical regime
+  std::uint64_t switch_every = 1;  // windows between decisions
 };
 
 class AccordionController {

@@ -148,7 +148,8 @@ class BitReader {
   bool bits(unsigned n, std::uint64_t& v) {  // n <= 32
     if (pos_ + n > in_.size() * 8) return false;
     v = 0;
-    for (unsigned i = 0; i < n; ++i, ++pos_) v |= std::uint64_t((in_[pos_ / 8] >> (pos_ % 8)) & 1u) << i;
+    for (unsigned i = 0; i < n; ++i, ++pos_)
+      v |= std::uint64_t((in_[pos_ / 8] >> (pos_ % 8)) & 1u) << i;
     return true;
   }
   // The bits left after the last read must be padding: fewer than 8, all zero.

@@ -10,12 +10,12 @@
 #include "compress/compressor.h"
 #include "compress/formats.h"
 #include "compress/powersgd.h"
+#include "kernels/check.h"
 #include "kernels/counter_rng.h"
 #include "kernels/pack.h"
 #include "kernels/quantize.h"
 #include "kernels/select.h"
 #include "kernels/vector_ops.h"
-#include "kernels/check.h"
 
 namespace phalanx::compress {
 namespace {
@@ -47,7 +47,8 @@ class DenseCompressor final : public Compressor {
       return {};
     }
     half_.resize(x.size());
-    const bool ok = id_ == CodecId::kFp16 ? kernels::toHalf(x, half_) : kernels::toBfloat16(x, half_);
+    const bool ok =
+        id_ == CodecId::kFp16 ? kernels::toHalf(x, half_) : kernels::toBfloat16(x, half_);
     if (!ok) return notFinite(name());
     if (!x.empty()) std::memcpy(w.grow(x.size() * 2).data(), half_.data(), x.size() * 2);
     return {};
@@ -76,7 +77,8 @@ class SparseCompressor final : public Compressor {
         detail::sampledTopk(x, k, rng_.fork(calls_++), indices_);
         break;
       default: {
-        const float lambda = lambda_ > 0 ? lambda_ : float(0.5 / std::sqrt(double(std::max<std::size_t>(k, 1))));
+        const float lambda =
+            lambda_ > 0 ? lambda_ : float(0.5 / std::sqrt(double(std::max<std::size_t>(k, 1))));
         kernels::indicesAtLeast(x, kernels::magnitudeKey(lambda), indices_);
         break;
       }
@@ -292,12 +294,14 @@ std::uint64_t compressionSeed(std::uint64_t seed, std::uint64_t node_id, bool sh
 std::expected<std::unique_ptr<Compressor>, std::string> makeCompressor(const CompressorConfig& c) {
   const auto known = std::find(kCodecNames.begin(), kCodecNames.end(), c.codec);
   if (known == kCodecNames.end()) {
-    return bad("codec", fmt::format("unknown codec '{}' (allowed: {})", c.codec, fmt::join(kCodecNames, ", ")));
+    return bad("codec", fmt::format("unknown codec '{}' (allowed: {})", c.codec,
+                                    fmt::join(kCodecNames, ", ")));
   }
   const auto id = CodecId(known - kCodecNames.begin());
   const auto type = std::find(kValueTypeNames.begin(), kValueTypeNames.end(), c.values);
   if (type == kValueTypeNames.end()) {
-    return bad("values", fmt::format("unknown value type '{}' (allowed: fp32, fp16, bf16)", c.values));
+    return bad("values",
+               fmt::format("unknown value type '{}' (allowed: fp32, fp16, bf16)", c.values));
   }
   const auto value_type = ValueType(type - kValueTypeNames.begin());
   if (!(c.density > 0 && c.density <= 1)) return bad("density", "must be in (0, 1]");

@@ -21,8 +21,8 @@ namespace phalanx::compress {
 
 // The names ALGORITHMS.md uses, in wire-id order.
 inline const std::vector<std::string> kCodecNames{
-    "none", "fp16", "bf16",     "topk",    "topk_sampled", "threshold",
-    "randk", "qsgd", "sign",    "terngrad", "natural",      "powersgd"};
+    "none",  "fp16", "bf16", "topk",     "topk_sampled", "threshold",
+    "randk", "qsgd", "sign", "terngrad", "natural",      "powersgd"};
 inline const std::vector<std::string> kValueTypeNames{"fp32", "fp16", "bf16"};
 
 // One tensor of the model inside the flat parameter vector: a matrix of rows × cols stored
@@ -36,14 +36,14 @@ struct LayerShape {
 
 struct CompressorConfig {
   std::string codec = "none";
-  double density = 0.01;       // topk, topk_sampled, randk: k = clamp(round(density·d), 1, d)
-  std::string values = "fp32"; // sparse values on the wire: fp32 | fp16 | bf16
-  int bits = 8;                // qsgd: bits per entry with the sign; s = 2^(bits-1) - 1 levels
-  std::size_t bucket = 0;      // qsgd, sign; 0: the codec's default (qsgd 128, sign 1024)
-  int rank = 2;                // powersgd
-  double threshold = 0;        // threshold: lambda; 0 picks 1/(2·sqrt(k))
-  bool unbiased = true;        // randk (scale d/k), qsgd (no variance-reducing shrink)
-  std::uint64_t seed = 1;      // see compressionSeed()
+  double density = 0.01;           // topk, topk_sampled, randk: k = clamp(round(density·d), 1, d)
+  std::string values = "fp32";     // sparse values on the wire: fp32 | fp16 | bf16
+  int bits = 8;                    // qsgd: bits per entry with the sign; s = 2^(bits-1) - 1 levels
+  std::size_t bucket = 0;          // qsgd, sign; 0: the codec's default (qsgd 128, sign 1024)
+  int rank = 2;                    // powersgd
+  double threshold = 0;            // threshold: lambda; 0 picks 1/(2·sqrt(k))
+  bool unbiased = true;            // randk (scale d/k), qsgd (no variance-reducing shrink)
+  std::uint64_t seed = 1;          // see compressionSeed()
   std::vector<LayerShape> layers;  // the model's layout; empty = one vector (powersgd needs it)
 };
 

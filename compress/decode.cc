@@ -77,10 +77,12 @@ std::expected<ValueType, std::string> readValueType(ByteReader& r) {
 std::expected<std::span<const std::uint8_t>, std::string> readValues(ByteReader& r, ValueType type,
                                                                      std::size_t k) {
   const auto bytes = r.take(k * valueBytes(type));
-  if (!bytes) return fail(fmt::format("truncated: {} values need {} bytes, {} left", k,
-                                      k * valueBytes(type), r.remaining()));
+  if (!bytes)
+    return fail(fmt::format("truncated: {} values need {} bytes, {} left", k, k * valueBytes(type),
+                            r.remaining()));
   for (std::size_t i = 0; i < k; ++i) {
-    if (!std::isfinite(readValue(type, *bytes, i))) return fail(fmt::format("value {} is not finite", i));
+    if (!std::isfinite(readValue(type, *bytes, i)))
+      return fail(fmt::format("value {} is not finite", i));
   }
   return *bytes;
 }
@@ -95,7 +97,9 @@ Result decodeDense(CodecId codec, ByteReader& r, const Target& t) {
                          : codec == CodecId::kFp16 ? ValueType::kFp16
                                                    : ValueType::kBf16;
   const auto bytes = r.take(d * valueBytes(type));
-  if (!bytes) return fail(fmt::format("truncated: {} values need {} bytes, {} left", d, d * valueBytes(type), r.remaining()));
+  if (!bytes)
+    return fail(fmt::format("truncated: {} values need {} bytes, {} left", d, d * valueBytes(type),
+                            r.remaining()));
   if (auto done = finish(r); !done) return done;
   if (!t.write) {
     const bool ok = type == ValueType::kFp32   ? kernels::allFiniteFloat32Bytes(*bytes)
@@ -142,7 +146,7 @@ std::expected<std::vector<std::uint32_t>, std::string> readIndices(ByteReader& r
   std::uint8_t coding = 0;
   if (!r.u8(coding)) return fail("truncated before the index coding");
   std::vector<std::uint32_t> idx;
-  idx.reserve(k);  // k <= d and k values fit the message: checked by the caller
+  idx.reserve(k);          // k <= d and k values fit the message: checked by the caller
   std::uint64_t next = 0;  // the smallest index the next entry may take
   const auto push = [&](std::uint64_t gap) -> bool {
     if (gap >= d || next + gap >= d) return false;
@@ -172,11 +176,13 @@ std::expected<std::vector<std::uint32_t>, std::string> readIndices(ByteReader& r
     for (unsigned b = 1;;) {
       if (!bits.bit(b)) return fail(fmt::format("index {}: Rice stream truncated", i));
       if (b == 0) break;
-      if (++q > max_quotient) return fail(fmt::format("index {} is out of range (length {})", i, d));
+      if (++q > max_quotient)
+        return fail(fmt::format("index {} is out of range (length {})", i, d));
     }
     std::uint64_t low = 0;
     if (!bits.bits(rice, low)) return fail(fmt::format("index {}: Rice stream truncated", i));
-    if (!push((q << rice) | low)) return fail(fmt::format("index {} is out of range (length {})", i, d));
+    if (!push((q << rice) | low))
+      return fail(fmt::format("index {} is out of range (length {})", i, d));
   }
   if (!bits.paddingIsZero()) return fail("Rice stream has extra or nonzero padding bits");
   return idx;
@@ -189,7 +195,8 @@ Result decodeSparse(ByteReader& r, const Target& t) {
   if (k > d) return fail(fmt::format("k = {} exceeds the length {}", k, d));
   auto type = readValueType(r);
   if (!type) return std::unexpected(type.error());
-  if (k * valueBytes(*type) > r.remaining()) return fail(fmt::format("k = {} values cannot fit the message", k));
+  if (k * valueBytes(*type) > r.remaining())
+    return fail(fmt::format("k = {} values cannot fit the message", k));
   auto idx = readIndices(r, k, d);
   if (!idx) return std::unexpected(idx.error());
   auto values = readValues(r, *type, k);
@@ -226,7 +233,8 @@ std::expected<std::vector<float>, std::string> readScales(ByteReader& r, std::si
                                                           std::uint32_t bucket) {
   if (bucket == 0) return fail("bucket size 0");
   const std::size_t count = (d + bucket - 1) / bucket;
-  if (count * 4 > r.remaining()) return fail(fmt::format("{} bucket scales cannot fit the message", count));
+  if (count * 4 > r.remaining())
+    return fail(fmt::format("{} bucket scales cannot fit the message", count));
   std::vector<float> scales(count);
   for (float& s : scales) {
     r.f32(s);
@@ -235,13 +243,14 @@ std::expected<std::vector<float>, std::string> readScales(ByteReader& r, std::si
   return scales;
 }
 
-// The packed codes of d entries of `width` bits, exactly, ending the payload; each passed to `use(j, code)`,
-// which returns false to reject. Streams without allocating d codes.
+// The packed codes of d entries of `width` bits, exactly, ending the payload; each passed to
+// `use(j, code)`, which returns false to reject. Streams without allocating d codes.
 template <typename Use>
 Result readCodes(ByteReader& r, std::size_t d, unsigned width, Use use) {
   const auto bytes = r.take(kernels::packedBytes(d, width));
-  if (!bytes) return fail(fmt::format("truncated: {} codes of {} bits need {} bytes, {} left", d,
-                                      width, kernels::packedBytes(d, width), r.remaining()));
+  if (!bytes)
+    return fail(fmt::format("truncated: {} codes of {} bits need {} bytes, {} left", d, width,
+                            kernels::packedBytes(d, width), r.remaining()));
   const std::uint32_t mask = (1u << width) - 1;
   std::uint64_t acc = 0;
   unsigned have = 0;
@@ -251,7 +260,8 @@ Result readCodes(ByteReader& r, std::size_t d, unsigned width, Use use) {
       acc |= std::uint64_t((*bytes)[at++]) << have;
       have += 8;
     }
-    if (!use(j, std::uint32_t(acc) & mask)) return fail(fmt::format("entry {}: invalid code {}", j, std::uint32_t(acc) & mask));
+    if (!use(j, std::uint32_t(acc) & mask))
+      return fail(fmt::format("entry {}: invalid code {}", j, std::uint32_t(acc) & mask));
     acc >>= width;
     have -= width;
   }
@@ -264,9 +274,11 @@ Result decodeQsgd(ByteReader& r, const Target& t) {
   std::uint8_t bits = 0, flags = 0;
   std::uint16_t levels = 0;
   std::uint32_t bucket = 0;
-  if (!r.u8(bits) || !r.u16(levels) || !r.u32(bucket) || !r.u8(flags)) return fail("truncated qsgd header");
+  if (!r.u8(bits) || !r.u16(levels) || !r.u32(bucket) || !r.u8(flags))
+    return fail("truncated qsgd header");
   if (bits < 2 || bits > 16) return fail(fmt::format("qsgd bits {} outside 2..16", bits));
-  if (levels < 1 || levels >= (1u << (bits - 1))) return fail(fmt::format("qsgd levels {} do not fit {} bits", levels, bits));
+  if (levels < 1 || levels >= (1u << (bits - 1)))
+    return fail(fmt::format("qsgd levels {} do not fit {} bits", levels, bits));
   if (flags > 1) return fail(fmt::format("unknown qsgd flags {}", flags));
   auto norms = readScales(r, d, bucket);
   if (!norms) return std::unexpected(norms.error());
@@ -308,7 +320,8 @@ Result decodeTerngrad(ByteReader& r, const Target& t) {
 Result decodeNatural(ByteReader& r, const Target& t) {
   std::int16_t top = 0;
   if (!r.i16(top)) return fail("truncated natural header");
-  if (top < -23 || top > 127) return fail(fmt::format("natural top exponent {} outside -23..127", top));
+  if (top < -23 || top > 127)
+    return fail(fmt::format("natural top exponent {} outside -23..127", top));
   return readCodes(r, t.out.size(), 8, [&](std::size_t j, std::uint32_t code) {
     if (code == 0x80) return false;  // a negative zero is not canonical
     if (t.write) {
@@ -329,22 +342,26 @@ Result decodePowersgd(ByteReader& r, const Target& t) {
   for (std::uint64_t s = 0; s < segments; ++s) {
     std::uint8_t kind = 0;
     std::uint64_t rows = 0, cols = 0;
-    if (!r.u8(kind) || !r.varint(rows) || !r.varint(cols)) return fail(fmt::format("segment {}: truncated", s));
+    if (!r.u8(kind) || !r.varint(rows) || !r.varint(cols))
+      return fail(fmt::format("segment {}: truncated", s));
     if (kind > 1) return fail(fmt::format("segment {}: unknown kind {}", s, kind));
     if (rows == 0 || cols == 0 || rows > d - offset || cols > (d - offset) / rows) {
-      return fail(fmt::format("segment {}: {} x {} does not fit the remaining {} entries", s, rows, cols, d - offset));
+      return fail(fmt::format("segment {}: {} x {} does not fit the remaining {} entries", s, rows,
+                              cols, d - offset));
     }
     const std::span<float> part = t.out.subspan(offset, rows * cols);
     if (kind == 0) {
       auto values = readValues(r, ValueType::kFp32, rows * cols);
       if (!values) return fail(fmt::format("segment {}: {}", s, values.error()));
       if (t.write) {
-        for (std::size_t j = 0; j < part.size(); ++j) t.set(offset + j, readValue(ValueType::kFp32, *values, j));
+        for (std::size_t j = 0; j < part.size(); ++j)
+          t.set(offset + j, readValue(ValueType::kFp32, *values, j));
       }
     } else {
       std::uint8_t rank = 0;
       if (!r.u8(rank)) return fail(fmt::format("segment {}: truncated", s));
-      if (rank < 1 || rank > std::min(rows, cols)) return fail(fmt::format("segment {}: rank {} invalid for {} x {}", s, rank, rows, cols));
+      if (rank < 1 || rank > std::min(rows, cols))
+        return fail(fmt::format("segment {}: rank {} invalid for {} x {}", s, rank, rows, cols));
       auto p = readValues(r, ValueType::kFp32, rows * rank);
       if (!p) return fail(fmt::format("segment {}: P: {}", s, p.error()));
       auto q = readValues(r, ValueType::kFp32, cols * rank);
@@ -373,7 +390,8 @@ Result decodePowersgd(ByteReader& r, const Target& t) {
         for (std::size_t i = 0; i < rows; ++i) {
           for (std::size_t j = 0; j < cols; ++j) {
             double acc = 0;
-            for (std::size_t c = 0; c < rank; ++c) acc += double(pf[i * rank + c]) * double(qf[j * rank + c]);
+            for (std::size_t c = 0; c < rank; ++c)
+              acc += double(pf[i * rank + c]) * double(qf[j * rank + c]);
             t.set(offset + i * cols + j, float(acc));
           }
         }
@@ -400,10 +418,13 @@ Result decodeLayered(ByteReader& r, const Target& t) {
     if (!inner) return fail(fmt::format("segment {}: longer than the message", s));
     const auto header = readHeader(*inner);
     if (!header) return fail(fmt::format("segment {}: {}", s, header.error()));
-    if (header->dim > d - offset) return fail(fmt::format("segment {}: length {} exceeds the remaining {}", s, header->dim, d - offset));
+    if (header->dim > d - offset)
+      return fail(fmt::format("segment {}: length {} exceeds the remaining {}", s, header->dim,
+                              d - offset));
     Target part = t;
     part.out = t.out.subspan(offset, header->dim);
-    if (auto ok = decodeBody(*inner, part, true); !ok) return fail(fmt::format("segment {}: {}", s, ok.error()));
+    if (auto ok = decodeBody(*inner, part, true); !ok)
+      return fail(fmt::format("segment {}: {}", s, ok.error()));
     offset += header->dim;
   }
   if (offset != d) return fail(fmt::format("segments cover {} of {} entries", offset, d));
@@ -461,9 +482,11 @@ Result run(std::span<const std::uint8_t> bytes, Target t) {
 }  // namespace
 
 std::expected<Header, std::string> readHeader(std::span<const std::uint8_t> bytes) {
-  if (bytes.size() < kHeaderBytes) return fail(fmt::format("message of {} bytes is shorter than the header", bytes.size()));
+  if (bytes.size() < kHeaderBytes)
+    return fail(fmt::format("message of {} bytes is shorter than the header", bytes.size()));
   if (bytes[0] != kFormatVersion) return fail(fmt::format("unknown format version {}", bytes[0]));
-  if (bytes[1] > std::uint8_t(CodecId::kLayered)) return fail(fmt::format("unknown codec id {}", bytes[1]));
+  if (bytes[1] > std::uint8_t(CodecId::kLayered))
+    return fail(fmt::format("unknown codec id {}", bytes[1]));
   if (bytes[2] != 0 || bytes[3] != 0) return fail("reserved header bytes are not zero");
   std::uint32_t dim = 0;
   for (int b = 0; b < 4; ++b) dim |= std::uint32_t(bytes[4 + std::size_t(b)]) << (8 * b);
@@ -471,9 +494,9 @@ std::expected<Header, std::string> readHeader(std::span<const std::uint8_t> byte
 }
 
 std::string_view codecName(CodecId id) {
-  static constexpr std::string_view kNames[] = {"none",  "fp16", "bf16",     "topk",    "topk_sampled",
-                                                "threshold", "randk", "qsgd", "sign", "terngrad",
-                                                "natural", "powersgd", "layered"};
+  static constexpr std::string_view kNames[] = {
+      "none", "fp16", "bf16",     "topk",    "topk_sampled", "threshold", "randk",
+      "qsgd", "sign", "terngrad", "natural", "powersgd",     "layered"};
   const auto i = std::size_t(id);
   return i < std::size(kNames) ? kNames[i] : std::string_view("unknown");
 }

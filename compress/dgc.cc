@@ -12,15 +12,19 @@
 namespace phalanx::compress {
 
 std::expected<std::unique_ptr<DgcEncoder>, std::string> DgcEncoder::make(const DgcConfig& c) {
-  if (!(c.density > 0 && c.density <= 1)) return std::unexpected("compression.density: must be in (0, 1]");
-  if (!(c.momentum >= 0 && c.momentum < 1)) return std::unexpected("compression.momentum: must be in [0, 1)");
+  if (!(c.density > 0 && c.density <= 1))
+    return std::unexpected("compression.density: must be in (0, 1]");
+  if (!(c.momentum >= 0 && c.momentum < 1))
+    return std::unexpected("compression.momentum: must be in [0, 1)");
   if (!(c.clip_norm >= 0)) return std::unexpected("compression.clip_norm: must be >= 0");
   if (c.nodes < 1) return std::unexpected("compression.nodes: must be >= 1");
   for (const double w : c.warmup) {
-    if (!(w > 0 && w <= 1)) return std::unexpected("compression.warmup: densities must be in (0, 1]");
+    if (!(w > 0 && w <= 1))
+      return std::unexpected("compression.warmup: densities must be in (0, 1]");
   }
   const auto type = std::find(kValueTypeNames.begin(), kValueTypeNames.end(), c.values);
-  if (type == kValueTypeNames.end()) return std::unexpected("compression.values: fp32, fp16 or bf16");
+  if (type == kValueTypeNames.end())
+    return std::unexpected("compression.values: fp32, fp16 or bf16");
   std::unique_ptr<DgcEncoder> e(new DgcEncoder());
   e->config_ = c;
   e->type_ = ValueType(type - kValueTypeNames.begin());
@@ -39,7 +43,8 @@ std::expected<void, std::string> DgcEncoder::encode(std::span<const float> g, st
   std::size_t total = 0;
   for (const auto& l : layers) total += l.size();
   if (total != g.size()) {
-    return std::unexpected(fmt::format("dgc: gradient has {} entries, the layers {}", g.size(), total));
+    return std::unexpected(
+        fmt::format("dgc: gradient has {} entries, the layers {}", g.size(), total));
   }
   if (!kernels::allFinite(g)) return std::unexpected("dgc: the gradient holds NaN or Inf");
   if (u_.size() != g.size()) {
@@ -55,7 +60,7 @@ std::expected<void, std::string> DgcEncoder::encode(std::span<const float> g, st
     if (norm > limit) clip = float(limit / norm);
   }
   kernels::axpby(clip, g, float(config_.momentum), u_);  // u = mu u + g   (momentum correction)
-  kernels::axpy(1.0f, u_, v_);                             // v = v + u
+  kernels::axpy(1.0f, u_, v_);                           // v = v + u
 
   const double density = densityAt(epoch);
   const kernels::CounterRng rng = kernels::CounterRng{config_.seed}.fork(calls_++);

@@ -38,7 +38,8 @@ class DgcEncoder {
   // about density·size entries of v and zeroes u and v there (masking); a dense layer
   // (1-D, or fewer than 2/density entries) sends its momentum u, keeping plain momentum SGD
   // for it. Receivers decode and aggregate; they apply no further momentum.
-  std::expected<void, std::string> encode(std::span<const float> g, std::uint64_t epoch, Encoded& out);
+  std::expected<void, std::string> encode(std::span<const float> g, std::uint64_t epoch,
+                                          Encoded& out);
 
   // u and v (empty before the first encode) and the call count that seeds the sampling: the
   // state a checkpoint keeps, and its restore.

@@ -58,10 +58,12 @@ std::expected<std::unique_ptr<FeedbackEncoder>, std::string> FeedbackEncoder::ma
     if (!omega) {
       return std::unexpected(fmt::format(
           "compression.feedback: diana needs an unbiased compressor (randk or qsgd with "
-          "unbiased: true, natural, terngrad), not {}", compressor->name()));
+          "unbiased: true, natural, terngrad), not {}",
+          compressor->name()));
     }
     e->alpha_ = config.alpha > 0 ? config.alpha : 1.0 / (*omega + 1.0);
-    if (!(e->alpha_ > 0 && e->alpha_ <= 1)) return std::unexpected("compression.alpha: must be in (0, 1]");
+    if (!(e->alpha_ > 0 && e->alpha_ <= 1))
+      return std::unexpected("compression.alpha: must be in (0, 1]");
   }
   e->compressor_ = std::move(compressor);
   if (k == FeedbackKind::kEf14) e->error_.assign(dim, 0.0f);

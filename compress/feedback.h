@@ -24,14 +24,21 @@ namespace phalanx::compress {
 
 inline const std::vector<std::string> kFeedbackNames{"none",      "ef14",   "ef21",
                                                      "ef21_sgdm", "ef21_w", "diana"};
-enum class FeedbackKind : std::uint8_t { kNone, kEf14, kEf21, kEf21Sgdm, kEf21W, kDiana };  // that order
+enum class FeedbackKind : std::uint8_t {
+  kNone,
+  kEf14,
+  kEf21,
+  kEf21Sgdm,
+  kEf21W,
+  kDiana
+};  // that order
 
 struct FeedbackConfig {
   std::string kind = "none";
-  double eta = 0.1;   // ef21_sgdm's momentum weight
-  double weight = 0;  // ef21_w: this sender's w_i = L_i / Σ L_j; 0 = uniform (1/peers)
+  double eta = 0.1;       // ef21_sgdm's momentum weight
+  double weight = 0;      // ef21_w: this sender's w_i = L_i / Σ L_j; 0 = uniform (1/peers)
   std::size_t peers = 1;  // ef21_w: n
-  double alpha = 0;   // diana's shift step; 0 = 1/(ω + 1) from the compressor
+  double alpha = 0;       // diana's shift step; 0 = 1/(ω + 1) from the compressor
 };
 
 // A named state vector, for checkpoints: restore by writing into the span.

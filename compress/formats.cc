@@ -69,7 +69,8 @@ std::expected<void, std::string> writeValues(ByteWriter& w, std::span<const floa
 }
 
 std::expected<void, std::string> writeSparse(ByteWriter& w, std::span<const float> x,
-                                             std::span<const std::uint32_t> indices, ValueType type) {
+                                             std::span<const std::uint32_t> indices,
+                                             ValueType type) {
   const std::size_t k = indices.size();
   w.varint(k);
   w.u8(std::uint8_t(type));
@@ -86,7 +87,8 @@ std::expected<void, std::string> writeSparse(ByteWriter& w, std::span<const floa
   std::size_t best_rice = SIZE_MAX;
   if (k > 0) {
     const std::uint64_t mean = gap_sum / k;
-    const unsigned guess = mean > 1 ? unsigned(std::bit_width(mean * 7 / 10)) : 0;  // ≈ log2(0.7·mean)
+    const unsigned guess =
+        mean > 1 ? unsigned(std::bit_width(mean * 7 / 10)) : 0;  // ≈ log2(0.7·mean)
     for (unsigned r = guess > 0 ? guess - 1 : 0; r <= std::min(guess + 1, 31u); ++r) {
       std::uint64_t bits = 0;
       for (std::size_t i = 0; i < k; ++i) bits += (gapAt(indices, i) >> r) + 1 + r;
@@ -128,7 +130,8 @@ std::expected<void, std::string> encodeSparse(CodecId codec, std::span<const flo
   return writeSparse(w, x, indices, type);
 }
 
-void randkIndices(std::uint64_t seed, std::size_t d, std::size_t k, std::vector<std::uint32_t>& out) {
+void randkIndices(std::uint64_t seed, std::size_t d, std::size_t k,
+                  std::vector<std::uint32_t>& out) {
   PHALANX_CHECK(k <= d && d <= 0xffffffffull, "randkIndices: k > d or d too large");
   out.clear();
   if (k == 0) return;

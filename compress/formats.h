@@ -26,7 +26,8 @@ std::expected<void, std::string> writeValues(ByteWriter& w, std::span<const floa
 // The sparse payload: varint k, value type, index coding (varint gaps or Golomb–Rice,
 // whichever is smaller), then the values. indices strictly increasing, < x.size().
 std::expected<void, std::string> writeSparse(ByteWriter& w, std::span<const float> x,
-                                             std::span<const std::uint32_t> indices, ValueType type);
+                                             std::span<const std::uint32_t> indices,
+                                             ValueType type);
 
 // A whole sparse message (header + payload) for codec id `codec` over x.
 std::expected<void, std::string> encodeSparse(CodecId codec, std::span<const float> x,
@@ -35,7 +36,8 @@ std::expected<void, std::string> encodeSparse(CodecId codec, std::span<const flo
 
 // randk's k indices of [0, d), uniform without replacement (Floyd's algorithm over a
 // bitmap), ascending; a pure function of (seed, d, k).
-void randkIndices(std::uint64_t seed, std::size_t d, std::size_t k, std::vector<std::uint32_t>& out);
+void randkIndices(std::uint64_t seed, std::size_t d, std::size_t k,
+                  std::vector<std::uint32_t>& out);
 
 // DGC's sampled top-k (ALGORITHMS.md §3.1 topk_sampled): about k indices, ascending.
 void sampledTopk(std::span<const float> x, std::size_t k, kernels::CounterRng rng,

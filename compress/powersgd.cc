@@ -13,7 +13,6 @@
 namespace phalanx::compress {
 namespace {
 
-
 struct Plan {
   LayerShape shape;
   std::size_t rank = 0;   // 0: dense
@@ -35,7 +34,8 @@ class PowerSgdCompressor final : public Compressor {
         // Uniform in [-1, 1): any full-rank start works, and it needs no libm, so every
         // machine draws the same Q.
         const auto stream = rng.fork(l);
-        for (std::size_t i = 0; i < plan.q.size(); ++i) plan.q[i] = 2.0 * double(stream.uniform(i)) - 1.0;
+        for (std::size_t i = 0; i < plan.q.size(); ++i)
+          plan.q[i] = 2.0 * double(stream.uniform(i)) - 1.0;
       }
       total_ += plan.shape.size();
       plans_.push_back(std::move(plan));
@@ -44,7 +44,8 @@ class PowerSgdCompressor final : public Compressor {
 
   std::expected<void, std::string> encode(std::span<const float> x, Encoded& out) override {
     if (x.size() != total_) {
-      return std::unexpected(fmt::format("powersgd: input has {} entries, the layers {}", x.size(), total_));
+      return std::unexpected(
+          fmt::format("powersgd: input has {} entries, the layers {}", x.size(), total_));
     }
     out.bytes.clear();
     ByteWriter w(out.bytes);

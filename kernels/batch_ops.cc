@@ -39,8 +39,7 @@ std::size_t blockCount(std::size_t d, std::size_t block = kBlock) {
 // Runs body(start, len) over coordinate blocks in parallel and sums each thread's `partials`
 // (one double per output) into `out`.
 template <class Body>
-void reduceOverBlocks(std::size_t d, std::span<double> out, Body body,
-                      std::size_t block = kBlock) {
+void reduceOverBlocks(std::size_t d, std::span<double> out, Body body, std::size_t block = kBlock) {
   std::fill(out.begin(), out.end(), 0.0);
   const long blocks = long(blockCount(d, block));
 #pragma omp parallel
@@ -156,8 +155,7 @@ void blockDistances(Rows rows, const float* c, float* z, std::size_t start, std:
         runGroupDistances<false>(a, c + at, nullptr, n, fast);
       }
       for (std::size_t g = 0; g < kGroup; ++g) {
-        acc[k + g] +=
-            std::isfinite(fast[g]) ? double(fast[g]) : exactRunDistance(a[g], c + at, n);
+        acc[k + g] += std::isfinite(fast[g]) ? double(fast[g]) : exactRunDistance(a[g], c + at, n);
       }
     }
   }
@@ -247,7 +245,8 @@ void pairwiseSquaredDistances(Rows rows, std::span<double> out) {
   const std::size_t n = rows.size();
   const std::size_t d = commonLength(rows);
   PHALANX_CHECK(out.size() == n * n, "pairwiseSquaredDistances: output size");
-  PHALANX_OFFLOAD(offload::fitsRowKernels(n) ? n * d : 0, offload::pairwiseSquaredDistances(rows, out));
+  PHALANX_OFFLOAD(offload::fitsRowKernels(n) ? n * d : 0,
+                  offload::pairwiseSquaredDistances(rows, out));
   reduceOverBlocks(d, out, [&](std::size_t start, std::size_t len, std::vector<double>& acc) {
     for (std::size_t i = 0; i < n; ++i) {
       for (std::size_t j = i + 1; j < n; ++j) {
@@ -379,7 +378,8 @@ void forSortedBlocks(Rows rows, std::size_t d, Body body) {
 // forSortedBlocks for rules with one output per coordinate: stat(sorted, len, out block).
 template <class Stat>
 void perCoordinateSorted(Rows rows, std::span<float> out, Stat stat) {
-  PHALANX_CHECK(!rows.empty() && commonLength(rows) == out.size(), "coordinate rule: shape mismatch");
+  PHALANX_CHECK(!rows.empty() && commonLength(rows) == out.size(),
+                "coordinate rule: shape mismatch");
   forSortedBlocks(rows, out.size(), [&](const float* sorted, std::size_t start, std::size_t len) {
     stat(sorted, len, out.data() + start);
   });
@@ -391,7 +391,8 @@ void coordinateTrimmedMean(Rows rows, std::size_t trim, std::span<float> out) {
   PHALANX_CHECK(2 * trim < rows.size(), "coordinateTrimmedMean: 2 * trim >= rows");
   const std::size_t keep = rows.size() - 2 * trim;
   PHALANX_OFFLOAD(offload::fitsRowKernels(rows.size()) && commonLength(rows) == out.size()
-                      ? rows.size() * out.size() : 0,
+                      ? rows.size() * out.size()
+                      : 0,
                   offload::coordinateTrimmedMean(rows, trim, out));
   perCoordinateSorted(rows, out, [&](const float* sorted, std::size_t len, float* z) {
     double sum[kCoordBlock] = {};
@@ -405,7 +406,8 @@ void coordinateTrimmedMean(Rows rows, std::size_t trim, std::span<float> out) {
 
 void coordinateMedian(Rows rows, std::span<float> out) {
   PHALANX_OFFLOAD(offload::fitsRowKernels(rows.size()) && commonLength(rows) == out.size()
-                      ? rows.size() * out.size() : 0,
+                      ? rows.size() * out.size()
+                      : 0,
                   offload::coordinateMedian(rows, out));
   const std::size_t n = rows.size(), mid = n / 2;
   perCoordinateSorted(rows, out, [&](const float* sorted, std::size_t len, float* z) {
@@ -474,8 +476,8 @@ void trimmedMeanWithCopies(const SortedColumns& sorted, std::span<const float> e
   });
 }
 
-void medianWithCopies(const SortedColumns& sorted, std::span<const float> extra,
-                      std::size_t copies, std::span<float> out) {
+void medianWithCopies(const SortedColumns& sorted, std::span<const float> extra, std::size_t copies,
+                      std::span<float> out) {
   const std::size_t n = sorted.rows + copies, mid = n / 2;
   PHALANX_CHECK(n > 0, "medianWithCopies: no rows");
   withCopies(sorted, extra, copies, out, [&](const MergedColumn& v) {

@@ -63,7 +63,7 @@ struct SortedColumns {
 SortedColumns sortColumns(Rows rows);
 void trimmedMeanWithCopies(const SortedColumns& sorted, std::span<const float> extra,
                            std::size_t copies, std::size_t trim, std::span<float> out);
-void medianWithCopies(const SortedColumns& sorted, std::span<const float> extra,
-                      std::size_t copies, std::span<float> out);
+void medianWithCopies(const SortedColumns& sorted, std::span<const float> extra, std::size_t copies,
+                      std::span<float> out);
 
 }  // namespace phalanx::kernels

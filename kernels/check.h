@@ -5,11 +5,10 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define PHALANX_CHECK(cond, msg)                                                      \
-  do {                                                                               \
-    if (!(cond)) [[unlikely]] {                                                      \
-      std::fprintf(stderr, "%s:%d: CHECK failed: %s: %s\n", __FILE__, __LINE__, #cond, \
-                   msg);                                                             \
-      std::abort();                                                                  \
-    }                                                                                \
+#define PHALANX_CHECK(cond, msg)                                                             \
+  do {                                                                                       \
+    if (!(cond)) [[unlikely]] {                                                              \
+      std::fprintf(stderr, "%s:%d: CHECK failed: %s: %s\n", __FILE__, __LINE__, #cond, msg); \
+      std::abort();                                                                          \
+    }                                                                                        \
   } while (false)

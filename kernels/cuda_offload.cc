@@ -88,9 +88,9 @@ void packSigns(std::span<const float> x, std::span<std::uint8_t> out) {
 
 bool qsgdQuantize(std::span<const float> x, std::size_t bucket, unsigned levels, unsigned width,
                   CounterRng rng, std::span<float> norms, std::span<std::uint32_t> codes) {
-  PHALANX_CHECK(bucket >= 1 && codes.size() == x.size() &&
-                    norms.size() == (x.size() + bucket - 1) / bucket,
-                "qsgdQuantize: wrong output sizes");
+  PHALANX_CHECK(
+      bucket >= 1 && codes.size() == x.size() && norms.size() == (x.size() + bucket - 1) / bucket,
+      "qsgdQuantize: wrong output sizes");
   auto& w = workspace();
   std::scoped_lock hold(w.lock);
   w.x.upload(x.data(), x.size());

@@ -15,7 +15,7 @@
 namespace phalanx::kernels {
 namespace {
 
-constexpr std::size_t kBlock = 16;           // one branch per 16 entries in the scan
+constexpr std::size_t kBlock = 16;             // one branch per 16 entries in the scan
 constexpr std::size_t kParallelMin = 1 << 16;  // below this, threads cost more than they save
 
 // Bit t of the result is set when magnitudeKey(x[t]) >= bar, for t in [0, 16). Keys fit in
@@ -26,13 +26,15 @@ inline std::uint32_t hitMask16(const float* x, std::int32_t bar) {
   const __m128i below = _mm_set1_epi32(bar - 1);  // key >= bar <=> key > bar - 1 (bar >= 0)
   __m128i cmp[4];
   for (int q = 0; q < 4; ++q) {
-    const __m128i key = _mm_and_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + 4 * q)), abs_bits);
+    const __m128i key =
+        _mm_and_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + 4 * q)), abs_bits);
     cmp[q] = _mm_cmpgt_epi32(key, below);
   }
   const __m128i any = _mm_or_si128(_mm_or_si128(cmp[0], cmp[1]), _mm_or_si128(cmp[2], cmp[3]));
   if (_mm_movemask_epi8(any) == 0) return 0;  // the common case: one test for 16 entries
   std::uint32_t mask = 0;
-  for (int q = 0; q < 4; ++q) mask |= std::uint32_t(_mm_movemask_ps(_mm_castsi128_ps(cmp[q]))) << (4 * q);
+  for (int q = 0; q < 4; ++q)
+    mask |= std::uint32_t(_mm_movemask_ps(_mm_castsi128_ps(cmp[q]))) << (4 * q);
   return mask;
 #else
   std::uint32_t mask = 0;
@@ -50,7 +52,8 @@ inline bool anyHit32(const float* x, std::int32_t bar) {
   const __m128i below = _mm_set1_epi32(bar - 1);
   __m128i any = _mm_setzero_si128();
   for (int q = 0; q < 8; ++q) {
-    const __m128i key = _mm_and_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + 4 * q)), abs_bits);
+    const __m128i key =
+        _mm_and_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + 4 * q)), abs_bits);
     any = _mm_or_si128(any, _mm_cmpgt_epi32(key, below));
   }
   return _mm_movemask_epi8(any) != 0;
@@ -133,7 +136,8 @@ namespace {
 std::uint32_t kthLargestKey(std::span<std::uint32_t> keys, std::size_t r) {
   PHALANX_CHECK(r >= 1 && r <= keys.size(), "kthLargestKey: r out of range");
   if (r * 16 > keys.size()) {
-    std::nth_element(keys.begin(), keys.begin() + std::ptrdiff_t(r - 1), keys.end(), std::greater<>());
+    std::nth_element(keys.begin(), keys.begin() + std::ptrdiff_t(r - 1), keys.end(),
+                     std::greater<>());
     return keys[r - 1];
   }
   // keys[0..r) becomes a min-heap of the r largest seen; most keys fail the first compare.

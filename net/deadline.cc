@@ -30,7 +30,8 @@ double DeadlineEstimator::deadlineMs() const {
   const double m = median(v);
   for (double& x : v) x = std::abs(x - m);
   const double mad = median(std::move(v));
-  return std::clamp(m + config_.k * mad, std::min(config_.min_ms, config_.fixed_ms), config_.fixed_ms);
+  return std::clamp(m + config_.k * mad, std::min(config_.min_ms, config_.fixed_ms),
+                    config_.fixed_ms);
 }
 
 }  // namespace phalanx::net

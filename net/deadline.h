@@ -10,9 +10,9 @@
 namespace phalanx::net {
 
 struct DeadlineConfig {
-  double fixed_ms = 3000;       // the ceiling: a round never waits longer
-  bool adaptive = false;        // estimate the early close from arrivals (else: the ceiling)
-  double k = 4;                 // MADs above the median
+  double fixed_ms = 3000;  // the ceiling: a round never waits longer
+  bool adaptive = false;   // estimate the early close from arrivals (else: the ceiling)
+  double k = 4;            // MADs above the median
   double min_ms = 20;
   std::size_t history = 256;    // offsets remembered
   std::size_t min_samples = 8;  // below this, the ceiling

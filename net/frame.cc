@@ -15,7 +15,8 @@ constexpr std::size_t kMaxDetailBytes = 1024;
 constexpr int kMaxDigestEntries = 4096;  // one per neighbour of the reporter
 
 bool validHello(const v1::Hello& h) {
-  if (h.cluster_id().size() > kMaxIdBytes || h.config_digest().size() > kMaxDigestBytes) return false;
+  if (h.cluster_id().size() > kMaxIdBytes || h.config_digest().size() > kMaxDigestBytes)
+    return false;
   if (std::size_t(h.features_size()) > kMaxFeatures) return false;
   return std::all_of(h.features().begin(), h.features().end(),
                      [](const std::string& f) { return f.size() <= kMaxIdBytes; });
@@ -24,8 +25,8 @@ bool validHello(const v1::Hello& h) {
 }  // namespace
 
 bool validRound(const v1::RoundMessage& m) {
-  return v1::RoundMessage::Kind_IsValid(m.kind()) && m.kind() != v1::RoundMessage::KIND_UNSPECIFIED &&
-         m.codec() <= 255;
+  return v1::RoundMessage::Kind_IsValid(m.kind()) &&
+         m.kind() != v1::RoundMessage::KIND_UNSPECIFIED && m.codec() <= 255;
 }
 
 std::size_t maxFrameBytes(std::uint64_t dim) { return std::size_t(8 * dim) + kEnvelopeOverhead; }
@@ -60,8 +61,8 @@ std::vector<std::uint8_t> encodeFrame(const v1::Envelope& envelope) {
   return out;
 }
 
-std::expected<std::uint32_t, FrameError> readLength(std::span<const std::uint8_t, kLengthBytes> prefix,
-                                                    std::size_t max_body) {
+std::expected<std::uint32_t, FrameError> readLength(
+    std::span<const std::uint8_t, kLengthBytes> prefix, std::size_t max_body) {
   std::uint32_t n = 0;
   for (std::size_t b = 0; b < kLengthBytes; ++b) n |= std::uint32_t(prefix[b]) << (8 * b);
   if (n == 0) return std::unexpected(FrameError::kEmpty);
@@ -80,7 +81,8 @@ std::optional<FrameError> parseBodyInto(std::span<const std::uint8_t> body, v1::
       if (!validHello(e.hello())) return FrameError::kInvalid;
       break;
     case v1::Envelope::kGoodbye:
-      if (!v1::Goodbye::Reason_IsValid(e.goodbye().reason()) || e.goodbye().detail().size() > kMaxDetailBytes) {
+      if (!v1::Goodbye::Reason_IsValid(e.goodbye().reason()) ||
+          e.goodbye().detail().size() > kMaxDetailBytes) {
         return FrameError::kInvalid;
       }
       break;
@@ -88,7 +90,8 @@ std::optional<FrameError> parseBodyInto(std::span<const std::uint8_t> body, v1::
       if (!validRound(e.round())) return FrameError::kInvalid;
       break;
     case v1::Envelope::kDigest:
-      if (e.digest().senders_size() != e.digest().hashes_size() || e.digest().senders_size() > kMaxDigestEntries) {
+      if (e.digest().senders_size() != e.digest().hashes_size() ||
+          e.digest().senders_size() > kMaxDigestEntries) {
         return FrameError::kInvalid;
       }
       break;
@@ -127,7 +130,8 @@ std::optional<std::expected<void, FrameError>> parseRoundInto(std::span<const st
   auto in = reader(body);
   const auto at = roundStart(in, body.size());
   if (!at) return std::nullopt;
-  if (!out.ParseFromArray(body.data() + *at, int(body.size() - *at))) return std::unexpected(FrameError::kMalformed);
+  if (!out.ParseFromArray(body.data() + *at, int(body.size() - *at)))
+    return std::unexpected(FrameError::kMalformed);
   if (!validRound(out)) return std::unexpected(FrameError::kInvalid);
   return std::expected<void, FrameError>{};
 }
@@ -141,7 +145,8 @@ std::optional<RoundLayout> roundLayout(std::span<const std::uint8_t> head, std::
     const std::uint32_t tag = in.ReadTag();  // 0 at the end of `head`
     std::uint64_t value = 0;
     if (tag == kPayloadTag) {  // the payload: must run exactly to the end of the body
-      if (!in.ReadVarint64(&value) || std::size_t(in.CurrentPosition()) + value != body_size) return std::nullopt;
+      if (!in.ReadVarint64(&value) || std::size_t(in.CurrentPosition()) + value != body_size)
+        return std::nullopt;
       return RoundLayout{*fields_at, field_start - *fields_at, std::size_t(in.CurrentPosition())};
     }
     const std::uint32_t field = tag >> 3;  // only the varint fields 1..5 may come first
@@ -165,7 +170,8 @@ void appendRoundFrameHead(const v1::RoundMessage& header, std::size_t payload_by
   };
   const std::size_t fields = header.ByteSizeLong();  // header.payload() must be empty
   const std::size_t message =
-      fields + (payload_bytes ? 1 + CodedOutputStream::VarintSize64(payload_bytes) + payload_bytes : 0);
+      fields +
+      (payload_bytes ? 1 + CodedOutputStream::VarintSize64(payload_bytes) + payload_bytes : 0);
   const std::size_t body = 1 + CodedOutputStream::VarintSize64(message) + message;
   for (std::size_t b = 0; b < kLengthBytes; ++b) head.push_back(std::uint8_t(body >> (8 * b)));
   head.push_back(std::uint8_t(kRoundTag));
@@ -192,7 +198,8 @@ void FrameReader::feed(std::span<const std::uint8_t> bytes) {
 std::optional<std::expected<v1::Envelope, FrameError>> FrameReader::next() {
   if (failed_) return std::unexpected(*failed_);
   if (buffered() < kLengthBytes) return std::nullopt;
-  const std::span<const std::uint8_t, kLengthBytes> prefix(buffer_.data() + consumed_, kLengthBytes);
+  const std::span<const std::uint8_t, kLengthBytes> prefix(buffer_.data() + consumed_,
+                                                           kLengthBytes);
   const auto length = readLength(prefix, max_body_);
   if (!length) {
     failed_ = length.error();

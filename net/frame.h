@@ -39,8 +39,8 @@ void appendFrame(const v1::Envelope& envelope, std::vector<std::uint8_t>& out);
 std::vector<std::uint8_t> encodeFrame(const v1::Envelope& envelope);
 
 // The body length announced by a frame's first four bytes; refused when 0 or above max_body.
-std::expected<std::uint32_t, FrameError> readLength(std::span<const std::uint8_t, kLengthBytes> prefix,
-                                                    std::size_t max_body);
+std::expected<std::uint32_t, FrameError> readLength(
+    std::span<const std::uint8_t, kLengthBytes> prefix, std::size_t max_body);
 
 // Parses and checks one body (see FORMAT.md "Checks").
 std::expected<v1::Envelope, FrameError> parseBody(std::span<const std::uint8_t> body);

@@ -43,8 +43,9 @@ Admission RoundInbox::add(v1::RoundMessage message) {
   const auto it = slot.find(sender);
   if (it != slot.end()) {
     // Same content is a resend; anything else is two different stories for one round.
-    const bool same = it->second.kind() == message.kind() && it->second.sequence() == message.sequence() &&
-                      it->second.codec() == message.codec() && it->second.payload() == message.payload();
+    const bool same =
+        it->second.kind() == message.kind() && it->second.sequence() == message.sequence() &&
+        it->second.codec() == message.codec() && it->second.payload() == message.payload();
     if (same) {
       ++counters_.duplicate;
       return Admission::kDuplicate;

@@ -19,11 +19,11 @@ namespace phalanx::net {
 
 enum class Admission : std::uint8_t {
   kAccepted,
-  kDuplicate,     // the same bytes again (a resend): harmless, ignored
-  kEquivocation,  // different content for a (round, sender) already heard: the first stands
-  kStale,         // for a round already closed
-  kTooFarAhead,   // beyond the buffering window
-  kUnknownSender, // not a neighbour
+  kDuplicate,      // the same bytes again (a resend): harmless, ignored
+  kEquivocation,   // different content for a (round, sender) already heard: the first stands
+  kStale,          // for a round already closed
+  kTooFarAhead,    // beyond the buffering window
+  kUnknownSender,  // not a neighbour
 };
 std::string_view admissionName(Admission a);  // metric label: "accepted", "duplicate", ...
 
@@ -36,7 +36,8 @@ class RoundInbox {
  public:
   // Messages are expected from `neighbours`; rounds open from `first_round`; up to `window`
   // rounds after the open one are buffered.
-  RoundInbox(std::span<const std::uint32_t> neighbours, std::uint64_t first_round, std::uint64_t window);
+  RoundInbox(std::span<const std::uint32_t> neighbours, std::uint64_t first_round,
+             std::uint64_t window);
 
   // The transport has checked that message.sender() is the authenticated peer.
   Admission add(v1::RoundMessage message);

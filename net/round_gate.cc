@@ -7,8 +7,9 @@ namespace phalanx::net {
 
 using Clock = std::chrono::steady_clock;
 
-RoundGate::RoundGate(asio::io_context& io, const Transport& transport, std::span<const std::uint32_t> neighbours,
-                     GateConfig config, std::uint64_t first_round)
+RoundGate::RoundGate(asio::io_context& io, const Transport& transport,
+                     std::span<const std::uint32_t> neighbours, GateConfig config,
+                     std::uint64_t first_round)
     : transport_(transport),
       neighbours_(neighbours.begin(), neighbours.end()),
       config_(config),

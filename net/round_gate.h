@@ -66,8 +66,9 @@ struct GateConfig {
 
 class RoundGate {
  public:
-  RoundGate(asio::io_context& io, const Transport& transport, std::span<const std::uint32_t> neighbours,
-            GateConfig config, std::uint64_t first_round);
+  RoundGate(asio::io_context& io, const Transport& transport,
+            std::span<const std::uint32_t> neighbours, GateConfig config,
+            std::uint64_t first_round);
 
   // Feed every RoundMessage the transport delivers.
   Admission add(v1::RoundMessage&& message);

@@ -64,16 +64,17 @@ class Transport::Session : public std::enable_shared_from_this<Session> {
       self->close("no Hello before the handshake timeout");
     });
     if (!tls_) return begin();
-    stream_.async_handshake(initiated_ ? asio::ssl::stream_base::client : asio::ssl::stream_base::server,
-                            [self = shared_from_this()](const asio::error_code& ec) {
-                              if (!self->usable()) return;
-                              if (ec || !(self->certificate_id_ = self->peerCertificateId())) {
-                                self->failHandshake("tls_handshake");
-                                return self->close(ec ? "TLS handshake: " + ec.message()
-                                                      : std::string("certificate names no node (CN=node-<id>)"));
-                              }
-                              self->begin();
-                            });
+    stream_.async_handshake(
+        initiated_ ? asio::ssl::stream_base::client : asio::ssl::stream_base::server,
+        [self = shared_from_this()](const asio::error_code& ec) {
+          if (!self->usable()) return;
+          if (ec || !(self->certificate_id_ = self->peerCertificateId())) {
+            self->failHandshake("tls_handshake");
+            return self->close(ec ? "TLS handshake: " + ec.message()
+                                  : std::string("certificate names no node (CN=node-<id>)"));
+          }
+          self->begin();
+        });
   }
 
  private:
@@ -92,7 +93,8 @@ class Transport::Session : public std::enable_shared_from_this<Session> {
     X509* cert = SSL_get1_peer_certificate(stream_.native_handle());
     if (!cert) return std::nullopt;
     char cn[256] = {};
-    const int n = X509_NAME_get_text_by_NID(X509_get_subject_name(cert), NID_commonName, cn, sizeof cn);
+    const int n =
+        X509_NAME_get_text_by_NID(X509_get_subject_name(cert), NID_commonName, cn, sizeof cn);
     X509_free(cert);
     const std::string_view name(cn, n > 0 ? std::size_t(n) : 0);
     if (!name.starts_with("node-") || name.size() <= 5 || name.size() > 15) return std::nullopt;
@@ -118,7 +120,6 @@ class Transport::Session : public std::enable_shared_from_this<Session> {
   }
 
  public:
-
   bool enqueue(const v1::Envelope& envelope, bool force = false) {
     Outgoing out{.head = spareHead()};
     appendFrame(envelope, out.head);
@@ -189,37 +190,46 @@ class Transport::Session : public std::enable_shared_from_this<Session> {
   PeerStats* stats() { return open_ || initiated_ ? &owner_.stats_.peers[peer_] : nullptr; }
 
   void readHeader() {
-    onStream([&](auto& s) { asio::async_read(s, asio::buffer(header_), [self = shared_from_this()](const asio::error_code& ec, std::size_t) {
-      if (!self->usable()) return;
-      if (ec) return self->readFailed(ec, "closed by peer");
-      const auto length = readLength(self->header_, maxFrameBytes(self->owner_.config_.model_dim));
-      if (!length) return self->refuse(length.error());
-      if (self->open_ && *length >= kDirectMin) {
-        self->pending_ = *length;
-        return self->readHead();
-      }
-      self->body_.resize(*length);
-      self->readBody(0);
-    }); });
+    onStream([&](auto& s) {
+      asio::async_read(s, asio::buffer(header_),
+                       [self = shared_from_this()](const asio::error_code& ec, std::size_t) {
+                         if (!self->usable()) return;
+                         if (ec) return self->readFailed(ec, "closed by peer");
+                         const auto length = readLength(
+                             self->header_, maxFrameBytes(self->owner_.config_.model_dim));
+                         if (!length) return self->refuse(length.error());
+                         if (self->open_ && *length >= kDirectMin) {
+                           self->pending_ = *length;
+                           return self->readHead();
+                         }
+                         self->body_.resize(*length);
+                         self->readBody(0);
+                       });
+    });
   }
 
   // Large frames: read the first bytes, and when they show the usual round layout, read the
   // payload straight into the reused message's string — no staging buffer, no copy.
   void readHead() {
-    onStream([&](auto& s) { asio::async_read(s, asio::buffer(head_), [self = shared_from_this()](const asio::error_code& ec, std::size_t) {
-      if (!self->usable()) return;
-      if (ec) return self->readFailed(ec, "closed by peer mid-frame");
-      const auto layout = roundLayout(self->head_, self->pending_);
-      if (!layout) {  // another shape: the general path, with the head already read
-        self->body_.resize(self->pending_);
-        std::copy(self->head_.begin(), self->head_.end(), self->body_.begin());
-        return self->readBody(self->head_.size());
-      }
-      if (!self->round_in_.ParseFromArray(self->head_.data() + layout->fields_at, int(layout->fields_size))) {
-        return self->refuse(FrameError::kMalformed);
-      }
-      self->readPayload(layout->payload_at);
-    }); });
+    onStream([&](auto& s) {
+      asio::async_read(
+          s, asio::buffer(head_),
+          [self = shared_from_this()](const asio::error_code& ec, std::size_t) {
+            if (!self->usable()) return;
+            if (ec) return self->readFailed(ec, "closed by peer mid-frame");
+            const auto layout = roundLayout(self->head_, self->pending_);
+            if (!layout) {  // another shape: the general path, with the head already read
+              self->body_.resize(self->pending_);
+              std::copy(self->head_.begin(), self->head_.end(), self->body_.begin());
+              return self->readBody(self->head_.size());
+            }
+            if (!self->round_in_.ParseFromArray(self->head_.data() + layout->fields_at,
+                                                int(layout->fields_size))) {
+              return self->refuse(FrameError::kMalformed);
+            }
+            self->readPayload(layout->payload_at);
+          });
+    });
   }
 
   // The rest of a large round frame, straight into round_in_'s payload.
@@ -229,32 +239,40 @@ class Transport::Session : public std::enable_shared_from_this<Session> {
     std::string* payload = round_in_.mutable_payload();
     payload->resize_and_overwrite(size, [](char*, std::size_t n) { return n; });
     std::copy(head_.begin() + std::ptrdiff_t(payload_at), head_.end(), payload->data());
-    onStream([&](auto& s) { asio::async_read(s, asio::buffer(payload->data() + have, size - have), [self = shared_from_this()](const asio::error_code& ec, std::size_t) {
-      if (!self->usable()) return;
-      if (ec) return self->readFailed(ec, "closed by peer mid-frame");
-      if (self->droppedByPartition()) return;
-      if (!validRound(self->round_in_)) return self->refuse(FrameError::kInvalid);
-      self->roundReceived(self->pending_);
-    }); });
+    onStream([&](auto& s) {
+      asio::async_read(s, asio::buffer(payload->data() + have, size - have),
+                       [self = shared_from_this()](const asio::error_code& ec, std::size_t) {
+                         if (!self->usable()) return;
+                         if (ec) return self->readFailed(ec, "closed by peer mid-frame");
+                         if (self->droppedByPartition()) return;
+                         if (!validRound(self->round_in_))
+                           return self->refuse(FrameError::kInvalid);
+                         self->roundReceived(self->pending_);
+                       });
+    });
   }
 
   // Reads the rest of the body (from `from` on) into body_, then parses and dispatches it.
   void readBody(std::size_t from) {
-    onStream([&](auto& s) { asio::async_read(s, asio::buffer(body_.data() + from, body_.size() - from), [self = shared_from_this()](const asio::error_code& ec, std::size_t) {
-      if (!self->usable()) return;
-      if (ec) return self->readFailed(ec, "closed by peer mid-frame");
-      if (self->droppedByPartition()) return;
-      if (self->open_) {
-        if (auto round = parseRoundInto(self->body_, self->round_in_)) {
-          if (!*round) return self->refuse(round->error());
-          return self->roundReceived(self->body_.size());
-        }
-      }
-      if (const auto error = parseBodyInto(self->body_, self->incoming_)) return self->refuse(*error);
-      self->last_received_ = Clock::now();
-      self->dispatch(self->incoming_, kLengthBytes + self->body_.size());
-      self->readNext();
-    }); });
+    onStream([&](auto& s) {
+      asio::async_read(s, asio::buffer(body_.data() + from, body_.size() - from),
+                       [self = shared_from_this()](const asio::error_code& ec, std::size_t) {
+                         if (!self->usable()) return;
+                         if (ec) return self->readFailed(ec, "closed by peer mid-frame");
+                         if (self->droppedByPartition()) return;
+                         if (self->open_) {
+                           if (auto round = parseRoundInto(self->body_, self->round_in_)) {
+                             if (!*round) return self->refuse(round->error());
+                             return self->roundReceived(self->body_.size());
+                           }
+                         }
+                         if (const auto error = parseBodyInto(self->body_, self->incoming_))
+                           return self->refuse(*error);
+                         self->last_received_ = Clock::now();
+                         self->dispatch(self->incoming_, kLengthBytes + self->body_.size());
+                         self->readNext();
+                       });
+    });
   }
 
   void readNext() {
@@ -302,7 +320,8 @@ class Transport::Session : public std::enable_shared_from_this<Session> {
       auto refusal = owner_.checkHello(e.hello(), detail);
       if (!refusal && certificate_id_ && e.hello().node_id() != *certificate_id_) {
         refusal = v1::Goodbye::IDENTITY_MISMATCH;
-        detail = fmt::format("certificate of node {} claims to be node {}", *certificate_id_, e.hello().node_id());
+        detail = fmt::format("certificate of node {} claims to be node {}", *certificate_id_,
+                             e.hello().node_id());
       }
       if (!refusal && initiated_ && e.hello().node_id() != peer_) {
         refusal = v1::Goodbye::UNKNOWN_NODE;
@@ -325,7 +344,8 @@ class Transport::Session : public std::enable_shared_from_this<Session> {
       case v1::Envelope::kRound:
         return deliver(*e.mutable_round());
       case v1::Envelope::kResync:
-        if (speaksForPeer() && owner_.handlers_.on_resync) owner_.handlers_.on_resync(peer_, e.resync());
+        if (speaksForPeer() && owner_.handlers_.on_resync)
+          owner_.handlers_.on_resync(peer_, e.resync());
         return;
       case v1::Envelope::kHeartbeat:
         if (speaksForPeer() && owner_.handlers_.on_heartbeat) {
@@ -333,7 +353,8 @@ class Transport::Session : public std::enable_shared_from_this<Session> {
         }
         return;
       case v1::Envelope::kDigest:
-        if (speaksForPeer() && owner_.handlers_.on_digest) owner_.handlers_.on_digest(peer_, e.digest());
+        if (speaksForPeer() && owner_.handlers_.on_digest)
+          owner_.handlers_.on_digest(peer_, e.digest());
         return;
       case v1::Envelope::kGoodbye:
         if (e.goodbye().reason() == v1::Goodbye::DUPLICATE_CONNECTION) return retire();
@@ -407,23 +428,26 @@ class Transport::Session : public std::enable_shared_from_this<Session> {
     if (writing_ || queue_.empty() || closed_) return;
     writing_ = true;
     const Outgoing& out = queue_.front();
-    std::array<asio::const_buffer, 2> buffers{asio::buffer(out.head),
-                                              out.payload ? asio::buffer(*out.payload) : asio::const_buffer()};
-    onStream([&](auto& s) { asio::async_write(s, buffers, [self = shared_from_this()](const asio::error_code& ec, std::size_t n) {
-      if (!self->usable()) return;
-      self->writing_ = false;
-      if (ec) return self->close(ec.message());
-      if (PeerStats* s = self->stats()) {
-        s->bytes_sent += n;
-        ++s->frames_sent;
-      }
-      Outgoing done = std::move(self->queue_.front());
-      self->queue_.pop_front();
-      self->queued_bytes_ -= done.size();
-      if (self->spare_.size() < 2) self->spare_.push_back(std::move(done.head));
-      if (self->queue_.empty() && self->closing_) return self->flushed();
-      self->writeNext();
-    }); });
+    std::array<asio::const_buffer, 2> buffers{
+        asio::buffer(out.head), out.payload ? asio::buffer(*out.payload) : asio::const_buffer()};
+    onStream([&](auto& s) {
+      asio::async_write(s, buffers,
+                        [self = shared_from_this()](const asio::error_code& ec, std::size_t n) {
+                          if (!self->usable()) return;
+                          self->writing_ = false;
+                          if (ec) return self->close(ec.message());
+                          if (PeerStats* s = self->stats()) {
+                            s->bytes_sent += n;
+                            ++s->frames_sent;
+                          }
+                          Outgoing done = std::move(self->queue_.front());
+                          self->queue_.pop_front();
+                          self->queued_bytes_ -= done.size();
+                          if (self->spare_.size() < 2) self->spare_.push_back(std::move(done.head));
+                          if (self->queue_.empty() && self->closing_) return self->flushed();
+                          self->writeNext();
+                        });
+    });
   }
 
   Transport& owner_;
@@ -465,14 +489,17 @@ std::uint16_t Transport::listen() {
   if (config_.tls.enabled) {
     // Both sides present a certificate from the cluster CA and verify the other's.
     ssl_.set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
-                     asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 | asio::ssl::context::no_tlsv1_1);
+                     asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
+                     asio::ssl::context::no_tlsv1_1);
     ssl_.load_verify_file(config_.tls.ca);
     ssl_.use_certificate_chain_file(config_.tls.cert);
     ssl_.use_private_key_file(config_.tls.key, asio::ssl::context::pem);
     ssl_.set_verify_mode(asio::ssl::verify_peer | asio::ssl::verify_fail_if_no_peer_cert);
   } else {
-    spdlog::info("node {}: security: none — peers are neither authenticated nor encrypted (local "
-                 "experiments only; use security: tls across machines)", config_.self);
+    spdlog::info(
+        "node {}: security: none — peers are neither authenticated nor encrypted (local "
+        "experiments only; use security: tls across machines)",
+        config_.self);
   }
   const tcp::endpoint at(asio::ip::make_address(config_.listen_host), config_.listen_port);
   acceptor_.open(at.protocol());
@@ -486,11 +513,12 @@ std::uint16_t Transport::listen() {
 }
 
 void Transport::accept() {
-  acceptor_.async_accept([this, alive = std::weak_ptr<bool>(alive_)](const asio::error_code& ec, tcp::socket socket) {
-    if (alive.expired() || stopped_) return;
-    if (!ec) admit(std::move(socket));
-    accept();
-  });
+  acceptor_.async_accept(
+      [this, alive = std::weak_ptr<bool>(alive_)](const asio::error_code& ec, tcp::socket socket) {
+        if (alive.expired() || stopped_) return;
+        if (!ec) admit(std::move(socket));
+        accept();
+      });
 }
 
 bool Transport::neighbourAddress(const asio::ip::address& a) const {
@@ -531,9 +559,12 @@ void Transport::admit(asio::ip::tcp::socket socket) {
 
 void Transport::connect(std::vector<PeerAddress> addresses) {
   for (auto& a : addresses) {
-    if (std::find(config_.neighbours.begin(), config_.neighbours.end(), a.id) == config_.neighbours.end()) continue;
+    if (std::find(config_.neighbours.begin(), config_.neighbours.end(), a.id) ==
+        config_.neighbours.end())
+      continue;
     const std::uint32_t peer = a.id;
-    dialers_[peer] = std::make_unique<Dialer>(Dialer{std::move(a), asio::steady_timer(io_), config_.backoff_initial});
+    dialers_[peer] = std::make_unique<Dialer>(
+        Dialer{std::move(a), asio::steady_timer(io_), config_.backoff_initial});
     // Both sides dial, but the higher id waits a little first, so the connection the pair
     // keeps (dialled by the lower id) usually comes up alone and no duplicate is torn down.
     if (config_.self < peer) {
@@ -549,32 +580,37 @@ void Transport::dial(std::uint32_t peer) {
   if (stopped_ || open_.contains(peer) || d.dialling) return;
   d.dialling = true;
   auto resolver = std::make_shared<tcp::resolver>(io_);
-  resolver->async_resolve(d.address.host, std::to_string(d.address.port),
-                          [this, peer, resolver, alive = std::weak_ptr<bool>(alive_)](
-                              const asio::error_code& ec, tcp::resolver::results_type results) {
-    if (alive.expired() || stopped_) return;
-    if (ec) {
-      dialers_.at(peer)->dialling = false;
-      return scheduleDial(peer, true);
-    }
-    auto socket = std::make_shared<tcp::socket>(io_);
-    asio::async_connect(*socket, results, [this, peer, socket, alive](const asio::error_code& ec2, const tcp::endpoint&) {
-      if (alive.expired() || stopped_) return;
-      dialers_.at(peer)->dialling = false;
-      if (ec2) return scheduleDial(peer, true);
-      if (open_.contains(peer)) return;  // the peer's own dial won the race: nothing to do
-      auto session = std::make_shared<Session>(*this, std::move(*socket), peer);
-      sessions_.push_back(session);
-      session->start();
-    });
-  });
+  resolver->async_resolve(
+      d.address.host, std::to_string(d.address.port),
+      [this, peer, resolver, alive = std::weak_ptr<bool>(alive_)](
+          const asio::error_code& ec, tcp::resolver::results_type results) {
+        if (alive.expired() || stopped_) return;
+        if (ec) {
+          dialers_.at(peer)->dialling = false;
+          return scheduleDial(peer, true);
+        }
+        auto socket = std::make_shared<tcp::socket>(io_);
+        asio::async_connect(
+            *socket, results,
+            [this, peer, socket, alive](const asio::error_code& ec2, const tcp::endpoint&) {
+              if (alive.expired() || stopped_) return;
+              dialers_.at(peer)->dialling = false;
+              if (ec2) return scheduleDial(peer, true);
+              if (open_.contains(peer)) return;  // the peer's own dial won the race: nothing to do
+              auto session = std::make_shared<Session>(*this, std::move(*socket), peer);
+              sessions_.push_back(session);
+              session->start();
+            });
+      });
 }
 
-void Transport::scheduleDial(std::uint32_t peer, bool after_failure, std::chrono::milliseconds extra) {
+void Transport::scheduleDial(std::uint32_t peer, bool after_failure,
+                             std::chrono::milliseconds extra) {
   const auto it = dialers_.find(peer);
   if (stopped_ || it == dialers_.end()) return;
   Dialer& d = *it->second;
-  d.backoff = after_failure ? std::min(d.backoff * 2, config_.backoff_max) : config_.backoff_initial;
+  d.backoff =
+      after_failure ? std::min(d.backoff * 2, config_.backoff_max) : config_.backoff_initial;
   const auto jitter = std::chrono::milliseconds(
       std::uniform_int_distribution<long>(0, std::max<long>(d.backoff.count() / 2, 1))(jitter_));
   d.timer.expires_after(d.backoff + jitter + extra);
@@ -584,16 +620,19 @@ void Transport::scheduleDial(std::uint32_t peer, bool after_failure, std::chrono
   });
 }
 
-std::optional<v1::Goodbye::Reason> Transport::checkHello(const v1::Hello& h, std::string& detail) const {
+std::optional<v1::Goodbye::Reason> Transport::checkHello(const v1::Hello& h,
+                                                         std::string& detail) const {
   if (h.protocol_version() != kProtocolVersion) {
-    detail = fmt::format("protocol version {} (this node speaks {})", h.protocol_version(), kProtocolVersion);
+    detail = fmt::format("protocol version {} (this node speaks {})", h.protocol_version(),
+                         kProtocolVersion);
     return v1::Goodbye::WRONG_VERSION;
   }
   if (h.cluster_id() != config_.cluster_id) {
     detail = fmt::format("cluster '{}' (this node is in '{}')", h.cluster_id(), config_.cluster_id);
     return v1::Goodbye::WRONG_CLUSTER;
   }
-  if (std::find(config_.neighbours.begin(), config_.neighbours.end(), h.node_id()) == config_.neighbours.end()) {
+  if (std::find(config_.neighbours.begin(), config_.neighbours.end(), h.node_id()) ==
+      config_.neighbours.end()) {
     detail = fmt::format("node {} is not a neighbour of node {}", h.node_id(), config_.self);
     return v1::Goodbye::UNKNOWN_NODE;
   }
@@ -621,7 +660,8 @@ bool Transport::adopt(const std::shared_ptr<Session>& s) {
   const auto it = open_.find(peer);
   if (it != open_.end()) {
     if (preferred(*it->second) && !preferred(*s)) {
-      s->goodbyeAndClose(v1::Goodbye::DUPLICATE_CONNECTION, "keeping the connection dialled by the lower id");
+      s->goodbyeAndClose(v1::Goodbye::DUPLICATE_CONNECTION,
+                         "keeping the connection dialled by the lower id");
       return false;
     }
     // s is preferred, or both are equal (a peer that restarted): the newer one stays. What was
@@ -662,7 +702,8 @@ void Transport::closed(const std::shared_ptr<Session>& s, std::string_view why) 
 
 bool Transport::sendRound(std::uint32_t peer, const v1::RoundMessage& header, Payload payload) {
   const auto it = open_.find(peer);
-  if (it == open_.end() || partitioned(peer) || !it->second->enqueueRound(header, std::move(payload))) {
+  if (it == open_.end() || partitioned(peer) ||
+      !it->second->enqueueRound(header, std::move(payload))) {
     ++stats_.peers[peer].dropped_sends;
     return false;
   }
@@ -688,20 +729,21 @@ std::vector<std::uint32_t> Transport::livePeers() const {
 
 void Transport::heartbeat() {
   heartbeat_timer_.expires_after(config_.heartbeat_every);
-  heartbeat_timer_.async_wait([this, alive = std::weak_ptr<bool>(alive_)](const asio::error_code& ec) {
-    if (ec || alive.expired() || stopped_) return;
-    const auto now = Clock::now();
-    v1::Envelope beat;
-    beat.mutable_heartbeat()->set_round(round_);
-    for (auto& [peer, s] : std::map(open_)) {
-      if (now - s->lastReceived() > config_.liveness_timeout) {
-        s->close("liveness timeout");
-      } else if (!partitioned(peer)) {
-        s->enqueue(beat);
-      }
-    }
-    heartbeat();
-  });
+  heartbeat_timer_.async_wait(
+      [this, alive = std::weak_ptr<bool>(alive_)](const asio::error_code& ec) {
+        if (ec || alive.expired() || stopped_) return;
+        const auto now = Clock::now();
+        v1::Envelope beat;
+        beat.mutable_heartbeat()->set_round(round_);
+        for (auto& [peer, s] : std::map(open_)) {
+          if (now - s->lastReceived() > config_.liveness_timeout) {
+            s->close("liveness timeout");
+          } else if (!partitioned(peer)) {
+            s->enqueue(beat);
+          }
+        }
+        heartbeat();
+      });
 }
 
 void Transport::stop() {

@@ -13,11 +13,11 @@
 //                        +------ error / EOF / Goodbye / liveness timeout ----> closed
 #pragma once
 
+#include <algorithm>
 #include <asio.hpp>
 #include <asio/ssl.hpp>
 #include <chrono>
 #include <cstdint>
-#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
@@ -50,15 +50,15 @@ struct TransportConfig {
   std::uint64_t model_dim = 0;
   std::string config_digest;
   std::string listen_host = "127.0.0.1";
-  std::uint16_t listen_port = 0;               // 0: any free port (tests)
-  std::vector<std::uint32_t> neighbours;       // who may connect and whom we dial
-  std::size_t max_queued_bytes = 256u << 20;   // per peer; beyond it sends are dropped
+  std::uint16_t listen_port = 0;              // 0: any free port (tests)
+  std::vector<std::uint32_t> neighbours;      // who may connect and whom we dial
+  std::size_t max_queued_bytes = 256u << 20;  // per peer; beyond it sends are dropped
   std::chrono::milliseconds heartbeat_every{250};
   std::chrono::milliseconds liveness_timeout{3000};
   std::chrono::milliseconds handshake_timeout{2000};
   std::chrono::milliseconds backoff_initial{20};
   std::chrono::milliseconds backoff_max{2000};
-  std::uint64_t seed = 1;                      // reconnect jitter
+  std::uint64_t seed = 1;  // reconnect jitter
   TlsFiles tls;
 };
 
@@ -76,15 +76,15 @@ struct TransportHandlers {
 struct PeerStats {
   std::uint64_t bytes_sent = 0, bytes_received = 0;  // whole frames, prefixes included
   std::uint64_t frames_sent = 0, frames_received = 0;
-  std::uint64_t connects = 0;         // handshakes completed with this peer
-  std::uint64_t dropped_sends = 0;    // refused because the queue was full or no connection
+  std::uint64_t connects = 0;       // handshakes completed with this peer
+  std::uint64_t dropped_sends = 0;  // refused because the queue was full or no connection
 };
 
 struct TransportStats {
   std::map<std::uint32_t, PeerStats> peers;
   std::map<std::string, std::uint64_t> rejected;  // by reason: frame errors, handshake checks
   std::uint64_t handshake_failures = 0;
-  std::uint64_t reconnects = 0;                   // connects beyond the first per peer
+  std::uint64_t reconnects = 0;  // connects beyond the first per peer
 };
 
 class Transport {
@@ -161,8 +161,8 @@ class Transport {
   std::uint16_t port_ = 0;
   std::uint64_t round_ = 0;
   bool stopped_ = false;
-  std::map<std::uint32_t, std::shared_ptr<Session>> open_;     // one per peer
-  std::vector<std::shared_ptr<Session>> sessions_;             // every live socket
+  std::map<std::uint32_t, std::shared_ptr<Session>> open_;  // one per peer
+  std::vector<std::shared_ptr<Session>> sessions_;          // every live socket
   // What it takes to (re)dial one neighbour.
   struct Dialer {
     PeerAddress address;

@@ -137,8 +137,7 @@ std::vector<std::uint8_t> serializeCheckpoint(const Checkpoint& c) {
 }
 
 Checkpoint parseCheckpoint(std::span<const std::uint8_t> bytes) {
-  if (bytes.size() < sizeof(kMagic) + 4 ||
-      std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) {
+  if (bytes.size() < sizeof(kMagic) + 4 || std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) {
     throw CheckpointError("not a phalanx checkpoint (bad magic)");
   }
   const auto body = bytes.first(bytes.size() - 4);
@@ -150,8 +149,8 @@ Checkpoint parseCheckpoint(std::span<const std::uint8_t> bytes) {
   std::uint32_t version = 0, count = 0;
   need(r.u32(version), "version");
   if (version != kVersion) {
-    throw CheckpointError(fmt::format("format version {} (this build reads {})", version,
-                                      kVersion));
+    throw CheckpointError(
+        fmt::format("format version {} (this build reads {})", version, kVersion));
   }
   Checkpoint c;
   need(r.u64(c.round), "round");

@@ -14,9 +14,9 @@
 #include "compress/accordion.h"
 #include "compress/compressor.h"
 #include "compress/feedback.h"
-#include "topologies/yaml_fields.h"
 #include "robust/aggregator.h"
 #include "robust/attacks.h"
+#include "topologies/yaml_fields.h"
 
 namespace phalanx::node {
 namespace {
@@ -42,10 +42,12 @@ const std::vector<std::string> kSecurityModes{"none", "tls"};
 // wire-level misbehaviour (garbage payloads, wrong dimensions, replays).
 const std::vector<std::string> kAttacks = [] {
   std::vector<std::string> all = robust::kAttackNames;
-  for (const char* name : {"labelflip", "crash", "hang", "slow", "silent", "none"}) all.push_back(name);
+  for (const char* name : {"labelflip", "crash", "hang", "slow", "silent", "none"})
+    all.push_back(name);
   all.insert(all.end(), kWireAttackNames.begin(), kWireAttackNames.end());
   all.insert(all.end(), kProtocolAttackNames.begin(), kProtocolAttackNames.end());
-  for (const std::string& name : robust::kAttackNames) all.push_back(std::string(kEquivocatePrefix) + name);
+  for (const std::string& name : robust::kAttackNames)
+    all.push_back(std::string(kEquivocatePrefix) + name);
   return all;
 }();
 
@@ -81,11 +83,13 @@ void checkCompression(const CompressionConfig& c, const Source& source) {
   auto made = compress::makeCompressor(codec);
   if (!made) failFromCompress(made.error(), source);
   if (c.feedback != "dgc") {
-    auto fb = compress::FeedbackEncoder::make(std::move(*made), {.kind = c.feedback, .eta = c.eta}, 64 * 64);
+    auto fb = compress::FeedbackEncoder::make(std::move(*made), {.kind = c.feedback, .eta = c.eta},
+                                              64 * 64);
     if (!fb) failFromCompress(fb.error(), source);
   }
   if (c.adaptive) {
-    if (auto levels = compress::accordionLevels(codec); !levels) failFromCompress(levels.error(), source);
+    if (auto levels = compress::accordionLevels(codec); !levels)
+      failFromCompress(levels.error(), source);
   }
 }
 
@@ -94,8 +98,9 @@ void checkExchange(const Config& c, const Source& source) {
   const CompressionConfig& k = c.compression;
   if (c.exchange == "model") {
     if (k.feedback != "none") {
-      source.fail("compression.feedback", "model gossip tracks replicas (CHOCO) itself; error "
-                                          "feedback is for exchange: gradient (use none)");
+      source.fail("compression.feedback",
+                  "model gossip tracks replicas (CHOCO) itself; error "
+                  "feedback is for exchange: gradient (use none)");
     }
     return;
   }
@@ -103,12 +108,14 @@ void checkExchange(const Config& c, const Source& source) {
     source.fail("compression.codec", "dgc selects with topk_sampled (or exact topk)");
   }
   if (k.feedback == "dgc" && k.adaptive) {
-    source.fail("compression.adaptive", "dgc has its own density warm-up; Accordion does not apply");
+    source.fail("compression.adaptive",
+                "dgc has its own density warm-up; Accordion does not apply");
   }
   for (const char* unsupported : {"ef21_w", "diana"}) {
     if (k.feedback == unsupported) {
       source.fail("compression.feedback", fmt::format("{} is not run by the node (gradient mode: "
-                                                      "none, ef14, ef21, ef21_sgdm, dgc)", unsupported));
+                                                      "none, ef14, ef21, ef21_sgdm, dgc)",
+                                                      unsupported));
     }
   }
 }
@@ -116,17 +123,23 @@ void checkExchange(const Config& c, const Source& source) {
 }  // namespace
 
 compress::CompressorConfig compressorConfig(const CompressionConfig& c) {
-  return {.codec = c.codec, .density = c.density, .values = c.values, .bits = c.bits,
-          .bucket = c.bucket, .rank = c.rank, .threshold = c.threshold, .unbiased = c.unbiased};
+  return {.codec = c.codec,
+          .density = c.density,
+          .values = c.values,
+          .bits = c.bits,
+          .bucket = c.bucket,
+          .rank = c.rank,
+          .threshold = c.threshold,
+          .unbiased = c.unbiased};
 }
 
 std::string configDigest(const Config& c) {
-  const std::string shared = fmt::format(
-      "model={}:{};exchange={};feedback={};dataset={};features={};classes={}", c.model.kind,
-      fmt::join(c.model.hidden, ","), c.exchange,
-      c.exchange == "gradient" ? c.compression.feedback : std::string("-"), c.data.dataset,
-      c.data.dataset == "synthetic" ? c.data.synthetic.features : 0,
-      c.data.dataset == "synthetic" ? c.data.synthetic.classes : 0);
+  const std::string shared =
+      fmt::format("model={}:{};exchange={};feedback={};dataset={};features={};classes={}",
+                  c.model.kind, fmt::join(c.model.hidden, ","), c.exchange,
+                  c.exchange == "gradient" ? c.compression.feedback : std::string("-"),
+                  c.data.dataset, c.data.dataset == "synthetic" ? c.data.synthetic.features : 0,
+                  c.data.dataset == "synthetic" ? c.data.synthetic.classes : 0);
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int size = 0;
   EVP_Digest(shared.data(), shared.size(), digest, &size, EVP_sha256(), nullptr);
@@ -138,8 +151,8 @@ namespace {
 void applyOverride(YAML::Node& root, const std::string& assignment, Source& source) {
   const auto eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0) {
-    throw ConfigError(fmt::format("--set {}: expected path=value, e.g. optimizer.lr=0.05",
-                                  assignment));
+    throw ConfigError(
+        fmt::format("--set {}: expected path=value, e.g. optimizer.lr=0.05", assignment));
   }
   const std::string path = assignment.substr(0, eq);
   YAML::Node value;
@@ -162,8 +175,9 @@ void applyOverride(YAML::Node& root, const std::string& assignment, Source& sour
       cursor[keys[i]] = YAML::Node(YAML::NodeType::Map);
       next = cursor[keys[i]];
     } else if (!next.IsMap()) {
-      throw ConfigError(fmt::format("--set {}: {} is a value, not a section", assignment,
-                                    fmt::join(keys.begin(), keys.begin() + std::ptrdiff_t(i + 1), ".")));
+      throw ConfigError(
+          fmt::format("--set {}: {} is a value, not a section", assignment,
+                      fmt::join(keys.begin(), keys.begin() + std::ptrdiff_t(i + 1), ".")));
     }
     cursor.reset(next);  // rebind, do not assign: operator= would overwrite the node's content
   }
@@ -277,9 +291,9 @@ Config parse(const YAML::Node& root, const Source& source) {
   security.text("key", c.security.key);
   security.finish();
   if (c.security.mode == "tls") {
-    for (const auto& [name, value] : {std::pair{"ca", &c.security.ca},
-                                      std::pair{"cert", &c.security.cert},
-                                      std::pair{"key", &c.security.key}}) {
+    for (const auto& [name, value] :
+         {std::pair{"ca", &c.security.ca}, std::pair{"cert", &c.security.cert},
+          std::pair{"key", &c.security.key}}) {
       if (value->empty()) {
         source.fail(fmt::format("security.{}", name),
                     "required with mode: tls (make them with tools/gen-certs)");

@@ -76,12 +76,13 @@ struct CompressionConfig {
   std::string feedback = "none";  // none | ef14 | ef21 | ef21_sgdm | ef21_w | diana | dgc
   double eta = 0.1;               // ef21_sgdm's momentum weight (exchange: gradient)
   double clip_norm = 0;           // dgc: local clipping, ‖g‖ <= clip_norm / sqrt(n); 0: off
-  std::uint64_t warmup_every = 0; // dgc: rounds per density warm-up stage; 0: one epoch of the shard
-  double gamma = 1.0;             // consensus step
+  std::uint64_t warmup_every =
+      0;               // dgc: rounds per density warm-up stage; 0: one epoch of the shard
+  double gamma = 1.0;  // consensus step
   std::uint64_t keyframe_every = 100;  // 0: only on (re)connection and on request
-  bool adaptive = false;          // Accordion: LOW (this density/bits/rank) or HIGH per layer
+  bool adaptive = false;               // Accordion: LOW (this density/bits/rank) or HIGH per layer
   std::uint64_t accordion_window = 0;  // rounds per Accordion window; 0: one epoch of the shard
-  double accordion_eta = 0.5;     // a layer whose gradient norm changed this much is critical
+  double accordion_eta = 0.5;          // a layer whose gradient norm changed this much is critical
 };
 
 struct MixingConfig {
@@ -130,7 +131,8 @@ inline const std::vector<std::string> kWireAttackNames{"garbage", "wrong_dim", "
 // sends each round's message at 90 % of the deadline ceiling, `round_lie` claims far-future,
 // past and oscillating rounds in heartbeats and extra headers, `resync_flood` asks every
 // neighbour for a keyframe every round, `keyframe_spam` sends keyframes instead of deltas.
-inline const std::vector<std::string> kProtocolAttackNames{"stall", "round_lie", "resync_flood", "keyframe_spam"};
+inline const std::vector<std::string> kProtocolAttackNames{"stall", "round_lie", "resync_flood",
+                                                           "keyframe_spam"};
 // "equivocate:NAME": vector attack NAME crafted per target (each neighbour gets its own vector).
 inline constexpr std::string_view kEquivocatePrefix = "equivocate:";
 
@@ -144,7 +146,7 @@ struct ByzantineConfig {
 
 struct Config {
   std::uint64_t seed = 1;
-  int threads = 0;  // 0: every core
+  int threads = 0;              // 0: every core
   std::string device = "auto";  // auto | cpu | cuda: where kernels/ runs (kernels/backend.h)
   DataConfig data;
   ModelConfig model;

@@ -21,8 +21,8 @@ Dataset assemble(const std::filesystem::path& images_file,
                                 labels_file.string(), labels.size(), images_file.string(),
                                 images.count, kFashionMnistPackage));
   }
-  const auto bad = std::find_if(labels.begin(), labels.end(),
-                                [](std::uint8_t l) { return l >= kClasses; });
+  const auto bad =
+      std::find_if(labels.begin(), labels.end(), [](std::uint8_t l) { return l >= kClasses; });
   if (bad != labels.end()) {
     throw DataError(fmt::format("{}: label {} at index {} is outside 0..9 (package {})",
                                 labels_file.string(), int{*bad}, bad - labels.begin(),

@@ -25,9 +25,7 @@ struct Dataset {
   std::vector<std::uint8_t> y;  // labels in [0, classes)
 
   std::size_t size() const { return y.size(); }
-  std::span<const float> row(std::size_t i) const {
-    return {x.data() + i * features, features};
-  }
+  std::span<const float> row(std::size_t i) const { return {x.data() + i * features, features}; }
 };
 
 struct TrainTest {

@@ -31,7 +31,8 @@ class EquivocationDetector {
   bool own(std::uint64_t round, std::uint32_t sender, std::uint64_t digest);
   // `reporter`'s digest of `sender`'s vector for `round` (the first report per reporter, round
   // and sender stands). The caller has checked that reporter and sender are neighbours.
-  bool report(std::uint32_t reporter, std::uint64_t round, std::uint32_t sender, std::uint64_t digest);
+  bool report(std::uint32_t reporter, std::uint64_t round, std::uint32_t sender,
+              std::uint64_t digest);
 
   // Forgets rounds before current - window; later reports for them are ignored.
   void advance(std::uint64_t current);

@@ -33,8 +33,10 @@ GradientExchange::GradientExchange(const Config& config, std::size_t dim,
     return;
   }
   if (k.feedback != "none" && k.feedback != "ef14") {
-    throw ConfigError(fmt::format("compression.feedback: {} is not run in gradient mode "
-                                  "(none, ef14, ef21, ef21_sgdm, dgc)", k.feedback));
+    throw ConfigError(
+        fmt::format("compression.feedback: {} is not run in gradient mode "
+                    "(none, ef14, ef21, ef21_sgdm, dgc)",
+                    k.feedback));
   }
   kind_ = Kind::kStandalone;
   beta_ = float(config.optimizer.momentum);
@@ -52,7 +54,8 @@ std::span<const float> GradientExchange::track(std::span<const float> g) {
 
 std::expected<std::vector<std::uint8_t>, std::string> GradientExchange::encode(
     std::span<const float> g, std::uint64_t epoch) {
-  if (g.size() != dim_) return std::unexpected(fmt::format("gradient of {} for a model of {}", g.size(), dim_));
+  if (g.size() != dim_)
+    return std::unexpected(fmt::format("gradient of {} for a model of {}", g.size(), dim_));
   compress::Encoded q;
   if (dgc_) {
     if (auto ok = dgc_->encode(g, epoch, q); !ok) return std::unexpected(ok.error());
@@ -88,7 +91,8 @@ void GradientExchange::restore(const Checkpoint& c) {
   const auto sized = [&](const std::string& name, bool may_be_empty) {
     std::vector<float> v = c.floats(name);
     if (v.size() != dim_ && !(may_be_empty && v.empty())) {
-      throw CheckpointError(fmt::format("checkpoint: {} has {} values for a model of {}", name, v.size(), dim_));
+      throw CheckpointError(
+          fmt::format("checkpoint: {} has {} values for a model of {}", name, v.size(), dim_));
     }
     return v;
   };
@@ -96,7 +100,8 @@ void GradientExchange::restore(const Checkpoint& c) {
   if (!momentum_.empty()) momentum_ = sized("gradient.momentum", false);
   if (dgc_) {
     const auto calls = c.u64s("gradient.dgc.calls");
-    if (calls.size() != 1) throw CheckpointError("checkpoint: gradient.dgc.calls is not one number");
+    if (calls.size() != 1)
+      throw CheckpointError("checkpoint: gradient.dgc.calls is not one number");
     dgc_->restore(sized("gradient.dgc.u", true), sized("gradient.dgc.v", true), calls[0]);
   }
   if (feedback_) {

@@ -7,7 +7,8 @@
 //              (mu = optimizer.momentum), warm-up        dense u for small and 1-D layers
 //   none, ef14 m = beta·m + (1-beta)·g (EMA momentum)   GRADIENT: C(m) (ef14: C(m + e), e kept)
 //   ef21       m as above                               the node's replica of m, tracked CHOCO-
-//   ef21_sgdm  u = (1-eta)·u + eta·g                    style (DELTA/KEYFRAME): q = C(u - r), r += q
+//   ef21_sgdm  u = (1-eta)·u + eta·g                    style (DELTA/KEYFRAME): q = C(u - r), r +=
+//   q
 //
 // GRADIENT messages stand alone (a receiver decodes each into a dense vector); the tracked
 // kinds publish their vector through the node's PublicReplica exactly like a model in
@@ -45,7 +46,8 @@ class GradientExchange {
   // Standalone kinds (dgc, none, ef14): the round's GRADIENT message for gradient g at
   // `epoch`; own() becomes what receivers decode from it. On error the state is unchanged
   // except DGC's, which has already accumulated g.
-  std::expected<std::vector<std::uint8_t>, std::string> encode(std::span<const float> g, std::uint64_t epoch);
+  std::expected<std::vector<std::uint8_t>, std::string> encode(std::span<const float> g,
+                                                               std::uint64_t epoch);
   std::span<const float> own() const { return own_; }
 
   // Tracked kinds (ef21, ef21_sgdm): folds g into the momentum; returns the vector to publish.

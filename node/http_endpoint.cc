@@ -26,14 +26,17 @@ HttpEndpoint::HttpEndpoint(const std::string& host, std::uint16_t port, ModelSou
       res.set_content("no control endpoint: set control.token in the config\n", "text/plain");
     } else if (!control.remote && !loopback(req.remote_addr)) {
       res.status = 403;
-      res.set_content("control requests are accepted from loopback only (control.remote)\n", "text/plain");
+      res.set_content("control requests are accepted from loopback only (control.remote)\n",
+                      "text/plain");
     } else if (req.get_header_value("Authorization") != "Bearer " + control.token) {
       res.status = 401;
       res.set_content("wrong or missing token\n", "text/plain");
     } else if (const std::optional<std::string> error = control.apply(req.body); !error) {
       res.status = 504;
-      res.set_content("the node did not answer in time (busy or hung); the command is queued and may still apply\n",
-                      "text/plain");
+      res.set_content(
+          "the node did not answer in time (busy or hung); the command is queued and may still "
+          "apply\n",
+          "text/plain");
     } else if (!error->empty()) {
       res.status = 400;
       res.set_content(*error + "\n", "text/plain");
@@ -51,27 +54,29 @@ HttpEndpoint::HttpEndpoint(const std::string& host, std::uint16_t port, ModelSou
   });
   // The model is the node's work: only with the control token (from any address, so a monitor
   // on another host can compute consensus distances).
-  server_->Get("/model", [model, token = control.token](const httplib::Request& req, httplib::Response& res) {
-    if (token.empty()) {
-      res.status = 404;
-      res.set_content("no /model: set control.token in the config\n", "text/plain");
-      return;
-    }
-    if (req.get_header_value("Authorization") != "Bearer " + token) {
-      res.status = 401;
-      res.set_content("wrong or missing token\n", "text/plain");
-      return;
-    }
-    const std::optional<std::vector<float>> values = model ? model() : std::nullopt;
-    if (!values) {
-      res.status = 503;
-      res.set_content("the model is not available now (the node is busy or leaving)\n", "text/plain");
-      return;
-    }
-    const std::size_t shape[] = {values->size()};
-    const std::vector<char> npy = encodeNpy(shape, *values);
-    res.set_content(npy.data(), npy.size(), "application/octet-stream");
-  });
+  server_->Get("/model",
+               [model, token = control.token](const httplib::Request& req, httplib::Response& res) {
+                 if (token.empty()) {
+                   res.status = 404;
+                   res.set_content("no /model: set control.token in the config\n", "text/plain");
+                   return;
+                 }
+                 if (req.get_header_value("Authorization") != "Bearer " + token) {
+                   res.status = 401;
+                   res.set_content("wrong or missing token\n", "text/plain");
+                   return;
+                 }
+                 const std::optional<std::vector<float>> values = model ? model() : std::nullopt;
+                 if (!values) {
+                   res.status = 503;
+                   res.set_content("the model is not available now (the node is busy or leaving)\n",
+                                   "text/plain");
+                   return;
+                 }
+                 const std::size_t shape[] = {values->size()};
+                 const std::vector<char> npy = encodeNpy(shape, *values);
+                 res.set_content(npy.data(), npy.size(), "application/octet-stream");
+               });
   // SO_REUSEADDR, not httplib's default SO_REUSEPORT: with SO_REUSEPORT a second node could
   // bind the same metrics port without an error, and the TIME_WAIT connections this server
   // leaves would block later SO_REUSEADDR binds of that port (a transport port in the next run).
@@ -85,7 +90,8 @@ HttpEndpoint::HttpEndpoint(const std::string& host, std::uint16_t port, ModelSou
     port_ = std::uint16_t(bound);
   } else {
     if (!server_->bind_to_port(host, port)) {
-      throw std::runtime_error(fmt::format("metrics endpoint: cannot bind {}:{} (in use?)", host, port));
+      throw std::runtime_error(
+          fmt::format("metrics endpoint: cannot bind {}:{} (in use?)", host, port));
     }
     port_ = port;
   }

@@ -1,11 +1,11 @@
 // The node's HTTP side (DESIGN.md "Files": metrics): Prometheus text at GET /metrics, served
 // by cpp-httplib on its own thread from the text the round loop publishes after every round (so
 // a busy or hung loop still answers), and the parameters as a float32 .npy at GET /model (with
-// the control token as a bearer token; 404 when none is configured), taken from the loop only when asked (copying the model every round would cost the loop a full read
-// and write of it, 100 MB at 25.6M parameters).
-// Optionally POST /control (body: a fault, see PeerNode::inject) with a bearer token, from
-// loopback only unless told otherwise. /metrics is open to whoever reaches the port (bind the
-// metrics port to loopback, or firewall it, where counters are private).
+// the control token as a bearer token; 404 when none is configured), taken from the loop only when
+// asked (copying the model every round would cost the loop a full read and write of it, 100 MB
+// at 25.6M parameters). Optionally POST /control (body: a fault, see PeerNode::inject) with a
+// bearer token, from loopback only unless told otherwise. /metrics is open to whoever reaches the
+// port (bind the metrics port to loopback, or firewall it, where counters are private).
 #pragma once
 
 #include <cstdint>

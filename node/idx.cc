@@ -24,9 +24,10 @@ struct GzCloser {
 using GzFile = std::unique_ptr<gzFile_s, GzCloser>;
 
 [[noreturn]] void fail(const std::filesystem::path& file, const std::string& what) {
-  throw DataError(fmt::format("{}: {} (the file comes from the Debian package {}; "
-                              "reinstall it or set data.path)",
-                              file.string(), what, kFashionMnistPackage));
+  throw DataError(
+      fmt::format("{}: {} (the file comes from the Debian package {}; "
+                  "reinstall it or set data.path)",
+                  file.string(), what, kFashionMnistPackage));
 }
 
 GzFile open(const std::filesystem::path& file) {
@@ -42,7 +43,8 @@ void readExactly(gzFile_s* f, const std::filesystem::path& file, std::span<std::
                  const char* what) {
   std::size_t done = 0;
   while (done < out.size()) {
-    const unsigned chunk = static_cast<unsigned>(std::min<std::size_t>(out.size() - done, 1u << 30));
+    const unsigned chunk =
+        static_cast<unsigned>(std::min<std::size_t>(out.size() - done, 1u << 30));
     const int n = gzread(f, out.data() + done, chunk);
     if (n < 0) {
       int code = 0;
@@ -50,8 +52,8 @@ void readExactly(gzFile_s* f, const std::filesystem::path& file, std::span<std::
       fail(file, fmt::format("corrupt gzip data while reading {}: {}", what, msg ? msg : "?"));
     }
     if (n == 0) {
-      fail(file, fmt::format("truncated: {} needs {} bytes, file ends after {}", what, out.size(),
-                             done));
+      fail(file,
+           fmt::format("truncated: {} needs {} bytes, file ends after {}", what, out.size(), done));
     }
     done += static_cast<std::size_t>(n);
   }

@@ -9,9 +9,7 @@
 
 namespace phalanx::node {
 
-inline std::string jsonNumber(double v) {
-  return std::isfinite(v) ? fmt::format("{}", v) : "null";
-}
+inline std::string jsonNumber(double v) { return std::isfinite(v) ? fmt::format("{}", v) : "null"; }
 
 inline std::string jsonString(const std::string& s) {
   std::string out = "\"";

@@ -49,7 +49,8 @@ std::string Histogram::render(const std::string& name, const std::string& help,
   for (std::size_t i = 0; i <= bounds_.size(); ++i) {
     cumulative += counts_[i];
     const std::string le = i < bounds_.size() ? value(bounds_[i]) : "+Inf";
-    out += fmt::format("phalanx_{}_bucket{{{}{}le=\"{}\"}} {}\n", name, labels, sep, le, cumulative);
+    out +=
+        fmt::format("phalanx_{}_bucket{{{}{}le=\"{}\"}} {}\n", name, labels, sep, le, cumulative);
   }
   out += fmt::format("phalanx_{}_sum{{{}}} {}\n", name, labels, value(sum_));
   out += fmt::format("phalanx_{}_count{{{}}} {}\n", name, labels, count_);
@@ -59,7 +60,8 @@ std::string Histogram::render(const std::string& name, const std::string& help,
 std::string NodeMetrics::prometheus() const {
   const std::string n = fmt::format("node=\"{}\"", node);
   std::string out;
-  const auto scalar = [&](const std::string& name, const char* type, const std::string& help, double v) {
+  const auto scalar = [&](const std::string& name, const char* type, const std::string& help,
+                          double v) {
     family(out, name, type, help);
     out += fmt::format("phalanx_{}{{{}}} {}\n", name, n, value(v));
   };
@@ -74,9 +76,11 @@ std::string NodeMetrics::prometheus() const {
   }
   scalar("bytes_sent_total", "counter", "Bytes of round messages sent (frames included).",
          double(bytes_sent_total));
-  scalar("bytes_received_total", "counter", "Bytes of frames received.", double(bytes_received_total));
+  scalar("bytes_received_total", "counter", "Bytes of frames received.",
+         double(bytes_received_total));
   scalar("dense_bytes_total", "counter",
-         "What the round messages sent would weigh as dense fp32 vectors.", double(dense_bytes_total));
+         "What the round messages sent would weigh as dense fp32 vectors.",
+         double(dense_bytes_total));
   scalar("messages_sent_total", "counter", "Round messages sent.", double(messages_sent_total));
   scalar("keyframes_sent_total", "counter", "Keyframes (full public replica) sent.",
          double(keyframes_sent_total));
@@ -85,17 +89,18 @@ std::string NodeMetrics::prometheus() const {
   scalar("mix_errors_total", "counter", "Rounds whose robust mix failed (the half step was kept).",
          double(mix_errors_total));
   scalar("live_peers", "gauge", "Neighbours with an open connection.", double(live_peers));
-  perLabel(out, "peer_excluded_total", "counter", "Rounds in which the rule excluded the peer's vector.",
-           n, "peer", peer_excluded_total);
-  perLabel(out, "peer_heard_total", "counter", "Rounds in which the peer's vector entered the rule.",
-           n, "peer", peer_heard_total);
-  perLabel(out, "peer_distance", "gauge", "Distance of the peer's replica to this node's at the last mix.",
-           n, "peer", peer_distance);
-  perLabel(out, "deadline_misses_total", "counter", "Rounds that closed without the peer's message.",
-           n, "peer", deadline_misses_total);
+  perLabel(out, "peer_excluded_total", "counter",
+           "Rounds in which the rule excluded the peer's vector.", n, "peer", peer_excluded_total);
+  perLabel(out, "peer_heard_total", "counter",
+           "Rounds in which the peer's vector entered the rule.", n, "peer", peer_heard_total);
+  perLabel(out, "peer_distance", "gauge",
+           "Distance of the peer's replica to this node's at the last mix.", n, "peer",
+           peer_distance);
+  perLabel(out, "deadline_misses_total", "counter",
+           "Rounds that closed without the peer's message.", n, "peer", deadline_misses_total);
   perLabel(out, "equivocations_total", "counter",
-           "Rounds in which more than b neighbours reported a different vector from the peer.", n, "peer",
-           equivocations_total);
+           "Rounds in which more than b neighbours reported a different vector from the peer.", n,
+           "peer", equivocations_total);
   perLabel(out, "messages_rejected_total", "counter", "Frames and messages refused, by reason.", n,
            "reason", messages_rejected_total);
   out += round_seconds.render("round_seconds", "Wall time of a round, local step to mix.", n);

@@ -61,8 +61,8 @@ class Mlp {
   std::vector<std::size_t> sizes_;
   std::vector<LayerShape> layers_;  // weight, bias, weight, bias, ...
   std::size_t dimension_ = 0;
-  std::vector<RowMatrix> acts_;     // scratch: activations per layer
-  RowMatrix delta_, delta_next_;    // scratch: back-propagated errors
+  std::vector<RowMatrix> acts_;   // scratch: activations per layer
+  RowMatrix delta_, delta_next_;  // scratch: back-propagated errors
 };
 
 }  // namespace phalanx::node

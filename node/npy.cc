@@ -6,8 +6,8 @@
 #include <bit>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 #include <iterator>
+#include <sstream>
 #include <string>
 
 namespace phalanx::node {

@@ -20,10 +20,10 @@ enum class ScheduleKind { kConstant, kHyperbolic, kCosine };
 struct Schedule {
   ScheduleKind kind = ScheduleKind::kConstant;
   double lr0 = 0.1;
-  double tau = 50;                // hyperbolic: lr0 / (floor(t/every)*every/tau + 1)
+  double tau = 50;  // hyperbolic: lr0 / (floor(t/every)*every/tau + 1)
   std::uint64_t decay_every = 50;
-  std::uint64_t total_rounds = 1; // cosine: period
-  double min_lr = 0;              // cosine: floor
+  std::uint64_t total_rounds = 1;  // cosine: period
+  double min_lr = 0;               // cosine: floor
 };
 
 // lr_t for round t (0-based).

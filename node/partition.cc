@@ -40,8 +40,8 @@ Partition partitionDirichlet(std::span<const std::uint8_t> labels, std::size_t c
   if (nodes == 0) throw std::invalid_argument("partition: need at least one node");
   if (!(alpha > 0)) throw std::invalid_argument("partition: dirichlet alpha must be > 0");
   if (nodes * min_per_node > labels.size()) {
-    throw std::invalid_argument(fmt::format(
-        "partition: {} samples cannot give {} nodes {} each", labels.size(), nodes, min_per_node));
+    throw std::invalid_argument(fmt::format("partition: {} samples cannot give {} nodes {} each",
+                                            labels.size(), nodes, min_per_node));
   }
   std::vector<std::vector<std::uint32_t>> by_class(classes);
   for (std::size_t i = 0; i < labels.size(); ++i) {

@@ -33,24 +33,29 @@ bool contains(const std::vector<std::uint32_t>& ids, std::uint32_t id) {
 // later through the control endpoint).
 std::string attackFor(const PeerSetup& s) {
   const auto it = s.config.byzantine.find(s.id);
-  const std::string attack = !s.attack.empty() ? s.attack : it == s.config.byzantine.end() ? "" : it->second.attack;
+  const std::string attack = !s.attack.empty()                ? s.attack
+                             : it == s.config.byzantine.end() ? ""
+                                                              : it->second.attack;
   return attack == "none" ? "" : attack;
 }
 
 // The vector attack behind `attack` ("alie" and "equivocate:alie" both run alie), or "".
 std::string vectorAttackOf(const std::string& attack) {
-  const std::string name = attack.starts_with(kEquivocatePrefix) ? attack.substr(kEquivocatePrefix.size()) : attack;
+  const std::string name =
+      attack.starts_with(kEquivocatePrefix) ? attack.substr(kEquivocatePrefix.size()) : attack;
   return contains(robust::kAttackNames, name) ? name : "";
 }
 
 // Protocol attacks run the honest round with honest vectors and misbehave around it.
 PeerNode::Role roleFor(const std::string& attack) {
-  if (attack.empty() || attack == kLabelFlip || contains(kProtocolAttackNames, attack)) return PeerNode::Role::kHonest;
+  if (attack.empty() || attack == kLabelFlip || contains(kProtocolAttackNames, attack))
+    return PeerNode::Role::kHonest;
   if (attack == kSilent) return PeerNode::Role::kSilent;
   if (contains(kWireAttackNames, attack)) return PeerNode::Role::kWireAttack;
   if (!vectorAttackOf(attack).empty()) return PeerNode::Role::kVectorAttack;
   throw ConfigError(fmt::format(
-      "attack {}: not something a node can run (vector attacks: {}, each also as {}NAME; also {}, {}, "
+      "attack {}: not something a node can run (vector attacks: {}, each also as {}NAME; also {}, "
+      "{}, "
       "{}, {}; crash, hang and slow are faults for the control endpoint)",
       attack, fmt::join(robust::kAttackNames, ", "), kEquivocatePrefix, kLabelFlip, kSilent,
       fmt::join(kWireAttackNames, ", "), fmt::join(kProtocolAttackNames, ", ")));
@@ -66,7 +71,8 @@ Dataset shardFor(PeerSetup& s, const std::string& attack) {
 
 std::vector<std::uint32_t> neighboursOf(const PeerSetup& s) {
   if (!s.topology) throw ConfigError("node: no topology");
-  if (!s.topology->contains(s.id)) throw ConfigError(fmt::format("--id {}: no such node in the topology", s.id));
+  if (!s.topology->contains(s.id))
+    throw ConfigError(fmt::format("--id {}: no such node in the topology", s.id));
   return s.topology->neighbours(s.id);
 }
 
@@ -74,7 +80,9 @@ std::span<const std::uint8_t> bytesOf(const std::string& s) {
   return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
 }
 
-std::string idList(const std::vector<std::uint32_t>& ids) { return fmt::format("[{}]", fmt::join(ids, ",")); }
+std::string idList(const std::vector<std::uint32_t>& ids) {
+  return fmt::format("[{}]", fmt::join(ids, ","));
+}
 
 // round_lie's claims: far future, the past, just beyond the receivers' window, ahead.
 std::uint64_t liedRound(std::uint64_t t) {
@@ -102,7 +110,8 @@ std::string roundRecordJson(std::uint32_t node, const RoundRecord& r) {
   std::string out = fmt::format(
       "{{\"node\": {}, \"round\": {}, \"train_loss\": {}, \"learning_rate\": {}, "
       "\"bytes_sent_total\": {}, \"bytes_received_total\": {}, \"dense_bytes_total\": {}, "
-      "\"mixed\": {}, \"excluded\": {}, \"missing\": {}, \"deadline_hit\": {}, \"quorum_close\": {}, "
+      "\"mixed\": {}, \"excluded\": {}, \"missing\": {}, \"deadline_hit\": {}, \"quorum_close\": "
+      "{}, "
       "\"round_seconds\": {}",
       node, r.round, jsonNumber(r.train_loss), jsonNumber(r.learning_rate), r.bytes_sent_total,
       r.bytes_received_total, r.dense_bytes_total, idList(r.mixed), idList(r.excluded),
@@ -150,8 +159,10 @@ PeerNode::PeerNode(asio::io_context& io, PeerSetup setup)
       codec_ = std::move(*made);
       accordion_ = std::make_unique<compress::AccordionController>(
           layers.size(), compress::AccordionConfig{.eta = config.compression.accordion_eta});
-      const std::uint64_t epoch = std::max<std::uint64_t>(1, trainer_.shard().size() / trainer_.batchSize());
-      accordion_window_ = config.compression.accordion_window > 0 ? config.compression.accordion_window : epoch;
+      const std::uint64_t epoch =
+          std::max<std::uint64_t>(1, trainer_.shard().size() / trainer_.batchSize());
+      accordion_window_ =
+          config.compression.accordion_window > 0 ? config.compression.accordion_window : epoch;
     } else {
       auto made = compress::makeCompressor(c);
       if (!made) throw ConfigError("compression: " + made.error());
@@ -159,7 +170,8 @@ PeerNode::PeerNode(asio::io_context& io, PeerSetup setup)
     }
   }
   if (config.exchange == "gradient") {
-    const bool tracked = config.compression.feedback == "ef21" || config.compression.feedback == "ef21_sgdm";
+    const bool tracked =
+        config.compression.feedback == "ef21" || config.compression.feedback == "ef21_sgdm";
     // Standalone gradient messages carry their own codec; tracked ones go through the replica.
     gradient_ = std::make_unique<GradientExchange>(config, dim_, layers, setup_.topology->size(),
                                                    tracked ? nullptr : std::move(codec_));
@@ -185,7 +197,8 @@ PeerNode::PeerNode(asio::io_context& io, PeerSetup setup)
         trainer_.restore(*loaded.checkpoint);
         if (gradient_) gradient_->restore(*loaded.checkpoint);
         const auto replica = loaded.checkpoint->floats("public_replica");
-        if (replica.size() != dim_) throw CheckpointError("checkpoint: public_replica has the wrong size");
+        if (replica.size() != dim_)
+          throw CheckpointError("checkpoint: public_replica has the wrong size");
         public_replica_.reset(replica);
         first_round_ = loaded.checkpoint->round;
         log_->info("resumed from {} at round {}", loaded.file.string(), first_round_);
@@ -205,29 +218,37 @@ PeerNode::PeerNode(asio::io_context& io, PeerSetup setup)
                           .neighbours = neighbours_,
                           .seed = config.seed * 7919 + setup_.id};
   if (config.security.mode == "tls") {
-    tc.tls = {.enabled = true, .ca = config.security.ca, .cert = config.security.cert,
+    tc.tls = {.enabled = true,
+              .ca = config.security.ca,
+              .cert = config.security.cert,
               .key = config.security.key};
   }
-  transport_ = std::make_unique<net::Transport>(io_, tc, net::TransportHandlers{
-      .on_round = [this](std::uint32_t peer, net::v1::RoundMessage& m) {
-        if (!applyLate(peer, m)) gate_->add(std::move(m));
-      },
-      .on_resync = [this](std::uint32_t peer, const net::v1::ResyncRequest&) { grantResync(peer); },
-      .on_heartbeat = [this](std::uint32_t peer, std::uint64_t round) {
-        gate_->noteRound(peer, round);
-      },
-      .on_digest = [this](std::uint32_t peer, const net::v1::RoundDigest& d) { takeDigest(peer, d); },
-      .on_up = [this](std::uint32_t peer) {
-        // A new connection: whatever was in flight on the old one is lost, so both replicas
-        // of this edge restart from keyframes.
-        keyframe_owed_.insert(peer);
-        replicas_.invalidate(peer);
-        log_->info("round {}: peer {} connected", gate_->openRound(), peer);
-      },
-      .on_down = [this](std::uint32_t peer, std::string_view why) {
-        log_->info("round {}: peer {} disconnected: {}", gate_->openRound(), peer, why);
-        gate_->poke();
-      }});
+  transport_ = std::make_unique<net::Transport>(
+      io_, tc,
+      net::TransportHandlers{
+          .on_round =
+              [this](std::uint32_t peer, net::v1::RoundMessage& m) {
+                if (!applyLate(peer, m)) gate_->add(std::move(m));
+              },
+          .on_resync = [this](std::uint32_t peer,
+                              const net::v1::ResyncRequest&) { grantResync(peer); },
+          .on_heartbeat = [this](std::uint32_t peer,
+                                 std::uint64_t round) { gate_->noteRound(peer, round); },
+          .on_digest = [this](std::uint32_t peer,
+                              const net::v1::RoundDigest& d) { takeDigest(peer, d); },
+          .on_up =
+              [this](std::uint32_t peer) {
+                // A new connection: whatever was in flight on the old one is lost, so both replicas
+                // of this edge restart from keyframes.
+                keyframe_owed_.insert(peer);
+                replicas_.invalidate(peer);
+                log_->info("round {}: peer {} connected", gate_->openRound(), peer);
+              },
+          .on_down =
+              [this](std::uint32_t peer, std::string_view why) {
+                log_->info("round {}: peer {} disconnected: {}", gate_->openRound(), peer, why);
+                gate_->poke();
+              }});
 
   // A Byzantine peer waits only for the honest neighbours it knows of (waiting for its fellow
   // attackers, who wait for it, would cost every round a deadline), and for half a deadline.
@@ -249,8 +270,10 @@ PeerNode::PeerNode(asio::io_context& io, PeerSetup setup)
   // that must aggregate the same messages (gradient exchange) would drift apart.
   gate_ = std::make_unique<net::RoundGate>(
       io_, *transport_, awaited_,
-      net::GateConfig{.deadline = {.fixed_ms = ceiling_ms, .adaptive = rc.quorum && rc.adaptive_deadline,
-                                   .k = rc.deadline_k, .min_ms = double(rc.deadline_min_ms)},
+      net::GateConfig{.deadline = {.fixed_ms = ceiling_ms,
+                                   .adaptive = rc.quorum && rc.adaptive_deadline,
+                                   .k = rc.deadline_k,
+                                   .min_ms = double(rc.deadline_min_ms)},
                       .quorum = rc.quorum ? std::min(quorum, awaited_.size()) : 0,
                       .grace_fraction = rc.quorum_grace,
                       .budget = b,
@@ -273,13 +296,15 @@ void PeerNode::connect(std::optional<std::vector<net::PeerAddress>> addresses) {
   transport_->connect(std::move(*addresses));
 }
 
-void PeerNode::start(std::function<void(const RoundRecord&)> on_round, std::function<void()> on_finish) {
+void PeerNode::start(std::function<void(const RoundRecord&)> on_round,
+                     std::function<void()> on_finish) {
   on_round_ = std::move(on_round);
   on_finish_ = std::move(on_finish);
   started_ = true;
-  log_->info("round {}: starting as {} ({} parameters, {} neighbours, rule {}, codec {}, {} rounds)",
-             first_round_, attack_name_.empty() ? "honest" : "byzantine: " + attack_name_, dim_,
-             neighbours_.size(), setup_.config.mixing.rule, setup_.config.compression.codec, rounds_);
+  log_->info(
+      "round {}: starting as {} ({} parameters, {} neighbours, rule {}, codec {}, {} rounds)",
+      first_round_, attack_name_.empty() ? "honest" : "byzantine: " + attack_name_, dim_,
+      neighbours_.size(), setup_.config.mixing.rule, setup_.config.compression.codec, rounds_);
   waitForNeighbours(Clock::now());
 }
 
@@ -288,9 +313,8 @@ void PeerNode::waitForNeighbours(Clock::time_point since) {
   // Everyone connected, and every awaited neighbour heard from once (its round is known).
   const auto live = transport_->livePeers();
   const bool everyone = live.size() == neighbours_.size() &&
-                        std::all_of(awaited_.begin(), awaited_.end(), [&](std::uint32_t j) {
-                          return gate_->knowsRoundOf(j);
-                        });
+                        std::all_of(awaited_.begin(), awaited_.end(),
+                                    [&](std::uint32_t j) { return gate_->knowsRoundOf(j); });
   if (!everyone && Clock::now() - since < setup_.join_timeout) {
     join_timer_.expires_after(std::chrono::milliseconds(20));
     join_timer_.async_wait([this, since](const asio::error_code& ec) {
@@ -329,9 +353,11 @@ void PeerNode::beginRound() {
   round_started_ = Clock::now();
   // An injected slow peer starts every round late; a staller, just before the neighbours'
   // deadline ceiling.
-  const auto late = slow_ + (attack_name_ == "stall"
-                                 ? std::chrono::milliseconds(std::int64_t(0.9 * double(setup_.config.rounds.deadline_ms)))
-                                 : std::chrono::milliseconds(0));
+  const auto late =
+      slow_ +
+      (attack_name_ == "stall"
+           ? std::chrono::milliseconds(std::int64_t(0.9 * double(setup_.config.rounds.deadline_ms)))
+           : std::chrono::milliseconds(0));
   if (late.count() > 0) {
     slow_timer_.expires_after(late);
     slow_timer_.async_wait([this, t](const asio::error_code& ec) {
@@ -362,7 +388,8 @@ void PeerNode::runRound(std::uint64_t t) {
 }
 
 bool PeerNode::sendTo(std::uint32_t peer, std::uint64_t round, net::v1::RoundMessage::Kind kind,
-                      const net::Transport::Payload& payload, std::optional<std::uint64_t> sequence) {
+                      const net::Transport::Payload& payload,
+                      std::optional<std::uint64_t> sequence) {
   net::v1::RoundMessage header;
   header.set_round(round);
   header.set_sender(setup_.id);
@@ -415,7 +442,8 @@ void PeerNode::sendOwn(std::uint64_t t) {
   const std::uint64_t every = setup_.config.compression.warmup_every;
   auto q = gradient_->encode(g, every > 0 ? t / every : trainer_.epochOf(t));
   if (!q) {
-    log_->error("round {}: cannot encode the gradient ({}); sending nothing this round", t, q.error());
+    log_->error("round {}: cannot encode the gradient ({}); sending nothing this round", t,
+                q.error());
     return;
   }
   const auto payload = std::make_shared<const std::vector<std::uint8_t>>(std::move(*q));
@@ -436,7 +464,8 @@ void PeerNode::accordionStep(std::uint64_t t) {
     offset += n;
   }
   if ((t + 1) % accordion_window_ != 0) return;
-  const bool dropped = trainer_.learningRate(t + 1) < trainer_.learningRate(t + 1 - accordion_window_);
+  const bool dropped =
+      trainer_.learningRate(t + 1) < trainer_.learningRate(t + 1 - accordion_window_);
   const auto before = std::vector(adaptive_->levelsInUse().begin(), adaptive_->levelsInUse().end());
   const auto levels = accordion_->endWindow(dropped);
   adaptive_->setLevels(levels);
@@ -445,7 +474,8 @@ void PeerNode::accordionStep(std::uint64_t t) {
     for (const auto level : levels) text += level == compress::Level::kLow ? 'L' : 'H';
     log_->info("round {}: accordion levels per layer now {} (L: less compression)", t, text);
   }
-  metrics_.accordion_low_layers = double(std::count(levels.begin(), levels.end(), compress::Level::kLow));
+  metrics_.accordion_low_layers =
+      double(std::count(levels.begin(), levels.end(), compress::Level::kLow));
 }
 
 net::v1::RoundMessage::Kind PeerNode::wholeVectorKind() const {
@@ -475,7 +505,8 @@ void PeerNode::publish(std::uint64_t t, std::span<const float> y) {
   } else {
     auto q = public_replica_.encodeDelta(y, *codec_);
     if (!q) {
-      log_->error("round {}: cannot encode the model ({}); sending nothing this round", t, q.error());
+      log_->error("round {}: cannot encode the model ({}); sending nothing this round", t,
+                  q.error());
       return;
     }
     delta = std::make_shared<const std::vector<std::uint8_t>>(std::move(*q));
@@ -488,7 +519,8 @@ void PeerNode::publish(std::uint64_t t, std::span<const float> y) {
       keyframe_owed_.insert(j);  // it learns our replica from a keyframe when it is back
       continue;
     }
-    const bool full = !codec_ || periodic || keyframe_owed_.contains(j) || attack_name_ == "keyframe_spam";
+    const bool full =
+        !codec_ || periodic || keyframe_owed_.contains(j) || attack_name_ == "keyframe_spam";
     if (full && !keyframe) {
       keyframe = std::make_shared<const std::vector<std::uint8_t>>(public_replica_.keyframe());
     }
@@ -507,14 +539,16 @@ bool PeerNode::applyLate(std::uint32_t peer, const net::v1::RoundMessage& m) {
 }
 
 bool PeerNode::applyUnmixed(const net::v1::RoundMessage& m) {
-  const bool tracked = m.kind() == net::v1::RoundMessage::DELTA || m.kind() == net::v1::RoundMessage::KEYFRAME;
+  const bool tracked =
+      m.kind() == net::v1::RoundMessage::DELTA || m.kind() == net::v1::RoundMessage::KEYFRAME;
   if (!tracked || standaloneGradients()) return false;
   const std::uint32_t peer = m.sender();
   const auto r = m.kind() == net::v1::RoundMessage::KEYFRAME
                      ? replicas_.applyKeyframe(peer, m.sequence(), bytesOf(m.payload()))
                      : replicas_.applyDelta(peer, m.sequence(), bytesOf(m.payload()));
   const bool applied = r.outcome == ReplicaTable::Outcome::kApplied;
-  ++own_rejections_[applied ? "missed_round" : std::string(net::admissionName(net::Admission::kStale))];
+  ++own_rejections_[applied ? "missed_round"
+                            : std::string(net::admissionName(net::Admission::kStale))];
   if (applied && role_ == Role::kHonest) {
     // The replica now holds the sender's vector for that round: evidence like any other.
     const std::uint64_t h = vectorDigest(replicas_.replica(peer));
@@ -541,7 +575,8 @@ void PeerNode::grantResync(std::uint32_t peer) {
   g.interval = std::min(g.interval * 2, kMaxResyncInterval);
 }
 
-std::vector<std::uint32_t> PeerNode::screenEquivocators(std::uint64_t t, const std::vector<std::uint32_t>& heard) {
+std::vector<std::uint32_t> PeerNode::screenEquivocators(std::uint64_t t,
+                                                        const std::vector<std::uint32_t>& heard) {
   equivocation_.advance(t);
   net::v1::Envelope envelope;
   net::v1::RoundDigest& digest = *envelope.mutable_digest();
@@ -567,14 +602,16 @@ void PeerNode::takeDigest(std::uint32_t reporter, const net::v1::RoundDigest& d)
   for (int k = 0; k < d.senders_size(); ++k) {
     const std::uint32_t sender = d.senders(k);
     if (sender == setup_.id || sender == reporter || !contains(neighbours_, sender)) continue;
-    if (equivocation_.report(reporter, d.round(), sender, d.hashes(k))) logConviction(sender, d.round());
+    if (equivocation_.report(reporter, d.round(), sender, d.hashes(k)))
+      logConviction(sender, d.round());
   }
 }
 
 void PeerNode::logConviction(std::uint32_t peer, std::uint64_t round) {
-  log_->warn("round {}: peer {} equivocated: more than {} neighbours hold a different vector from it for "
-             "round {}; leaving it out of every later mix",
-             gate_->openRound(), peer, setup_.topology->budgetOf(setup_.id), round);
+  log_->warn(
+      "round {}: peer {} equivocated: more than {} neighbours hold a different vector from it for "
+      "round {}; leaving it out of every later mix",
+      gate_->openRound(), peer, setup_.topology->budgetOf(setup_.id), round);
 }
 
 void PeerNode::askForKeyframe(std::uint32_t peer, std::uint64_t round) {
@@ -649,8 +686,8 @@ void PeerNode::mix(std::uint64_t t, const std::vector<std::uint32_t>& heard, Rou
     weights.push_back(metropolisWeight(setup_.id, j));
   }
   mix_out_.resize(dim_);
-  const robust::MixInput in{.rows = rows, .byzantine_budget = setup_.topology->budgetOf(setup_.id),
-                            .weights = weights};
+  const robust::MixInput in{
+      .rows = rows, .byzantine_budget = setup_.topology->budgetOf(setup_.id), .weights = weights};
   auto report = aggregator_->mix(in, mix_out_);
   if (!report) {
     ++metrics_.mix_errors_total;
@@ -708,8 +745,10 @@ void PeerNode::sendAttack(std::uint64_t t, const std::vector<std::uint32_t>& hea
       // graph may hear one): send the mean it heard rather than nothing, which would only cost
       // every honest neighbour a deadline per round.
       if (!attack_fallback_logged_) {
-        log_->warn("round {}: attack {}: {}; sending the mean of the honest vectors heard instead (logged once)",
-                   t, attack_name_, ok.error());
+        log_->warn(
+            "round {}: attack {}: {}; sending the mean of the honest vectors heard instead (logged "
+            "once)",
+            t, attack_name_, ok.error());
         attack_fallback_logged_ = true;
       }
       std::fill(out.begin(), out.end(), 0.0f);
@@ -732,8 +771,10 @@ void PeerNode::sendAttack(std::uint64_t t, const std::vector<std::uint32_t>& hea
         w.push_back(metropolisWeight(j, k));
       }
     }
-    const robust::TargetView view{.target = rowOf(j), .honest_neighbours = around,
-                                  .honest_weights = w, .byzantine_weight = byzantine_weight};
+    const robust::TargetView view{.target = rowOf(j),
+                                  .honest_neighbours = around,
+                                  .honest_weights = w,
+                                  .byzantine_weight = byzantine_weight};
     if (auto ok = attack_->craft({.honest = honest, .target = &view}, out); !ok) {
       log_->warn("round {}: attack {} on peer {}: {}", t, attack_name_, j, ok.error());
       continue;
@@ -744,9 +785,12 @@ void PeerNode::sendAttack(std::uint64_t t, const std::vector<std::uint32_t>& hea
 
 void PeerNode::sendWireAttack(std::uint64_t t) {
   if (attack_name_ == "replay") {
-    if (!replayed_) replayed_ = std::make_shared<const std::vector<std::uint8_t>>(encodeDense(public_replica_.values()));
+    if (!replayed_)
+      replayed_ =
+          std::make_shared<const std::vector<std::uint8_t>>(encodeDense(public_replica_.values()));
     // Always the first sequence: the receivers have seen it.
-    for (const std::uint32_t j : neighbours_) sendTo(j, t, wholeVectorKind(), replayed_, /*sequence=*/1);
+    for (const std::uint32_t j : neighbours_)
+      sendTo(j, t, wholeVectorKind(), replayed_, /*sequence=*/1);
     return;
   }
   std::vector<std::uint8_t> bytes;
@@ -796,9 +840,10 @@ void PeerNode::endRound(net::RoundResult&& result) {
   const bool diverged =
       role_ == Role::kHonest && (nonfinite_vector_ || !kernels::allFinite(trainer_.parameters()));
   if (diverged) {
-    log_->error("round {}: the model or its step holds NaN or Inf (diverged: the rule let an attack "
-                "through); a last evaluation, then stopping",
-                t);
+    log_->error(
+        "round {}: the model or its step holds NaN or Inf (diverged: the rule let an attack "
+        "through); a last evaluation, then stopping",
+        t);
   }
   if (!recordRound(t, record, diverged)) return;
   // Caught up with neighbours ahead: the rounds skipped are run alone (a local step, nothing
@@ -822,7 +867,8 @@ void PeerNode::endRound(net::RoundResult&& result) {
 bool PeerNode::recordRound(std::uint64_t t, RoundRecord& record, bool diverged) {
   const bool last = t + 1 >= rounds_ || diverged;
   const std::uint64_t eval_every = setup_.config.rounds.eval_every;
-  if (role_ == Role::kHonest && setup_.test && (last || (eval_every > 0 && (t + 1) % eval_every == 0))) {
+  if (role_ == Role::kHonest && setup_.test &&
+      (last || (eval_every > 0 && (t + 1) % eval_every == 0))) {
     const Evaluation e = trainer_.evaluate(*setup_.test);
     record.test_accuracy = e.accuracy;
     record.test_loss = e.loss;
@@ -910,7 +956,10 @@ void PeerNode::stop() { finish(); }
 
 robust::AggregatorConfig PeerNode::ruleConfig() const {
   const MixingConfig& m = setup_.config.mixing;
-  return {.rule = m.rule, .pre = m.pre, .tau = m.tau, .iters = m.iters,
+  return {.rule = m.rule,
+          .pre = m.pre,
+          .tau = m.tau,
+          .iters = m.iters,
           .seed = setup_.config.seed + setup_.id};
 }
 
@@ -922,14 +971,15 @@ std::expected<std::unique_ptr<robust::Attack>, std::string> PeerNode::makeAttack
   // Colluding ones also draw from one random stream, so on the same honest inputs (a complete
   // graph) randomised attacks send the same vector; alone, each draws its own. (They do not
   // pool what they received: each attacks from the honest vectors it heard itself.)
-  robust::AttackConfig a{.name = vectorAttackOf(name),
-                         .n = setup_.topology->size(),
-                         .f = std::max<std::size_t>(1, byzantine_ids_.size()),
-                         .sigma = byz.sigma,
-                         .eps = byz.eps,
-                         .seed = byz.collude ? setup_.config.seed * 31 + 7 : setup_.config.seed + setup_.id,
-                         .target = ruleConfig(),
-                         .target_b = setup_.topology->defaultBudget()};
+  robust::AttackConfig a{
+      .name = vectorAttackOf(name),
+      .n = setup_.topology->size(),
+      .f = std::max<std::size_t>(1, byzantine_ids_.size()),
+      .sigma = byz.sigma,
+      .eps = byz.eps,
+      .seed = byz.collude ? setup_.config.seed * 31 + 7 : setup_.config.seed + setup_.id,
+      .target = ruleConfig(),
+      .target_b = setup_.topology->defaultBudget()};
   if (byz.tau > 0) a.tau = byz.tau;
   return robust::makeAttack(a);
 }
@@ -947,10 +997,11 @@ std::string PeerNode::switchAttack(const std::string& name) {
       return e.what();
     }
     if (role != Role::kVectorAttack && !contains(kProtocolAttackNames, name)) {
-      return fmt::format("attack {}: not switchable at run time (allowed: none, vector attacks {}, "
-                         "{}NAME, protocol attacks {})",
-                         name, fmt::join(robust::kAttackNames, ", "), kEquivocatePrefix,
-                         fmt::join(kProtocolAttackNames, ", "));
+      return fmt::format(
+          "attack {}: not switchable at run time (allowed: none, vector attacks {}, "
+          "{}NAME, protocol attacks {})",
+          name, fmt::join(robust::kAttackNames, ", "), kEquivocatePrefix,
+          fmt::join(kProtocolAttackNames, ", "));
     }
     std::unique_ptr<robust::Attack> attack;
     if (role == Role::kVectorAttack) {
@@ -1021,8 +1072,10 @@ std::string PeerNode::inject(const std::string& command) {
     drop_ = corrupt_ = 0;
     transport_->setPartitioned({});
   } else {
-    error = fmt::format("unknown fault '{}' (crash, hang S, slow MS, drop P, delay MS, corrupt P, "
-                        "partition IDS, attack NAME, heal)", verb);
+    error = fmt::format(
+        "unknown fault '{}' (crash, hang S, slow MS, drop P, delay MS, corrupt P, "
+        "partition IDS, attack NAME, heal)",
+        verb);
   }
   if (error.empty()) log_->warn("round {}: fault injected: {}", gate_->openRound(), command);
   return error;

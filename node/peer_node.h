@@ -15,8 +15,8 @@
 
 #include <asio.hpp>
 #include <chrono>
-#include <expected>
 #include <cstdint>
+#include <expected>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -60,11 +60,11 @@ struct PeerSetup {
   // bytes as a delta), `wrong_dim` (a keyframe of the wrong length), `replay` (its first
   // keyframe again every round, with its old sequence number).
   std::string attack;
-  std::uint64_t rounds = 0;                  // 0: config.rounds.count
-  std::filesystem::path checkpoint_dir;      // empty: no checkpoints
-  bool resume = false;                       // start from the newest usable checkpoint
+  std::uint64_t rounds = 0;                       // 0: config.rounds.count
+  std::filesystem::path checkpoint_dir;           // empty: no checkpoints
+  bool resume = false;                            // start from the newest usable checkpoint
   std::chrono::milliseconds join_timeout{30000};  // round 0 waits this long for every neighbour
-  std::shared_ptr<spdlog::logger> log;       // null: spdlog's default
+  std::shared_ptr<spdlog::logger> log;            // null: spdlog's default
 };
 
 // What one round did, for the JSON-lines log and for tests.
@@ -77,7 +77,8 @@ struct RoundRecord {
   std::vector<std::uint32_t> mixed;     // peers whose replica entered the rule
   std::vector<std::uint32_t> excluded;  // of those, the ones the rule left out
   std::vector<std::uint32_t> missing;   // neighbours not heard (or whose replica was invalid)
-  std::vector<std::uint32_t> equivocators;  // neighbours caught equivocating so far (never mixed again)
+  std::vector<std::uint32_t>
+      equivocators;  // neighbours caught equivocating so far (never mixed again)
   bool deadline_hit = false;
   bool quorum_close = false;  // closed at quorum + adaptive deadline, some neighbour still out
   double round_seconds = 0;
@@ -178,7 +179,8 @@ class PeerNode {
   void grantResync(std::uint32_t peer);
   // Digests of the vectors heard this round to every neighbour, this node's own digests into
   // the detector; returns `heard` less the peers convicted of equivocation.
-  std::vector<std::uint32_t> screenEquivocators(std::uint64_t round, const std::vector<std::uint32_t>& heard);
+  std::vector<std::uint32_t> screenEquivocators(std::uint64_t round,
+                                                const std::vector<std::uint32_t>& heard);
   void takeDigest(std::uint32_t reporter, const net::v1::RoundDigest& digest);
   void logConviction(std::uint32_t peer, std::uint64_t round);
   // `sequence`: a fixed one (a replaying attacker) instead of the edge's next.
@@ -189,7 +191,8 @@ class PeerNode {
   void finish();
   bool markFinished();  // false when already finished; else stops the timers and the gate
   robust::AggregatorConfig ruleConfig() const;
-  std::expected<std::unique_ptr<robust::Attack>, std::string> makeAttackFor(const std::string& name) const;
+  std::expected<std::unique_ptr<robust::Attack>, std::string> makeAttackFor(
+      const std::string& name) const;
   double metropolisWeight(std::uint32_t a, std::uint32_t b) const;
 
   asio::io_context& io_;
@@ -204,7 +207,7 @@ class PeerNode {
   std::set<std::uint32_t> byzantine_ids_;  // known from the config (the attackers' side knowledge)
   LocalTrainer trainer_;
   std::unique_ptr<compress::Compressor> codec_;  // null: uncompressed (every message a keyframe)
-  std::unique_ptr<GradientExchange> gradient_;  // exchange: gradient only
+  std::unique_ptr<GradientExchange> gradient_;   // exchange: gradient only
   std::map<std::uint32_t, std::vector<float>> received_;  // standalone gradients, decoded
   // Accordion (compression.adaptive): the controller and the compressor whose levels it sets
   // (owned by codec_ or by gradient_).

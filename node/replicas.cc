@@ -11,8 +11,8 @@ namespace phalanx::node {
 std::expected<std::vector<std::uint8_t>, std::string> PublicReplica::encodeDelta(
     std::span<const float> y, compress::Compressor& codec) {
   if (y.size() != replica_.size()) {
-    return std::unexpected(fmt::format("replica: vector of {} for a replica of {}", y.size(),
-                                       replica_.size()));
+    return std::unexpected(
+        fmt::format("replica: vector of {} for a replica of {}", y.size(), replica_.size()));
   }
   difference_.resize(y.size());
   for (std::size_t i = 0; i < y.size(); ++i) difference_[i] = y[i] - replica_[i];
@@ -96,7 +96,8 @@ bool ReplicaTable::valid(PeerId peer) const {
 
 std::span<const float> ReplicaTable::replica(PeerId peer) const {
   const auto it = entries_.find(peer);
-  return it == entries_.end() ? std::span<const float>() : std::span<const float>(it->second.values);
+  return it == entries_.end() ? std::span<const float>()
+                              : std::span<const float>(it->second.values);
 }
 
 std::uint64_t ReplicaTable::lastSequence(PeerId peer) const {

@@ -26,8 +26,8 @@ class PublicReplica {
   explicit PublicReplica(std::size_t dim) : replica_(dim, 0.0f) {}
 
   // q = C(y - ŷ), then ŷ += decode(q). Returns q's bytes; on a codec error ŷ is unchanged.
-  std::expected<std::vector<std::uint8_t>, std::string> encodeDelta(
-      std::span<const float> y, compress::Compressor& codec);
+  std::expected<std::vector<std::uint8_t>, std::string> encodeDelta(std::span<const float> y,
+                                                                    compress::Compressor& codec);
 
   // The full replica as an uncompressed message (for keyframes).
   std::vector<std::uint8_t> keyframe() const;
@@ -44,10 +44,10 @@ class PublicReplica {
 class ReplicaTable {
  public:
   enum class Outcome {
-    kApplied,      // the replica took the message and is valid
-    kStale,        // an old or repeated sequence: ignored
-    kGap,          // a sequence was skipped (or no keyframe yet): replica invalid, ask for one
-    kInvalid,      // the payload did not decode: counted, replica invalidated
+    kApplied,  // the replica took the message and is valid
+    kStale,    // an old or repeated sequence: ignored
+    kGap,      // a sequence was skipped (or no keyframe yet): replica invalid, ask for one
+    kInvalid,  // the payload did not decode: counted, replica invalidated
   };
   struct Result {
     Outcome outcome;
@@ -62,7 +62,7 @@ class ReplicaTable {
   bool valid(PeerId peer) const;
   std::span<const float> replica(PeerId peer) const;  // empty when unknown
   std::uint64_t lastSequence(PeerId peer) const;      // 0 when unknown
-  void invalidate(PeerId peer);  // reconnection: wait for the next keyframe
+  void invalidate(PeerId peer);                       // reconnection: wait for the next keyframe
 
  private:
   struct Entry {

@@ -100,8 +100,8 @@ class Pipeline final : public Aggregator {
     }
     std::vector<char> kept(current.size(), 0);
     const bool z_holds_row_sum = fused && dropped == 0;  // a dropped row spoiled the sum
-    if (auto ok = rule_->apply(
-            {current, b, weights, to_pivot, z_holds_row_sum, pivot_squared_norm}, out, kept);
+    if (auto ok = rule_->apply({current, b, weights, to_pivot, z_holds_row_sum, pivot_squared_norm},
+                               out, kept);
         !ok) {
       return std::unexpected(ok.error());
     }
@@ -123,14 +123,22 @@ class Pipeline final : public Aggregator {
 
 std::expected<std::unique_ptr<Aggregator>, std::string> makeAggregator(const AggregatorConfig& c) {
   std::unique_ptr<Rule> rule;
-  if (c.rule == "nna") rule = makeNna();
-  else if (c.rule == "mean") rule = makeMean();
-  else if (c.rule == "metropolis") rule = makeMetropolis();
-  else if (c.rule == "cwtm") rule = makeTrimmedMean();
-  else if (c.rule == "cwmed") rule = makeMedian();
-  else if (c.rule == "gm") rule = makeGeometricMedian();
-  else if (c.rule == "krum") rule = makeKrum(false);
-  else if (c.rule == "multikrum") rule = makeKrum(true);
+  if (c.rule == "nna")
+    rule = makeNna();
+  else if (c.rule == "mean")
+    rule = makeMean();
+  else if (c.rule == "metropolis")
+    rule = makeMetropolis();
+  else if (c.rule == "cwtm")
+    rule = makeTrimmedMean();
+  else if (c.rule == "cwmed")
+    rule = makeMedian();
+  else if (c.rule == "gm")
+    rule = makeGeometricMedian();
+  else if (c.rule == "krum")
+    rule = makeKrum(false);
+  else if (c.rule == "multikrum")
+    rule = makeKrum(true);
   else if (c.rule == "cc") {
     if (!(c.tau > 0)) return std::unexpected("cc: needs a clipping radius tau > 0");
     if (c.iters < 1) return std::unexpected("cc: needs iters >= 1");

@@ -19,9 +19,9 @@ namespace phalanx::robust {
 using kernels::Rows;
 
 // The names ALGORITHMS.md uses.
-inline const std::vector<std::string> kRuleNames{"nna",       "mean", "metropolis", "cwtm",
-                                                 "cwmed",     "gm",   "krum",       "multikrum",
-                                                 "cc",        "clipped_gossip"};
+inline const std::vector<std::string> kRuleNames{
+    "nna", "mean", "metropolis", "cwtm", "cwmed",
+    "gm",  "krum", "multikrum",  "cc",   "clipped_gossip"};
 
 struct AggregatorConfig {
   std::string rule = "nna";
@@ -44,9 +44,9 @@ struct MixInput {
 
 // What a rule did with each row (index as in MixInput::rows; row 0 is the pivot).
 struct MixReport {
-  std::vector<char> kept;       // 1: the row entered the mix (possibly clipped or trimmed)
-  std::vector<char> nonfinite;  // 1: the row held NaN/Inf and was dropped
-  std::vector<double> distance; // ‖row - pivot‖; +inf for non-finite rows
+  std::vector<char> kept;            // 1: the row entered the mix (possibly clipped or trimmed)
+  std::vector<char> nonfinite;       // 1: the row held NaN/Inf and was dropped
+  std::vector<double> distance;      // ‖row - pivot‖; +inf for non-finite rows
   std::size_t effective_budget = 0;  // b the rule ran with: max(0, b - non-finite rows)
 };
 

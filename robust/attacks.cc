@@ -30,7 +30,8 @@ void meanAndStd(Rows rows, std::span<float> mean, std::span<float> stddev) {
       sq += dev * dev;
     }
     mean[std::size_t(j)] = float(mu);
-    if (!stddev.empty()) stddev[std::size_t(j)] = h > 1 ? float(std::sqrt(sq / double(h - 1))) : 0.0f;
+    if (!stddev.empty())
+      stddev[std::size_t(j)] = h > 1 ? float(std::sqrt(sq / double(h - 1))) : 0.0f;
   }
 }
 
@@ -106,7 +107,8 @@ class LinearAttack : public Attack {
   void compose(double tau, std::span<float> out) const {
     Vec(out.data(), Eigen::Index(out.size())) =
         Eigen::Map<const Eigen::ArrayXf>(base_.data(), Eigen::Index(base_.size())) +
-        float(tau) * Eigen::Map<const Eigen::ArrayXf>(direction_.data(), Eigen::Index(direction_.size()));
+        float(tau) *
+            Eigen::Map<const Eigen::ArrayXf>(direction_.data(), Eigen::Index(direction_.size()));
   }
 
   std::string name_;
@@ -165,9 +167,11 @@ class Optimized final : public Base {
     const std::string& rule = config_.target.rule;
     const bool honest_finite =
         std::all_of(honest.begin(), honest.end(), [](auto r) { return kernels::allFinite(r); });
-    const bool coordinate_rule = config_.target.pre.empty() && (rule == "cwtm" || rule == "cwmed") &&
-                                 (rule == "cwmed" || 2 * config_.target_b < rows.size()) && honest_finite;
-    const kernels::SortedColumns sorted = coordinate_rule ? kernels::sortColumns(honest) : kernels::SortedColumns{};
+    const bool coordinate_rule =
+        config_.target.pre.empty() && (rule == "cwtm" || rule == "cwmed") &&
+        (rule == "cwmed" || 2 * config_.target_b < rows.size()) && honest_finite;
+    const kernels::SortedColumns sorted =
+        coordinate_rule ? kernels::sortColumns(honest) : kernels::SortedColumns{};
     // Against nnm+...: nnm's honest-honest distances and neighbour sums are the same in every
     // evaluation; NnmWithCopies keeps them, and the rest of the pipeline runs on its output.
     AggregatorConfig after_nnm = config_.target;
@@ -308,14 +312,15 @@ std::expected<std::unique_ptr<Attack>, std::string> makeAttack(const AttackConfi
     const double s = std::floor(double(c.n) / 2.0 + 1.0) - double(c.f);
     const double z = inverseNormalCdf((double(c.n - c.f) - s) / double(c.n - c.f));
     if (!std::isfinite(z)) {
-      return std::unexpected(fmt::format("alie: no z for n = {}, f = {} ((n-f-s)/(n-f) outside (0,1))",
-                                         c.n, c.f));
+      return std::unexpected(
+          fmt::format("alie: no z for n = {}, f = {} ((n-f-s)/(n-f) outside (0,1))", c.n, c.f));
     }
     return std::make_unique<Alie>("alie", z);
   }
   if (n == "opt_alie" || n == "opt_ipm") {
     if (c.evals < 1) return std::unexpected(n + ": needs evals >= 1");
-    if (auto probe = makeAggregator(c.target); !probe) return std::unexpected(n + ": " + probe.error());
+    if (auto probe = makeAggregator(c.target); !probe)
+      return std::unexpected(n + ": " + probe.error());
     if (n == "opt_alie") return std::make_unique<Optimized<Alie>>(n, c);
     return std::make_unique<Optimized<Ipm>>(n, c);
   }

@@ -20,24 +20,24 @@ namespace phalanx::robust {
 
 // Vector attacks of this library. labelflip (training on flipped labels) and the process
 // and timing faults (crash, hang, slow, silent) live in node/.
-inline const std::vector<std::string> kAttackNames{"signflip", "ipm",  "alie",     "opt_alie",
+inline const std::vector<std::string> kAttackNames{"signflip", "ipm",   "alie",      "opt_alie",
                                                    "opt_ipm",  "mimic", "dissensus", "gaussian",
-                                                   "nan",      "inf",  "zero",     "huge"};
+                                                   "nan",      "inf",   "zero",      "huge"};
 
 // The value the `huge` attack sends in every coordinate: finite, but far beyond any model.
 inline constexpr float kHugeValue = 1e30f;
 
 struct AttackConfig {
   std::string name;
-  std::optional<double> tau;  // ipm: 2.0; alie: 1.5 (or z, below); others ignore it
-  bool alie_z = false;        // alie: tau = Φ⁻¹((n - f - s)/(n - f)), s = floor(n/2 + 1) - f
-  std::size_t n = 0;          // nodes in all, for alie_z
-  std::size_t f = 1;          // Byzantine nodes: alie_z, and the copies in opt_* searches
-  double sigma = 1.0;         // gaussian
-  bool scale_to_mean = false; // gaussian: sigma = ‖μ‖ / √d
-  std::size_t mimic = 0;      // mimic: which honest vector to copy
-  double eps = 1.5;           // dissensus
-  std::uint64_t seed = 1;     // gaussian
+  std::optional<double> tau;   // ipm: 2.0; alie: 1.5 (or z, below); others ignore it
+  bool alie_z = false;         // alie: tau = Φ⁻¹((n - f - s)/(n - f)), s = floor(n/2 + 1) - f
+  std::size_t n = 0;           // nodes in all, for alie_z
+  std::size_t f = 1;           // Byzantine nodes: alie_z, and the copies in opt_* searches
+  double sigma = 1.0;          // gaussian
+  bool scale_to_mean = false;  // gaussian: sigma = ‖μ‖ / √d
+  std::size_t mimic = 0;       // mimic: which honest vector to copy
+  double eps = 1.5;            // dissensus
+  std::uint64_t seed = 1;      // gaussian
   // opt_alie / opt_ipm: the rule under attack (its pre-aggregators included) and its b.
   AggregatorConfig target;
   std::size_t target_b = 0;
@@ -46,15 +46,15 @@ struct AttackConfig {
 
 // Target i's neighbourhood, for per-target attacks (dissensus).
 struct TargetView {
-  std::span<const float> target;          // x_i
-  Rows honest_neighbours;                 // x_j for i's honest neighbours
-  std::span<const double> honest_weights; // W_ij for them
-  double byzantine_weight = 0;            // Σ_b W_ib over i's Byzantine neighbours (> 0)
+  std::span<const float> target;           // x_i
+  Rows honest_neighbours;                  // x_j for i's honest neighbours
+  std::span<const double> honest_weights;  // W_ij for them
+  double byzantine_weight = 0;             // Σ_b W_ib over i's Byzantine neighbours (> 0)
 };
 
 struct AttackInput {
-  Rows honest;                        // the honest vectors the attacker knows; μ, σ over them
-  const TargetView* target = nullptr; // required by per-target attacks
+  Rows honest;                         // the honest vectors the attacker knows; μ, σ over them
+  const TargetView* target = nullptr;  // required by per-target attacks
 };
 
 class Attack {

@@ -47,8 +47,13 @@ class Nnm final : public PreAggregator {
 }  // namespace
 
 NnmWithCopies::NnmWithCopies(kernels::Rows rows, std::size_t copies, std::size_t b)
-    : rows_(rows.begin(), rows.end()), copies_(copies), keep_(rows.size() + copies - b), dim_(rows.empty() ? 0 : rows[0].size()),
-      pair_(rows.size() * rows.size()), order_(rows.size()), sums_(rows.size()) {
+    : rows_(rows.begin(), rows.end()),
+      copies_(copies),
+      keep_(rows.size() + copies - b),
+      dim_(rows.empty() ? 0 : rows[0].size()),
+      pair_(rows.size() * rows.size()),
+      order_(rows.size()),
+      sums_(rows.size()) {
   const std::size_t h = rows.size();
   kernels::pairwiseSquaredDistances(rows, pair_);
   std::vector<double> dist(h);
@@ -91,7 +96,8 @@ std::vector<std::span<const float>> NnmWithCopies::apply(std::span<const float> 
     // Row k's neighbours: itself, the rows at most as far as the extra (ties by index: rows
     // come before copies), the copies, then the farther rows; the first keep_ of them.
     std::size_t nearer = 0;
-    for (std::size_t i = 1; i < h; ++i) nearer += pair_[k * h + order_[k][i]] <= to_extra[k] ? 1 : 0;
+    for (std::size_t i = 1; i < h; ++i)
+      nearer += pair_[k * h + order_[k][i]] <= to_extra[k] ? 1 : 0;
     const std::size_t rows_first = std::min(keep_, 1 + nearer);
     const std::size_t taken_copies = std::min(copies_, keep_ - rows_first);
     const std::size_t taken_rows = keep_ - taken_copies;
@@ -212,7 +218,8 @@ std::expected<std::unique_ptr<PreAggregator>, std::string> makePreAggregator(
     char* end = nullptr;
     param = std::strtod(text.c_str(), &end);
     if (text.empty() || *end != '\0' || !(param > 0) || !std::isfinite(param)) {
-      return std::unexpected(fmt::format("pre-aggregator '{}': the parameter must be a number > 0", spec));
+      return std::unexpected(
+          fmt::format("pre-aggregator '{}': the parameter must be a number > 0", spec));
     }
   }
   const bool wants_param = name == "clip" || name == "bucketing";
@@ -221,9 +228,9 @@ std::expected<std::unique_ptr<PreAggregator>, std::string> makePreAggregator(
         fmt::format("unknown pre-aggregator '{}' (allowed: nnm, clip:C, arc, bucketing:S)", spec));
   }
   if (wants_param != (colon != std::string::npos)) {
-    return std::unexpected(wants_param
-                               ? fmt::format("pre-aggregator '{}' needs a parameter, e.g. {}:2", name, name)
-                               : fmt::format("pre-aggregator '{}' takes no parameter", name));
+    return std::unexpected(
+        wants_param ? fmt::format("pre-aggregator '{}' needs a parameter, e.g. {}:2", name, name)
+                    : fmt::format("pre-aggregator '{}' takes no parameter", name));
   }
   if (name == "nnm") return std::make_unique<Nnm>();
   if (name == "arc") return std::make_unique<Arc>();

@@ -41,8 +41,7 @@ void meanOf(Rows rows, std::span<const std::size_t> chosen, std::span<float> z,
 // in the float sum scales with the largest row summed, so no excluded row may be much larger
 // than the kept ones (a "huge" attacker would swamp the kept rows' digits). Norms are bounded
 // through the pivot: ‖x_k‖ ≤ ‖pivot‖ + ‖x_k − pivot‖.
-bool subtractingIsSafe(const RuleInput& in, std::span<const std::size_t> order,
-                       std::size_t keep) {
+bool subtractingIsSafe(const RuleInput& in, std::span<const std::size_t> order, std::size_t keep) {
   const std::size_t n = in.rows.size();
   if (!in.z_holds_row_sum || n - keep >= keep) return false;  // summing kept reads fewer rows
   double kept_reach = 0, excluded_reach = 0;
@@ -219,7 +218,8 @@ class CenteredClipping final : public Rule {
       kernels::squaredDistancesTo(v_, in.rows, dist);
       // v + mean_k f_k (s_k - v) = (1 - Σ f_k / n) v + Σ (f_k / n) s_k
       double total = 0;
-      for (std::size_t k = 0; k < n; ++k) total += (w[k] = clipFactor(std::sqrt(dist[k]), tau_) / double(n));
+      for (std::size_t k = 0; k < n; ++k)
+        total += (w[k] = clipFactor(std::sqrt(dist[k]), tau_) / double(n));
       kernels::weightedSum(in.rows, w, next);
       kernels::axpy(float(1.0 - total), v_, next);
       v_.swap(next);

@@ -13,9 +13,9 @@
 namespace phalanx::robust {
 
 struct RuleInput {
-  Rows rows;                       // finite; rows[0] is the pivot
-  std::size_t b = 0;               // budget left after non-finite rows were dropped
-  std::span<const double> weights; // per row, row 0 included (its entry unused); never empty
+  Rows rows;                         // finite; rows[0] is the pivot
+  std::size_t b = 0;                 // budget left after non-finite rows were dropped
+  std::span<const double> weights;   // per row, row 0 included (its entry unused); never empty
   std::span<const double> to_pivot;  // ‖rows[k] - rows[0]‖², computed once by the pipeline
   // True when z already holds Σ_k rows[k] (summed in float, in the distance pass), offered to
   // rules whose sumsAllRows() is true; such a rule may finish from it instead of rereading.

@@ -123,10 +123,10 @@ void runFloor(benchmark::State& state, std::size_t n, std::size_t d) {
 }
 
 void registerAggregate(bool quick) {
-  const std::vector<std::size_t> dims = quick ? std::vector<std::size_t>{4096}
-                                              : std::vector<std::size_t>{1'000'000, 25'600'000};
-  const std::vector<std::size_t> ns = quick ? std::vector<std::size_t>{8}
-                                            : std::vector<std::size_t>{8, 32};
+  const std::vector<std::size_t> dims =
+      quick ? std::vector<std::size_t>{4096} : std::vector<std::size_t>{1'000'000, 25'600'000};
+  const std::vector<std::size_t> ns =
+      quick ? std::vector<std::size_t>{8} : std::vector<std::size_t>{8, 32};
   for (std::size_t d : dims) {
     for (std::size_t n : ns) {
       registerTimed(fmt::format("aggregate/floor/n:{}/d:{}", n, d), runFloor, n, d);
@@ -139,7 +139,8 @@ void registerAggregate(bool quick) {
 
 // compress: every codec on one vector of d floats (n = 1 row of the same noise), encode and
 // decode timed separately, each with its ratio to the read floor of that vector.
-void runCodec(benchmark::State& state, compress::CompressorConfig config, std::size_t d, bool decode) {
+void runCodec(benchmark::State& state, compress::CompressorConfig config, std::size_t d,
+              bool decode) {
   const RowSet& set = rowSet(1, d);
   const std::span<const float> x = set.rows[0];
   const double floor = readFloorSeconds(set);
@@ -172,14 +173,15 @@ void registerCompress(bool quick) {
                                               : std::vector<std::size_t>{1'000'000, 25'600'000};
   const auto add = [](const std::string& name, const compress::CompressorConfig& c, std::size_t d) {
     for (const bool decode : {false, true}) {
-      registerTimed(fmt::format("compress/{}/{}/d:{}", name, decode ? "decode" : "encode", d), runCodec, c, d,
-                    decode);
+      registerTimed(fmt::format("compress/{}/{}/d:{}", name, decode ? "decode" : "encode", d),
+                    runCodec, c, d, decode);
     }
   };
   for (std::size_t d : dims) {
     registerTimed(fmt::format("compress/floor/d:{}", d), runFloor, 1, d);
     for (const auto& codec : compress::kCodecNames) {
-      const bool sparse = codec == "topk" || codec == "topk_sampled" || codec == "randk" || codec == "threshold";
+      const bool sparse =
+          codec == "topk" || codec == "topk_sampled" || codec == "randk" || codec == "threshold";
       if (!sparse) {
         add(codec, {.codec = codec}, d);
         continue;
@@ -188,7 +190,8 @@ void registerCompress(bool quick) {
         // threshold: lambda set to give about that density on this data (uniform in ±0.5).
         const double lambda = 0.5 * (1.0 - density);
         add(fmt::format("{}:{}", codec, density),
-            {.codec = codec, .density = density, .threshold = codec == "threshold" ? lambda : 0.0}, d);
+            {.codec = codec, .density = density, .threshold = codec == "threshold" ? lambda : 0.0},
+            d);
       }
     }
   }
@@ -240,8 +243,11 @@ Command addBenchCommand(CLI::App& root) {
       "Benchmarks printing Google Benchmark JSON. Suites: aggregate (every rule, n in {8, 32}, "
       "d in {1M, 25.6M}, with its ratio to a memory-read floor timed in the same run); compress "
       "(every codec's encode and decode at d in {1M, 25.6M}, sparse ones at density 1% and 0.1%, "
-      "with the same floor); gpu (the CUDA kernels on device buffers: top-k, distances, weighted sums, trimmed mean, median, packing, each with its ratio to a device-memory read floor timed in the same run); net (the transport's loopback throughput against raw sockets in the "
-      "same run, and round-trip latency; --bytes, --json). --benchmark_filter=REGEX and other --benchmark_* flags pass through.");
+      "with the same floor); gpu (the CUDA kernels on device buffers: top-k, distances, weighted "
+      "sums, trimmed mean, median, packing, each with its ratio to a device-memory read floor "
+      "timed in the same run); net (the transport's loopback throughput against raw sockets in the "
+      "same run, and round-trip latency; --bytes, --json). --benchmark_filter=REGEX and other "
+      "--benchmark_* flags pass through.");
   app->add_option("suite", opts->suite, "aggregate | compress | gpu | net")
       ->required()
       ->check(CLI::IsMember({"aggregate", "compress", "gpu", "net"}));

@@ -107,7 +107,8 @@ void runTopk(benchmark::State& state, std::size_t d, double density) {
   const std::size_t k = std::max<std::size_t>(1, std::size_t(density * double(d)));
   cuda::TopkScratch scratch;
   cuda::DeviceArray<std::uint32_t> out(k);
-  timeAgainstFloor(state, set, [&] { cuda::topkIndices(set.data.data(), d, k, out.data(), scratch); });
+  timeAgainstFloor(state, set,
+                   [&] { cuda::topkIndices(set.data.data(), d, k, out.data(), scratch); });
   state.counters["k"] = double(k);
 }
 
@@ -115,7 +116,8 @@ void runPairwise(benchmark::State& state, std::size_t n, std::size_t d) {
   if (skippedWithoutDevice(state)) return;
   const auto& set = deviceRows(n, d);
   cuda::DeviceArray<double> out(n * n);
-  timeAgainstFloor(state, set, [&] { cuda::pairwiseSquaredDistances(set.ptrs.data(), n, d, out.data()); });
+  timeAgainstFloor(state, set,
+                   [&] { cuda::pairwiseSquaredDistances(set.ptrs.data(), n, d, out.data()); });
 }
 
 void runDistancesAndSum(benchmark::State& state, std::size_t n, std::size_t d) {
@@ -135,7 +137,8 @@ void runWeightedSum(benchmark::State& state, std::size_t n, std::size_t d) {
   cuda::DeviceArray<double> weights;
   weights.upload(w.data(), n);
   cuda::DeviceArray<float> out(d);
-  timeAgainstFloor(state, set, [&] { cuda::weightedSum(set.ptrs.data(), weights.data(), n, d, out.data()); });
+  timeAgainstFloor(state, set,
+                   [&] { cuda::weightedSum(set.ptrs.data(), weights.data(), n, d, out.data()); });
 }
 
 void runOrder(benchmark::State& state, std::size_t n, std::size_t d, bool median) {
@@ -173,8 +176,8 @@ void runPack(benchmark::State& state, std::size_t d, std::string codec) {
 
 std::string registerGpuBenchmarks(bool quick) {
   const std::size_t d = quick ? 1 << 16 : 25'600'000;
-  const std::vector<std::size_t> ns = quick ? std::vector<std::size_t>{8}
-                                            : std::vector<std::size_t>{8, 32};
+  const std::vector<std::size_t> ns =
+      quick ? std::vector<std::size_t>{8} : std::vector<std::size_t>{8, 32};
   for (const double density : {0.001, 0.01}) {
     registerGpu(fmt::format("gpu/topk/d:{}/density:{}", d, density), runTopk, d, density);
   }

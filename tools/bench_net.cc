@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <asio.hpp>
@@ -9,7 +10,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <unistd.h>
 #include <future>
 #include <optional>
 #include <thread>
@@ -71,23 +71,35 @@ struct Pair {
   // certs: a directory from tools/gen-certs for a TLS pair; empty for plain TCP.
   explicit Pair(std::uint64_t dim, const std::string& certs = {}) {
     const auto config = [dim, &certs](std::uint32_t self, std::uint32_t other) {
-      net::TransportConfig c{.self = self, .cluster_id = "bench", .model_dim = dim, .config_digest = "d",
-                             .neighbours = {other}, .max_queued_bytes = std::size_t(16 * dim + (64u << 20)),
+      net::TransportConfig c{.self = self,
+                             .cluster_id = "bench",
+                             .model_dim = dim,
+                             .config_digest = "d",
+                             .neighbours = {other},
+                             .max_queued_bytes = std::size_t(16 * dim + (64u << 20)),
                              .liveness_timeout = std::chrono::milliseconds(60000)};
       if (!certs.empty()) {
-        c.tls = {.enabled = true, .ca = certs + "/ca.pem", .cert = fmt::format("{}/node-{}.pem", certs, self),
+        c.tls = {.enabled = true,
+                 .ca = certs + "/ca.pem",
+                 .cert = fmt::format("{}/node-{}.pem", certs, self),
                  .key = fmt::format("{}/node-{}.key", certs, self)};
       }
       return c;
     };
     std::promise<void> up_a, up_b;
     auto fa = up_a.get_future(), fb = up_b.get_future();
-    a = std::make_unique<net::Transport>(io_a, config(0, 1), net::TransportHandlers{
-        .on_round = [this](std::uint32_t p, net::v1::RoundMessage& m) { on_a(p, m); },
-        .on_up = [p = std::make_shared<std::promise<void>>(std::move(up_a))](std::uint32_t) { p->set_value(); }});
-    b = std::make_unique<net::Transport>(io_b, config(1, 0), net::TransportHandlers{
-        .on_round = [this](std::uint32_t p, net::v1::RoundMessage& m) { on_b(p, m); },
-        .on_up = [p = std::make_shared<std::promise<void>>(std::move(up_b))](std::uint32_t) { p->set_value(); }});
+    a = std::make_unique<net::Transport>(
+        io_a, config(0, 1),
+        net::TransportHandlers{
+            .on_round = [this](std::uint32_t p, net::v1::RoundMessage& m) { on_a(p, m); },
+            .on_up = [p = std::make_shared<std::promise<void>>(std::move(up_a))](
+                         std::uint32_t) { p->set_value(); }});
+    b = std::make_unique<net::Transport>(
+        io_b, config(1, 0),
+        net::TransportHandlers{
+            .on_round = [this](std::uint32_t p, net::v1::RoundMessage& m) { on_b(p, m); },
+            .on_up = [p = std::make_shared<std::promise<void>>(std::move(up_b))](
+                         std::uint32_t) { p->set_value(); }});
     const auto pa = a->listen(), pb = b->listen();
     a->connect({{1, "127.0.0.1", pb}});
     b->connect({{0, "127.0.0.1", pa}});
@@ -130,7 +142,8 @@ double transportGbps(const NetBenchOptions& o, const std::string& certs = {}) {
   pair.on_b = [&](std::uint32_t, net::v1::RoundMessage&) { arrived->set_value(); };
   pair.on_a = [](std::uint32_t, net::v1::RoundMessage&) {};
   // The payload is shared with the transport, as the node shares one encoded delta.
-  const auto payload = std::make_shared<const std::vector<std::uint8_t>>(o.bytes, std::uint8_t('Z'));
+  const auto payload =
+      std::make_shared<const std::vector<std::uint8_t>>(o.bytes, std::uint8_t('Z'));
   double best = 1e300;
   for (int r = 0; r < o.repeats; ++r) {
     std::promise<void> done;
@@ -154,7 +167,9 @@ double transportGbps(const NetBenchOptions& o, const std::string& certs = {}) {
 double rttMicrosP50(const NetBenchOptions& o) {
   Pair pair(1024);
   std::promise<void>* back = nullptr;
-  pair.on_b = [&](std::uint32_t, net::v1::RoundMessage& m) { pair.b->send(0, message(1, m.round(), "pong")); };
+  pair.on_b = [&](std::uint32_t, net::v1::RoundMessage& m) {
+    pair.b->send(0, message(1, m.round(), "pong"));
+  };
   pair.on_a = [&](std::uint32_t, net::v1::RoundMessage&) { back->set_value(); };
   std::vector<double> rtts;
   for (int i = 0; i < o.pings; ++i) {
@@ -177,7 +192,8 @@ std::string makeCerts() {
   if (ec) return {};
   const auto script = exe.parent_path().parent_path() / "tools" / "gen-certs";
   if (!std::filesystem::exists(script)) return {};
-  const auto dir = std::filesystem::temp_directory_path() / fmt::format("phalanx-bench-certs-{}", ::getpid());
+  const auto dir =
+      std::filesystem::temp_directory_path() / fmt::format("phalanx-bench-certs-{}", ::getpid());
   const std::string command = fmt::format("'{}' '{}' 2 >/dev/null", script.string(), dir.string());
   if (std::system(command.c_str()) != 0) return {};
   return dir.string();
@@ -203,13 +219,15 @@ int runNetBench(const NetBenchOptions& o) {
   const double rtt = rttMicrosP50(o);
   const std::string tls_json = tls ? fmt::format("{:.3f}", *tls) : "null";
   if (o.json) {
-    fmt::print("{{\"bytes\": {}, \"raw_gbps\": {:.3f}, \"plain_gbps\": {:.3f}, \"plain_vs_raw\": {:.3f}, "
-               "\"tls_gbps\": {}, \"rtt_us_p50\": {:.1f}}}\n",
-               o.bytes, raw, plain, plain / raw, tls_json, rtt);
+    fmt::print(
+        "{{\"bytes\": {}, \"raw_gbps\": {:.3f}, \"plain_gbps\": {:.3f}, \"plain_vs_raw\": {:.3f}, "
+        "\"tls_gbps\": {}, \"rtt_us_p50\": {:.1f}}}\n",
+        o.bytes, raw, plain, plain / raw, tls_json, rtt);
   } else {
-    fmt::print("{:.1f} MB messages over loopback: raw sockets {:.2f} Gbit/s, transport {:.2f} Gbit/s "
-               "({:.0f}% of raw), with TLS {} Gbit/s; round trip p50 {:.1f} us\n",
-               double(o.bytes) / 1e6, raw, plain, 100 * plain / raw, tls_json, rtt);
+    fmt::print(
+        "{:.1f} MB messages over loopback: raw sockets {:.2f} Gbit/s, transport {:.2f} Gbit/s "
+        "({:.0f}% of raw), with TLS {} Gbit/s; round trip p50 {:.1f} us\n",
+        double(o.bytes) / 1e6, raw, plain, 100 * plain / raw, tls_json, rtt);
   }
   return kExitOk;
 }

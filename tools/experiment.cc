@@ -21,14 +21,17 @@ namespace phalanx::tools {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-const std::vector<std::string> kPalette{"#08519c", "#a63603", "#006d2c", "#54278f", "#b30000", "#636363",
-                                        "#e6550d", "#3182bd", "#31a354", "#756bb1", "#de2d26", "#969696"};
+const std::vector<std::string> kPalette{"#08519c", "#a63603", "#006d2c", "#54278f",
+                                        "#b30000", "#636363", "#e6550d", "#3182bd",
+                                        "#31a354", "#756bb1", "#de2d26", "#969696"};
 
 // A scalar as written; a mapping as "k=v;k2=v2" (a bundle of fields set together).
 std::string scalarText(const YAML::Node& n) {
   if (!n.IsMap()) return n.as<std::string>();
   std::string out;
-  for (const auto& kv : n) out += (out.empty() ? "" : ";") + kv.first.as<std::string>() + "=" + kv.second.as<std::string>();
+  for (const auto& kv : n)
+    out +=
+        (out.empty() ? "" : ";") + kv.first.as<std::string>() + "=" + kv.second.as<std::string>();
   return out;
 }
 
@@ -99,7 +102,9 @@ std::string Cell::name() const {
   for (const auto& [axis, v] : values) {
     std::string part = axis + "-" + v;
     for (char& ch : part) {
-      if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '.' && ch != '+' && ch != '_') ch = '_';
+      if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '.' && ch != '+' &&
+          ch != '_')
+        ch = '_';
     }
     out += (out.empty() ? "" : "_") + part;
   }
@@ -120,12 +125,13 @@ Grid loadGrid(const std::filesystem::path& file) {
   }
   if (!root.IsMap()) throw fail("(top)", "expected a mapping");
   const auto base = file.parent_path();
-  static const std::set<std::string> known{"config", "topology", "byzantine", "f", "honest", "collude",
-                                           "rounds", "set", "grid"};
+  static const std::set<std::string> known{"config",  "topology", "byzantine", "f",   "honest",
+                                           "collude", "rounds",   "set",       "grid"};
   for (const auto& kv : root) {
     if (!known.contains(kv.first.as<std::string>())) {
       throw fail(kv.first.as<std::string>(),
-                 "unknown field (allowed: config, topology, byzantine, f, honest, collude, rounds, set, grid)");
+                 "unknown field (allowed: config, topology, byzantine, f, honest, collude, rounds, "
+                 "set, grid)");
     }
   }
   try {
@@ -138,15 +144,21 @@ Grid loadGrid(const std::filesystem::path& file) {
     } else if (t.IsMap()) {
       for (const auto& kv : t) {
         const std::string key = kv.first.as<std::string>();
-        if (key == "kind") g.topology.kind = kv.second.as<std::string>();
-        else if (key == "n") g.topology.n = kv.second.as<std::size_t>();
-        else if (key == "byzantine_budget" && kv.second.as<std::string>() == "f") g.topology.budget_is_f = true;
-        else if (key == "byzantine_budget") g.topology.byzantine_budget = kv.second.as<std::size_t>();
-        else g.topology.params[key] = scalarText(kv.second);
+        if (key == "kind")
+          g.topology.kind = kv.second.as<std::string>();
+        else if (key == "n")
+          g.topology.n = kv.second.as<std::size_t>();
+        else if (key == "byzantine_budget" && kv.second.as<std::string>() == "f")
+          g.topology.budget_is_f = true;
+        else if (key == "byzantine_budget")
+          g.topology.byzantine_budget = kv.second.as<std::size_t>();
+        else
+          g.topology.params[key] = scalarText(kv.second);
       }
       if (root["honest"]) g.honest = root["honest"].as<std::size_t>();
       if (g.topology.kind.empty() || (g.topology.n == 0 && g.honest == 0)) {
-        throw fail("topology", "a file, or {kind, n, byzantine_budget} (n may come from honest + f)");
+        throw fail("topology",
+                   "a file, or {kind, n, byzantine_budget} (n may come from honest + f)");
       }
     } else {
       throw fail("topology", "a file, or {kind, n, byzantine_budget}");
@@ -156,10 +168,12 @@ Grid loadGrid(const std::filesystem::path& file) {
     if (root["collude"]) g.collude = root["collude"].as<bool>();
     if (root["rounds"]) g.rounds = root["rounds"].as<std::uint64_t>();
     if (root["set"]) g.sets = root["set"].as<std::vector<std::string>>();
-    if (!root["grid"] || !root["grid"].IsMap()) throw fail("grid", "required: a mapping of axis: [values]");
+    if (!root["grid"] || !root["grid"].IsMap())
+      throw fail("grid", "required: a mapping of axis: [values]");
     for (const auto& kv : root["grid"]) {
       Axis a{.name = kv.first.as<std::string>()};
-      if (!kv.second.IsSequence() || kv.second.size() == 0) throw fail("grid." + a.name, "a non-empty list");
+      if (!kv.second.IsSequence() || kv.second.size() == 0)
+        throw fail("grid." + a.name, "a non-empty list");
       for (const auto& v : kv.second) a.values.push_back(scalarText(v));
       g.axes.push_back(std::move(a));
     }
@@ -173,9 +187,11 @@ std::vector<Cell> expand(const Grid& grid, const std::vector<std::string>& filte
   std::map<std::string, std::set<std::string>> keep;
   for (const auto& f : filters) {
     const auto eq = f.find('=');
-    if (eq == std::string::npos || eq == 0) throw GridError(fmt::format("--filter {}: expected field=v1,v2", f));
+    if (eq == std::string::npos || eq == 0)
+      throw GridError(fmt::format("--filter {}: expected field=v1,v2", f));
     const std::string field = f.substr(0, eq);
-    if (std::none_of(grid.axes.begin(), grid.axes.end(), [&](const Axis& a) { return a.name == field; })) {
+    if (std::none_of(grid.axes.begin(), grid.axes.end(),
+                     [&](const Axis& a) { return a.name == field; })) {
       throw GridError(fmt::format("--filter {}: the grid has no axis '{}'", f, field));
     }
     std::size_t at = eq + 1;
@@ -214,13 +230,21 @@ CellPlan planCell(const Grid& grid, const Cell& cell, std::uint16_t base_port) {
     const TopologySpec& s = grid.topology;
     topologies::GeneratorParams p;
     for (const auto& [key, value] : s.params) {
-      if (key == "p") p.p = std::stod(value);
-      else if (key == "degree") p.degree = std::stoul(value);
-      else if (key == "rows") p.rows = std::stoul(value);
-      else if (key == "bridges") p.bridges = std::stoul(value);
-      else if (key == "path") p.path = std::stoul(value);
-      else if (key == "seed") p.seed = std::stoull(value);
-      else throw GridError(fmt::format("{}: topology.{}: not a generator parameter", grid.file.string(), key));
+      if (key == "p")
+        p.p = std::stod(value);
+      else if (key == "degree")
+        p.degree = std::stoul(value);
+      else if (key == "rows")
+        p.rows = std::stoul(value);
+      else if (key == "bridges")
+        p.bridges = std::stoul(value);
+      else if (key == "path")
+        p.path = std::stoul(value);
+      else if (key == "seed")
+        p.seed = std::stoull(value);
+      else
+        throw GridError(
+            fmt::format("{}: topology.{}: not a generator parameter", grid.file.string(), key));
     }
     // `honest: H` makes the graph H + f peers (a breakdown adds attackers to a fixed honest set).
     const std::string f_axis = cell.value("f");
@@ -233,7 +257,8 @@ CellPlan planCell(const Grid& grid, const Cell& cell, std::uint16_t base_port) {
     budget = s.budget_is_f ? f : s.byzantine_budget;
   }
   const std::size_t n = nodes.size();
-  if (n > 250) throw GridError(fmt::format("{}: {} peers; a cell holds at most 250", grid.file.string(), n));
+  if (n > 250)
+    throw GridError(fmt::format("{}: {} peers; a cell holds at most 250", grid.file.string(), n));
   for (std::size_t i = 0; i < n; ++i) {
     nodes[i].host = "127.0.0.1";
     nodes[i].port = std::uint16_t(base_port + i);
@@ -284,11 +309,19 @@ CellPlan planCell(const Grid& grid, const Cell& cell, std::uint16_t base_port) {
   return plan;
 }
 
-CellResult readCellResult(const Cell& cell, const std::filesystem::path& run, const std::string& status,
-                          double wall_seconds, const std::vector<std::uint32_t>& byzantine) {
-  CellResult r{.cell = cell, .status = status, .final_acc_mean = kNaN, .final_acc_min = kNaN,
-               .best_acc_mean = kNaN, .consensus_distance = kNaN, .byzantine_leakage = kNaN,
-               .detection_rate = kNaN, .wire_bytes = kNaN, .compression_ratio = kNaN,
+CellResult readCellResult(const Cell& cell, const std::filesystem::path& run,
+                          const std::string& status, double wall_seconds,
+                          const std::vector<std::uint32_t>& byzantine) {
+  CellResult r{.cell = cell,
+               .status = status,
+               .final_acc_mean = kNaN,
+               .final_acc_min = kNaN,
+               .best_acc_mean = kNaN,
+               .consensus_distance = kNaN,
+               .byzantine_leakage = kNaN,
+               .detection_rate = kNaN,
+               .wire_bytes = kNaN,
+               .compression_ratio = kNaN,
                .wall_seconds = wall_seconds};
   std::ifstream in(run / "summary.json");
   const auto j = nlohmann::json::parse(in, nullptr, false);
@@ -308,15 +341,16 @@ CellResult readCellResult(const Cell& cell, const std::filesystem::path& run, co
       const std::string name = entry.path().filename().string();
       if (!name.starts_with("node-") || !name.ends_with(".jsonl")) continue;
       const auto id = std::uint32_t(std::stoul(name.substr(5)));
-      peers.push_back(readPeerHistory(entry.path(), id,
-                                      std::find(byzantine.begin(), byzantine.end(), id) != byzantine.end()));
+      peers.push_back(readPeerHistory(
+          entry.path(), id, std::find(byzantine.begin(), byzantine.end(), id) != byzantine.end()));
     }
   }
   const RunSummary s = summarize(peers, {}, crashed);
   r.rounds = s.series.rounds;
   r.accuracy_mean = s.series.accuracy_mean;
   if (!s.series.accuracy_mean.empty()) {
-    r.best_acc_mean = *std::max_element(s.series.accuracy_mean.begin(), s.series.accuracy_mean.end());
+    r.best_acc_mean =
+        *std::max_element(s.series.accuracy_mean.begin(), s.series.accuracy_mean.end());
     r.wire_bytes = s.series.wire_bytes.back();
   }
   return r;
@@ -325,10 +359,14 @@ CellResult readCellResult(const Cell& cell, const std::filesystem::path& run, co
 namespace {
 // The figures a record carries, by name.
 const std::vector<std::pair<const char*, double CellResult::*>> kRecordFigures{
-    {"final_acc_mean", &CellResult::final_acc_mean},         {"final_acc_min", &CellResult::final_acc_min},
-    {"best_acc_mean", &CellResult::best_acc_mean},           {"consensus_distance", &CellResult::consensus_distance},
-    {"byzantine_leakage", &CellResult::byzantine_leakage},   {"detection_rate", &CellResult::detection_rate},
-    {"wire_bytes", &CellResult::wire_bytes},                 {"compression_ratio", &CellResult::compression_ratio},
+    {"final_acc_mean", &CellResult::final_acc_mean},
+    {"final_acc_min", &CellResult::final_acc_min},
+    {"best_acc_mean", &CellResult::best_acc_mean},
+    {"consensus_distance", &CellResult::consensus_distance},
+    {"byzantine_leakage", &CellResult::byzantine_leakage},
+    {"detection_rate", &CellResult::detection_rate},
+    {"wire_bytes", &CellResult::wire_bytes},
+    {"compression_ratio", &CellResult::compression_ratio},
     {"wall_seconds", &CellResult::wall_seconds}};
 }  // namespace
 
@@ -339,7 +377,8 @@ std::string cellRecordJson(const CellResult& r, int exit_code) {
   }
   j["rounds"] = r.rounds;
   nlohmann::json curve = nlohmann::json::array();
-  for (double a : r.accuracy_mean) curve.push_back(std::isfinite(a) ? nlohmann::json(a) : nlohmann::json(nullptr));
+  for (double a : r.accuracy_mean)
+    curve.push_back(std::isfinite(a) ? nlohmann::json(a) : nlohmann::json(nullptr));
   j["accuracy_mean"] = std::move(curve);
   return j.dump() + "\n";
 }
@@ -372,16 +411,20 @@ std::string resultsCsv(const Grid& grid, const std::vector<CellResult>& results)
   for (const Axis& a : grid.axes) {
     if (a.name != "attack" && a.name != "rule") columns.push_back(a.name);
   }
-  std::string out = fmt::format("{},status,final_acc_mean,final_acc_min,best_acc_mean,consensus_distance,"
-                                "byzantine_leakage,detection_rate,wire_bytes,compression_ratio,wall_seconds\n",
-                                fmt::join(columns, ","));
+  std::string out = fmt::format(
+      "{},status,final_acc_mean,final_acc_min,best_acc_mean,consensus_distance,"
+      "byzantine_leakage,detection_rate,wire_bytes,compression_ratio,wall_seconds\n",
+      fmt::join(columns, ","));
   for (const CellResult& r : results) {
     std::vector<std::string> row;
-    for (const auto& c : columns) row.push_back(r.cell.value(c, c == "attack" ? "none" : c == "rule" ? "config" : ""));
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", fmt::join(row, ","), r.status, csvNumber(r.final_acc_mean),
-                       csvNumber(r.final_acc_min), csvNumber(r.best_acc_mean), csvNumber(r.consensus_distance),
-                       csvNumber(r.byzantine_leakage), csvNumber(r.detection_rate), csvNumber(r.wire_bytes),
-                       csvNumber(r.compression_ratio), csvNumber(r.wall_seconds));
+    for (const auto& c : columns)
+      row.push_back(r.cell.value(c, c == "attack" ? "none" : c == "rule" ? "config" : ""));
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", fmt::join(row, ","), r.status,
+                       csvNumber(r.final_acc_mean), csvNumber(r.final_acc_min),
+                       csvNumber(r.best_acc_mean), csvNumber(r.consensus_distance),
+                       csvNumber(r.byzantine_leakage), csvNumber(r.detection_rate),
+                       csvNumber(r.wire_bytes), csvNumber(r.compression_ratio),
+                       csvNumber(r.wall_seconds));
   }
   return out;
 }
@@ -394,14 +437,18 @@ std::string resultsMarkdown(const Grid& grid, const std::vector<CellResult>& res
     if (std::find(attacks.begin(), attacks.end(), a) == attacks.end()) attacks.push_back(a);
     if (std::find(rules.begin(), rules.end(), u) == rules.end()) rules.push_back(u);
   }
-  std::string out = fmt::format("# Results of {}\n\nBase config `{}`; {} cells ({} ok, {} failed, {} did not run).\n",
-                                grid.file.filename().string(), grid.config.filename().string(), results.size(),
-                                std::count_if(results.begin(), results.end(), [](const auto& r) { return r.status == "ok"; }),
-                                std::count_if(results.begin(), results.end(), [](const auto& r) { return r.status == "failed"; }),
-                                std::count_if(results.begin(), results.end(), [](const auto& r) { return r.status == "error"; }));
+  std::string out = fmt::format(
+      "# Results of {}\n\nBase config `{}`; {} cells ({} ok, {} failed, {} did not run).\n",
+      grid.file.filename().string(), grid.config.filename().string(), results.size(),
+      std::count_if(results.begin(), results.end(), [](const auto& r) { return r.status == "ok"; }),
+      std::count_if(results.begin(), results.end(),
+                    [](const auto& r) { return r.status == "failed"; }),
+      std::count_if(results.begin(), results.end(),
+                    [](const auto& r) { return r.status == "error"; }));
   const auto table = [&](const char* title, double CellResult::*field) {
-    out += fmt::format("\n## {} (rows: attack, columns: rule; mean over the other axes)\n\n| attack | {} |\n|---|",
-                       title, fmt::join(rules, " | "));
+    out += fmt::format(
+        "\n## {} (rows: attack, columns: rule; mean over the other axes)\n\n| attack | {} |\n|---|",
+        title, fmt::join(rules, " | "));
     for (std::size_t k = 0; k < rules.size(); ++k) out += "---|";
     out += "\n";
     for (const auto& a : attacks) {
@@ -409,7 +456,8 @@ std::string resultsMarkdown(const Grid& grid, const std::vector<CellResult>& res
       for (const auto& u : rules) {
         std::vector<double> v;
         for (const CellResult& r : results) {
-          if (r.cell.value("attack", "none") == a && r.cell.value("rule", "config") == u) v.push_back(r.*field);
+          if (r.cell.value("attack", "none") == a && r.cell.value("rule", "config") == u)
+            v.push_back(r.*field);
         }
         out += " " + mdNumber(mean(v)) + " |";
       }
@@ -430,12 +478,15 @@ std::string resultsMarkdown(const Grid& grid, const std::vector<CellResult>& res
   if (std::find(others.begin(), others.end(), "f") != others.end()) {
     std::vector<std::string> fs;
     for (const CellResult& r : results) {
-      if (std::find(fs.begin(), fs.end(), r.cell.value("f")) == fs.end()) fs.push_back(r.cell.value("f"));
+      if (std::find(fs.begin(), fs.end(), r.cell.value("f")) == fs.end())
+        fs.push_back(r.cell.value("f"));
     }
     for (const auto& a : attacks) {
-      out += fmt::format("\n## Breakdown under {}: final honest accuracy (rows: rule, columns: Byzantine peers f)\n\n"
-                         "| rule | {} |\n|---|",
-                         a, fmt::join(fs, " | "));
+      out += fmt::format(
+          "\n## Breakdown under {}: final honest accuracy (rows: rule, columns: Byzantine peers "
+          "f)\n\n"
+          "| rule | {} |\n|---|",
+          a, fmt::join(fs, " | "));
       for (std::size_t k = 0; k < fs.size(); ++k) out += "---|";
       out += "\n";
       for (const auto& u : rules) {
@@ -443,7 +494,8 @@ std::string resultsMarkdown(const Grid& grid, const std::vector<CellResult>& res
         for (const auto& f : fs) {
           std::vector<double> v;
           for (const CellResult& r : results) {
-            if (r.cell.value("attack", "none") == a && r.cell.value("rule", "config") == u && r.cell.value("f") == f) {
+            if (r.cell.value("attack", "none") == a && r.cell.value("rule", "config") == u &&
+                r.cell.value("f") == f) {
               v.push_back(r.final_acc_mean);
             }
           }
@@ -454,18 +506,22 @@ std::string resultsMarkdown(const Grid& grid, const std::vector<CellResult>& res
     }
   }
   if (!others.empty()) {
-    out += fmt::format("\n## Every cell\n\n| attack | rule | {} | status | final acc mean | final acc min | detection | "
-                       "wire MB per honest peer | compression |\n|---|---|",
-                       fmt::join(others, " | "));
+    out += fmt::format(
+        "\n## Every cell\n\n| attack | rule | {} | status | final acc mean | final acc min | "
+        "detection | "
+        "wire MB per honest peer | compression |\n|---|---|",
+        fmt::join(others, " | "));
     for (std::size_t k = 0; k < others.size() + 6; ++k) out += "---|";
     out += "\n";
     for (const CellResult& r : results) {
-      out += fmt::format("| {} | {} |", r.cell.value("attack", "none"), r.cell.value("rule", "config"));
+      out += fmt::format("| {} | {} |", r.cell.value("attack", "none"),
+                         r.cell.value("rule", "config"));
       for (const auto& o : others) out += " `" + r.cell.value(o) + "` |";
-      out += fmt::format(" {} | {} | {} | {} | {} | {} |\n", r.status, mdNumber(r.final_acc_mean),
-                         mdNumber(r.final_acc_min), mdNumber(r.detection_rate),
-                         std::isfinite(r.wire_bytes) ? fmt::format("{:.1f}", r.wire_bytes / 1e6) : "—",
-                         std::isfinite(r.compression_ratio) ? fmt::format("{:.1f}x", r.compression_ratio) : "—");
+      out += fmt::format(
+          " {} | {} | {} | {} | {} | {} |\n", r.status, mdNumber(r.final_acc_mean),
+          mdNumber(r.final_acc_min), mdNumber(r.detection_rate),
+          std::isfinite(r.wire_bytes) ? fmt::format("{:.1f}", r.wire_bytes / 1e6) : "—",
+          std::isfinite(r.compression_ratio) ? fmt::format("{:.1f}x", r.compression_ratio) : "—");
     }
   }
   if (!plots.empty()) {
@@ -475,7 +531,8 @@ std::string resultsMarkdown(const Grid& grid, const std::vector<CellResult>& res
   return out;
 }
 
-std::vector<std::pair<std::string, std::string>> resultPlots(const Grid& grid, const std::vector<CellResult>& results) {
+std::vector<std::pair<std::string, std::string>> resultPlots(
+    const Grid& grid, const std::vector<CellResult>& results) {
   std::vector<std::pair<std::string, std::string>> out;
   // The label of a cell without its attack (and f, for breakdowns).
   const auto label = [](const Cell& c, std::set<std::string> skip) {
@@ -500,16 +557,23 @@ std::vector<std::pair<std::string, std::string>> resultPlots(const Grid& grid, c
     // Cells carried over from a record without its curve draw nothing: no empty chart.
     if (!c.series.empty()) out.emplace_back("accuracy-" + a + ".svg", svgChart(c));
   }
-  Chart bytes{.title = "Final accuracy vs wire bytes", .x_label = "MB sent per honest peer", .y_label = "accuracy"};
+  Chart bytes{.title = "Final accuracy vs wire bytes",
+              .x_label = "MB sent per honest peer",
+              .y_label = "accuracy"};
   for (const CellResult& r : results) {
     if (!std::isfinite(r.wire_bytes)) continue;
-    bytes.series.push_back({label(r.cell, {}), kPalette[bytes.series.size() % kPalette.size()], {r.wire_bytes / 1e6},
+    bytes.series.push_back({label(r.cell, {}),
+                            kPalette[bytes.series.size() % kPalette.size()],
+                            {r.wire_bytes / 1e6},
                             {r.final_acc_mean}});
   }
   out.emplace_back("accuracy-vs-bytes.svg", svgChart(bytes));
-  if (std::any_of(grid.axes.begin(), grid.axes.end(), [](const Axis& x) { return x.name == "f"; })) {
+  if (std::any_of(grid.axes.begin(), grid.axes.end(),
+                  [](const Axis& x) { return x.name == "f"; })) {
     for (const auto& a : attacks) {
-      Chart c{.title = "Breakdown under " + a, .x_label = "Byzantine peers f", .y_label = "final accuracy"};
+      Chart c{.title = "Breakdown under " + a,
+              .x_label = "Byzantine peers f",
+              .y_label = "final accuracy"};
       std::map<std::string, Series> by_label;
       for (const CellResult& r : results) {
         if (r.cell.value("attack", "none") != a) continue;

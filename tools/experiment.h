@@ -96,13 +96,14 @@ struct CellResult {
   std::string status;  // ok, failed (an honest peer did not finish), error (did not run)
   double final_acc_mean, final_acc_min, best_acc_mean, consensus_distance, byzantine_leakage,
       detection_rate, wire_bytes, compression_ratio, wall_seconds;
-  std::vector<std::uint64_t> rounds;        // evaluation rounds
-  std::vector<double> accuracy_mean;        // honest mean at those rounds
+  std::vector<std::uint64_t> rounds;  // evaluation rounds
+  std::vector<double> accuracy_mean;  // honest mean at those rounds
 };
 
 // Reads RUN/summary.json and the peers' logs.
-CellResult readCellResult(const Cell& cell, const std::filesystem::path& run, const std::string& status,
-                          double wall_seconds, const std::vector<std::uint32_t>& byzantine);
+CellResult readCellResult(const Cell& cell, const std::filesystem::path& run,
+                          const std::string& status, double wall_seconds,
+                          const std::vector<std::uint32_t>& byzantine);
 
 // A cell's record, DIR/cells/NAME/result.json: status, wall seconds, the launch's exit code,
 // every figure (null where not measured) and the accuracy curve. It outlives the run folder
@@ -123,6 +124,7 @@ std::string resultsMarkdown(const Grid& grid, const std::vector<CellResult>& res
                             const std::vector<std::string>& plots);
 // SVG plots: (file name, svg) — accuracy vs round per attack (a line per other-axes setting),
 // final accuracy vs wire bytes, and when f is an axis, breakdown curves per attack.
-std::vector<std::pair<std::string, std::string>> resultPlots(const Grid& grid, const std::vector<CellResult>& results);
+std::vector<std::pair<std::string, std::string>> resultPlots(
+    const Grid& grid, const std::vector<CellResult>& results);
 
 }  // namespace phalanx::tools

@@ -15,8 +15,8 @@
 #include <iterator>
 #include <map>
 #include <memory>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,10 +61,13 @@ std::optional<std::pair<std::string, double>> recorded(const fs::path& cell) {
 void progress(std::size_t done, std::size_t total, double seconds_per_cell, std::size_t jobs) {
   const int width = 30;
   const int filled = total ? int(width * done / total) : width;
-  const double eta = seconds_per_cell * double(total - done) / double(std::max<std::size_t>(jobs, 1));
+  const double eta =
+      seconds_per_cell * double(total - done) / double(std::max<std::size_t>(jobs, 1));
   std::fprintf(stderr, "\r[%s%s] %zu/%zu cells%s", std::string(filled, '#').c_str(),
                std::string(width - filled, '.').c_str(), done, total,
-               done > 0 && done < total ? fmt::format(", ETA {}m{:02}s", int(eta) / 60, int(eta) % 60).c_str() : "");
+               done > 0 && done < total
+                   ? fmt::format(", ETA {}m{:02}s", int(eta) / 60, int(eta) % 60).c_str()
+                   : "");
   if (done == total) std::fprintf(stderr, "\n");
   std::fflush(stderr);
 }
@@ -116,8 +119,8 @@ int runExperiment(const ExperimentOptions& o) {
     fs::remove_all(dir);
     todo.push_back(i);
   }
-  spdlog::info("experiment: {} cells, {} to run ({} at a time), results under {}", cells.size(), todo.size(), o.jobs,
-               out.string());
+  spdlog::info("experiment: {} cells, {} to run ({} at a time), results under {}", cells.size(),
+               todo.size(), o.jobs, out.string());
 
   std::map<pid_t, Running> running;
   std::vector<bool> slot_busy(o.jobs, false);
@@ -134,18 +137,23 @@ int runExperiment(const ExperimentOptions& o) {
   while (next < todo.size() || !running.empty()) {
     while (!g_stop && next < todo.size() && running.size() < o.jobs) {
       const std::size_t i = todo[next++];
-      const std::size_t slot = std::size_t(std::find(slot_busy.begin(), slot_busy.end(), false) - slot_busy.begin());
+      const std::size_t slot =
+          std::size_t(std::find(slot_busy.begin(), slot_busy.end(), false) - slot_busy.begin());
       // Each slot has its own port range: cells running side by side never collide.
       const auto base = std::uint16_t(o.base_port + slot * 500);
       const CellPlan plan = planCell(grid, cells[i], base);
       const fs::path dir = out / "cells" / cells[i].name();
       fs::create_directories(dir);
-      std::ofstream(dir / "topology.yaml") << topologies::toYaml(plan.topology, "cell " + cells[i].name());
-      std::vector<std::string> argv{selfExecutable(), "launch", "--topology", (dir / "topology.yaml").string(),
-                                    "--config", fs::absolute(grid.config).string(), "--out", (dir / "run").string(),
+      std::ofstream(dir / "topology.yaml")
+          << topologies::toYaml(plan.topology, "cell " + cells[i].name());
+      std::vector<std::string> argv{selfExecutable(),  "launch",
+                                    "--topology",      (dir / "topology.yaml").string(),
+                                    "--config",        fs::absolute(grid.config).string(),
+                                    "--out",           (dir / "run").string(),
                                     "--monitor-every", "5"};
       if (!plan.byzantine.empty()) {
-        argv.insert(argv.end(), {"--byzantine", fmt::format("{}", fmt::join(plan.byzantine, ",")), "--attack", plan.attack});
+        argv.insert(argv.end(), {"--byzantine", fmt::format("{}", fmt::join(plan.byzantine, ",")),
+                                 "--attack", plan.attack});
       }
       if (grid.rounds > 0) argv.insert(argv.end(), {"--rounds", std::to_string(grid.rounds)});
       for (const auto& s : plan.sets) argv.insert(argv.end(), {"--set", s});
@@ -160,7 +168,8 @@ int runExperiment(const ExperimentOptions& o) {
     }
     if (g_stop && !forwarded) {
       std::fprintf(stderr, "\n");
-      spdlog::warn("experiment: interrupted: stopping {} running cell(s); --resume runs the rest", running.size());
+      spdlog::warn("experiment: interrupted: stopping {} running cell(s); --resume runs the rest",
+                   running.size());
       for (const auto& [child, cell] : running) kill(child, SIGINT);
       forwarded = true;
     }
@@ -180,8 +189,9 @@ int runExperiment(const ExperimentOptions& o) {
     const std::string state = g_stop ? "error" : code == 0 ? "ok" : code == 1 ? "failed" : "error";
     status[r.index] = {state, wall};
     const fs::path cell_dir = out / "cells" / cells[r.index].name();
-    std::ofstream(cell_dir / "result.json")
-        << cellRecordJson(readCellResult(cells[r.index], cell_dir / "run", state, wall, plans[r.index].byzantine), code);
+    std::ofstream(cell_dir / "result.json") << cellRecordJson(
+        readCellResult(cells[r.index], cell_dir / "run", state, wall, plans[r.index].byzantine),
+        code);
     if (state != "ok") {
       std::fprintf(stderr, "\n");
       spdlog::warn("experiment: cell {} {} (exit {}); see {}", cells[r.index].name(), state, code,
@@ -195,14 +205,17 @@ int runExperiment(const ExperimentOptions& o) {
 
   std::vector<CellResult> results;
   for (std::size_t i = 0; i < cells.size(); ++i) {
-    const auto [state, wall] = status.contains(i) ? status[i] : std::pair{std::string("error"), 0.0};
+    const auto [state, wall] =
+        status.contains(i) ? status[i] : std::pair{std::string("error"), 0.0};
     const fs::path dir = out / "cells" / cells[i].name();
     // The record holds the figures (written when the cell ended, from its run folder, which
     // may be gone since: runs are not kept between sessions); the logs are read only for a
     // cell without one, or with a record from before records kept figures.
     std::string record;
-    if (std::ifstream in(dir / "result.json"); in) record.assign(std::istreambuf_iterator<char>(in), {});
-    std::optional<CellResult> kept = state != "error" ? cellFromRecord(cells[i], record) : std::nullopt;
+    if (std::ifstream in(dir / "result.json"); in)
+      record.assign(std::istreambuf_iterator<char>(in), {});
+    std::optional<CellResult> kept =
+        state != "error" ? cellFromRecord(cells[i], record) : std::nullopt;
     if (kept) {
       results.push_back(*kept);
       continue;
@@ -212,7 +225,8 @@ int runExperiment(const ExperimentOptions& o) {
       const auto old = nlohmann::json::parse(record, nullptr, false);
       const bool has_code = !old.is_discarded() && old.is_object() && old.contains("exit_code") &&
                             old["exit_code"].is_number_integer();
-      std::ofstream(dir / "result.json") << cellRecordJson(results.back(), has_code ? old["exit_code"].get<int>() : -1);
+      std::ofstream(dir / "result.json")
+          << cellRecordJson(results.back(), has_code ? old["exit_code"].get<int>() : -1);
     }
   }
   std::ofstream(out / "results.csv") << resultsCsv(grid, results);
@@ -223,8 +237,10 @@ int runExperiment(const ExperimentOptions& o) {
     names.push_back(name);
   }
   std::ofstream(out / "results.md") << resultsMarkdown(grid, results, names);
-  fmt::print("results: {}\n         {}\n", (out / "results.csv").string(), (out / "results.md").string());
-  const bool all_ran = std::none_of(results.begin(), results.end(), [](const auto& r) { return r.status == "error"; });
+  fmt::print("results: {}\n         {}\n", (out / "results.csv").string(),
+             (out / "results.md").string());
+  const bool all_ran = std::none_of(results.begin(), results.end(),
+                                    [](const auto& r) { return r.status == "error"; });
   return all_ran && !g_stop ? kExitOk : kExitFailure;
 }
 
@@ -236,16 +252,22 @@ Command addExperimentCommand(CLI::App& root) {
       "experiment",
       "Run every cell of a grid (attacks x rules x seeds x any config field x f) with `phalanx "
       "launch`, and write DIR/results.csv, DIR/results.md and DIR/plots. A failed cell is "
-      "recorded and the grid goes on; --resume skips cells already done and retries those that could not run. Exit 0 when every cell ran.");
-  app->add_option("--grid", o->grid, "grid file (YAML; see configs/experiments/)")->required()->check(CLI::ExistingFile);
+      "recorded and the grid goes on; --resume skips cells already done and retries those that "
+      "could not run. Exit 0 when every cell ran.");
+  app->add_option("--grid", o->grid, "grid file (YAML; see configs/experiments/)")
+      ->required()
+      ->check(CLI::ExistingFile);
   app->add_option("--out", o->out, "results folder")->required();
-  app->add_option("--filter", o->filters, "keep cells whose axis takes one of these values: field=v1,v2")
+  app->add_option("--filter", o->filters,
+                  "keep cells whose axis takes one of these values: field=v1,v2")
       ->allow_extra_args(false);
   app->add_option("--jobs", o->jobs, "cells at a time (default 1)")->check(CLI::Range(1, 16));
-  app->add_flag("--resume", o->resume, "skip the cells already done in --out (cells that could not run are retried)");
+  app->add_flag("--resume", o->resume,
+                "skip the cells already done in --out (cells that could not run are retried)");
   app->add_option("--rounds", o->rounds, "rounds per cell, overriding the grid (a quick pass)")
       ->check(CLI::PositiveNumber);
-  app->add_option("--base-port", o->base_port, "first port (each job slot uses 500 from here; default 20000)");
+  app->add_option("--base-port", o->base_port,
+                  "first port (each job slot uses 500 from here; default 20000)");
   return {app, [o] { return runExperiment(*o); }};
 }
 

@@ -33,7 +33,8 @@ std::optional<int> launchedPid(const std::filesystem::path& run, std::uint32_t i
   std::ifstream in(run / "pids.json");
   const auto j = nlohmann::json::parse(in, nullptr, false);
   const std::string key = std::to_string(id);
-  if (j.is_discarded() || !j.is_object() || !j.contains(key) || !j[key].is_number_integer()) return std::nullopt;
+  if (j.is_discarded() || !j.is_object() || !j.contains(key) || !j[key].is_number_integer())
+    return std::nullopt;
   return j[key].get<int>();
 }
 
@@ -51,7 +52,10 @@ int runInject(const InjectOptions& o) {
   const std::string verb = o.fault.front();
   if (verb == "kill" || verb == "stop" || verb == "cont") {
     if (o.run.empty()) {
-      spdlog::error("inject {}: a process fault needs --run DIR (the --out of the phalanx launch that started it)", verb);
+      spdlog::error(
+          "inject {}: a process fault needs --run DIR (the --out of the phalanx launch that "
+          "started it)",
+          verb);
       return kExitBadInput;
     }
     const auto pid = launchedPid(o.run, o.node);
@@ -84,10 +88,11 @@ int runInject(const InjectOptions& o) {
   httplib::Client http(spec.host, spec.metrics_port);
   http.set_connection_timeout(std::chrono::seconds(2));
   http.set_read_timeout(std::chrono::seconds(5));
-  const auto r = http.Post("/control", {{"Authorization", "Bearer " + token}}, command, "text/plain");
+  const auto r =
+      http.Post("/control", {{"Authorization", "Bearer " + token}}, command, "text/plain");
   if (!r) {
-    spdlog::error("inject: node {} at {}:{} did not answer ({})", o.node, spec.host, spec.metrics_port,
-                  httplib::to_string(r.error()));
+    spdlog::error("inject: node {} at {}:{} did not answer ({})", o.node, spec.host,
+                  spec.metrics_port, httplib::to_string(r.error()));
     // A crash takes the node down before it answers.
     return verb == "crash" ? kExitOk : kExitFailure;
   }
@@ -96,8 +101,10 @@ int runInject(const InjectOptions& o) {
     return kExitOk;
   }
   if (r->status == 504) {
-    spdlog::error("inject: node {} did not apply '{}' in time (busy or hung; it is queued and may still apply)",
-                  o.node, command);
+    spdlog::error(
+        "inject: node {} did not apply '{}' in time (busy or hung; it is queued and may still "
+        "apply)",
+        o.node, command);
     return kExitFailure;
   }
   spdlog::error("inject: node {} answered {}: {}", o.node, r->status, r->body);
@@ -114,12 +121,18 @@ Command addInjectCommand(CLI::App& root) {
       "slow MS, drop P, delay MS, corrupt P, partition ID,ID, attack NAME (or none), heal. To the "
       "process of a peer `phalanx launch` started here (needs --run DIR): kill (SIGKILL), stop "
       "(SIGSTOP), cont (SIGCONT).");
-  app->add_option("--topology", o->topology, "topology file (YAML)")->required()->check(CLI::ExistingFile);
+  app->add_option("--topology", o->topology, "topology file (YAML)")
+      ->required()
+      ->check(CLI::ExistingFile);
   app->add_option("--node", o->node, "the peer's id")->required();
-  app->add_option("--config", o->config, "the run's config (for control.token)")->check(CLI::ExistingFile);
+  app->add_option("--config", o->config, "the run's config (for control.token)")
+      ->check(CLI::ExistingFile);
   app->add_option("--token", o->token, "the control token (instead of --config)");
-  app->add_option("--run", o->run, "the --out folder of the launch that started the peer (process faults)");
-  app->add_option("fault", o->fault, "the fault and its argument, e.g. drop 0.3")->required()->expected(1, 2);
+  app->add_option("--run", o->run,
+                  "the --out folder of the launch that started the peer (process faults)");
+  app->add_option("fault", o->fault, "the fault and its argument, e.g. drop 0.3")
+      ->required()
+      ->expected(1, 2);
   return {app, [o] { return runInject(*o); }};
 }
 

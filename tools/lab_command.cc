@@ -16,11 +16,11 @@
 
 #include "compress/compressor.h"
 #include "compress/decode.h"
+#include "node/json.h"
 #include "node/npy.h"
 #include "robust/aggregator.h"
 #include "robust/attacks.h"
 #include "tools/command.h"
-#include "node/json.h"
 
 namespace phalanx::tools {
 namespace {
@@ -111,10 +111,11 @@ int runAggregate(const AggregateOptions& o) {
       nonfinite[order[k]] = report->nonfinite[k];
       distance[order[k]] = jsonNumber(report->distance[k]);
     }
-    fmt::print("{{\"rule\": \"{}\", \"rows\": {}, \"dim\": {}, \"b\": {}, \"pivot\": {}, "
-               "\"kept\": [{}], \"nonfinite\": [{}], \"distance\": [{}], \"ms\": {:.3f}}}\n",
-               (*agg)->name(), x.rows(), x.cols(), o.b, o.pivot, fmt::join(kept, ", "),
-               fmt::join(nonfinite, ", "), fmt::join(distance, ", "), ms);
+    fmt::print(
+        "{{\"rule\": \"{}\", \"rows\": {}, \"dim\": {}, \"b\": {}, \"pivot\": {}, "
+        "\"kept\": [{}], \"nonfinite\": [{}], \"distance\": [{}], \"ms\": {:.3f}}}\n",
+        (*agg)->name(), x.rows(), x.cols(), o.b, o.pivot, fmt::join(kept, ", "),
+        fmt::join(nonfinite, ", "), fmt::join(distance, ", "), ms);
   }
   return kExitOk;
 }
@@ -141,9 +142,15 @@ int runAttack(const AttackOptions& o) {
   const auto read = readRows(o.in, "honest vectors");
   if (!read) return kExitBadInput;
   const node::NpyArray& h = *read;
-  robust::AttackConfig c{.name = o.name, .tau = o.tau, .alie_z = o.alie_z,
-                         .n = h.rows() + o.f, .f = o.f, .sigma = o.sigma,
-                         .scale_to_mean = o.scale_to_mean, .mimic = o.mimic, .eps = o.eps,
+  robust::AttackConfig c{.name = o.name,
+                         .tau = o.tau,
+                         .alie_z = o.alie_z,
+                         .n = h.rows() + o.f,
+                         .f = o.f,
+                         .sigma = o.sigma,
+                         .scale_to_mean = o.scale_to_mean,
+                         .mimic = o.mimic,
+                         .eps = o.eps,
                          .seed = o.seed};
   c.target = {.rule = o.agg, .pre = splitList(o.pre), .seed = o.seed};
   c.target_b = o.b.value_or(o.f);
@@ -160,7 +167,8 @@ int runAttack(const AttackOptions& o) {
   std::vector<double> weights;
   if ((*attack)->perTarget()) {
     if (!o.target || *o.target >= h.rows()) {
-      spdlog::error("{}: needs --target I, the honest row under attack (0..{})", o.name, h.rows() - 1);
+      spdlog::error("{}: needs --target I, the honest row under attack (0..{})", o.name,
+                    h.rows() - 1);
       return kExitBadInput;
     }
     const double w = 1.0 / double(h.rows() + o.f);
@@ -183,9 +191,10 @@ int runAttack(const AttackOptions& o) {
   if (o.json) {
     double norm = 0;
     for (float v : a) norm += double(v) * v;
-    fmt::print("{{\"attack\": \"{}\", \"honest\": {}, \"dim\": {}, \"f\": {}, \"norm\": {}, "
-               "\"ms\": {:.3f}}}\n",
-               o.name, h.rows(), h.cols(), o.f, jsonNumber(std::sqrt(norm)), ms);
+    fmt::print(
+        "{{\"attack\": \"{}\", \"honest\": {}, \"dim\": {}, \"f\": {}, \"norm\": {}, "
+        "\"ms\": {:.3f}}}\n",
+        o.name, h.rows(), h.cols(), o.f, jsonNumber(std::sqrt(norm)), ms);
   }
   return kExitOk;
 }
@@ -227,9 +236,15 @@ int runCompress(const CompressOptions& o) {
     spdlog::error("give the vector: --in x.npy or --dim D");
     return kExitBadInput;
   }
-  compress::CompressorConfig config{.codec = o.codec, .density = o.density, .values = o.values,
-                                    .bits = o.bits, .bucket = o.bucket, .rank = o.rank,
-                                    .threshold = o.threshold, .unbiased = !o.biased, .seed = o.seed};
+  compress::CompressorConfig config{.codec = o.codec,
+                                    .density = o.density,
+                                    .values = o.values,
+                                    .bits = o.bits,
+                                    .bucket = o.bucket,
+                                    .rank = o.rank,
+                                    .threshold = o.threshold,
+                                    .unbiased = !o.biased,
+                                    .seed = o.seed};
   // A 2-D input is one matrix-shaped layer (what powersgd factors); 1-D is one vector.
   if (x.shape.size() == 2) config.layers = {{x.rows(), x.cols()}};
   auto codec = compress::makeCompressor(config);
@@ -269,14 +284,16 @@ int runCompress(const CompressOptions& o) {
   const double encode_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
   const double decode_ms = std::chrono::duration<double, std::milli>(t2 - t1).count();
   if (o.json) {
-    fmt::print("{{\"codec\": \"{}\", \"dim\": {}, \"bytes\": {}, \"dense_bytes\": {}, "
-               "\"ratio\": {}, \"encode_ms\": {:.3f}, \"decode_ms\": {:.3f}, \"rel_error\": {}}}\n",
-               o.codec, y.size(), e.bytes.size(), std::size_t(dense_bytes), jsonNumber(ratio), encode_ms,
-               decode_ms, jsonNumber(rel_error));
+    fmt::print(
+        "{{\"codec\": \"{}\", \"dim\": {}, \"bytes\": {}, \"dense_bytes\": {}, "
+        "\"ratio\": {}, \"encode_ms\": {:.3f}, \"decode_ms\": {:.3f}, \"rel_error\": {}}}\n",
+        o.codec, y.size(), e.bytes.size(), std::size_t(dense_bytes), jsonNumber(ratio), encode_ms,
+        decode_ms, jsonNumber(rel_error));
   } else {
-    fmt::print("{}: {} entries -> {} bytes (ratio {:.1f}x), encode {:.3f} ms, decode {:.3f} ms, "
-               "relative error {:.4g}\n",
-               o.codec, y.size(), e.bytes.size(), ratio, encode_ms, decode_ms, rel_error);
+    fmt::print(
+        "{}: {} entries -> {} bytes (ratio {:.1f}x), encode {:.3f} ms, decode {:.3f} ms, "
+        "relative error {:.4g}\n",
+        o.codec, y.size(), e.bytes.size(), ratio, encode_ms, decode_ms, rel_error);
   }
   return kExitOk;
 }
@@ -284,14 +301,15 @@ int runCompress(const CompressOptions& o) {
 }  // namespace
 
 Command addLabCommand(CLI::App& root) {
-  CLI::App* lab = root.add_subcommand(
-      "lab",
-      "Run one aggregator, attack or compressor on vectors from .npy files (float32, rows = vectors)");
+  CLI::App* lab = root.add_subcommand("lab",
+                                      "Run one aggregator, attack or compressor on vectors from "
+                                      ".npy files (float32, rows = vectors)");
   lab->require_subcommand(1);
 
   auto agg = std::make_shared<AggregateOptions>();
   CLI::App* a = lab->add_subcommand("aggregate", "Mix the rows of X.npy with one robust rule");
-  a->add_option("--rule", agg->rule, "rule: " + fmt::format("{}", fmt::join(robust::kRuleNames, ", ")))
+  a->add_option("--rule", agg->rule,
+                "rule: " + fmt::format("{}", fmt::join(robust::kRuleNames, ", ")))
       ->check(CLI::IsMember(robust::kRuleNames));
   a->add_option("--b", agg->b, "Byzantine budget b");
   a->add_option("--pivot", agg->pivot, "row that is the node's own vector (default 0)");
@@ -304,14 +322,17 @@ Command addLabCommand(CLI::App& root) {
   a->add_flag("--json", agg->json, "print one JSON line with the report");
 
   auto att = std::make_shared<AttackOptions>();
-  CLI::App* t = lab->add_subcommand("attack", "Craft a Byzantine vector from the honest rows of H.npy");
-  t->add_option("--name", att->name, "attack: " + fmt::format("{}", fmt::join(robust::kAttackNames, ", ")))
+  CLI::App* t =
+      lab->add_subcommand("attack", "Craft a Byzantine vector from the honest rows of H.npy");
+  t->add_option("--name", att->name,
+                "attack: " + fmt::format("{}", fmt::join(robust::kAttackNames, ", ")))
       ->required()
       ->check(CLI::IsMember(robust::kAttackNames));
   t->add_option("--tau", att->tau, "attack strength (ipm default 2.0, alie 1.5)");
   t->add_flag("--z", att->alie_z, "alie: tau = z from n = rows + f and f");
   t->add_option("--f", att->f, "number of Byzantine copies (opt_* searches, alie --z)");
-  t->add_option("--agg", att->agg, "opt_*: the rule attacked")->check(CLI::IsMember(robust::kRuleNames));
+  t->add_option("--agg", att->agg, "opt_*: the rule attacked")
+      ->check(CLI::IsMember(robust::kRuleNames));
   t->add_option("--b", att->b, "opt_*: that rule's budget (default f)");
   t->add_option("--pre", att->pre, "opt_*: that rule's pre-aggregators");
   t->add_option("--sigma", att->sigma, "gaussian: standard deviation");
@@ -320,13 +341,16 @@ Command addLabCommand(CLI::App& root) {
   t->add_option("--eps", att->eps, "dissensus: eps");
   t->add_option("--target", att->target, "dissensus: the honest row under attack");
   t->add_option("--seed", att->seed, "seed (gaussian)");
-  t->add_option("--in", att->in, "H.npy, one honest vector per row")->required()->check(CLI::ExistingFile);
+  t->add_option("--in", att->in, "H.npy, one honest vector per row")
+      ->required()
+      ->check(CLI::ExistingFile);
   t->add_option("--out", att->out, "a.npy, the attack vector")->required();
   t->add_flag("--json", att->json, "print one JSON line");
 
   auto comp = std::make_shared<CompressOptions>();
   CLI::App* c = lab->add_subcommand("compress", "Encode and decode one vector with one compressor");
-  c->add_option("--codec", comp->codec, fmt::format("codec: {}", fmt::join(compress::kCodecNames, ", ")))
+  c->add_option("--codec", comp->codec,
+                fmt::format("codec: {}", fmt::join(compress::kCodecNames, ", ")))
       ->required()
       ->check(CLI::IsMember(compress::kCodecNames));
   c->add_option("--density", comp->density, "topk, topk_sampled, randk: fraction kept");
@@ -334,11 +358,13 @@ Command addLabCommand(CLI::App& root) {
       ->check(CLI::IsMember(compress::kValueTypeNames));
   c->add_option("--bits", comp->bits, "qsgd: bits per entry with the sign (2..16)");
   c->add_option("--rank", comp->rank, "powersgd: rank (the input must be 2-D)");
-  c->add_option("--bucket", comp->bucket, "qsgd, sign: bucket size (0: 128 for qsgd, 1024 for sign)");
+  c->add_option("--bucket", comp->bucket,
+                "qsgd, sign: bucket size (0: 128 for qsgd, 1024 for sign)");
   c->add_option("--threshold", comp->threshold, "threshold: lambda (0: 1/(2 sqrt(k)))");
   c->add_flag("--biased", comp->biased, "randk without the d/k scale; qsgd with its shrink");
   c->add_option("--seed", comp->seed, "the codec's seed (and --dim's data)");
-  c->add_option("--in", comp->in, "x.npy: a vector, or a matrix (one layer)")->check(CLI::ExistingFile);
+  c->add_option("--in", comp->in, "x.npy: a vector, or a matrix (one layer)")
+      ->check(CLI::ExistingFile);
   c->add_option("--dim", comp->dim, "instead of --in: a random vector of this length");
   c->add_option("--dist", comp->dist, "--dim's distribution: gauss, uniform")
       ->check(CLI::IsMember({"gauss", "uniform"}));

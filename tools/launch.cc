@@ -1,15 +1,13 @@
 #include "tools/launch.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spawn.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <cstring>
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -21,8 +19,11 @@ extern char** environ;
 namespace phalanx::tools {
 
 std::string shellQuote(const std::string& word) {
-  const bool plain = !word.empty() && word.find_first_not_of(
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./=:,+-") == std::string::npos;
+  const bool plain =
+      !word.empty() &&
+      word.find_first_not_of(
+          "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./=:,+-") ==
+          std::string::npos;
   if (plain) return word;
   std::string out = "'";
   for (const char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
@@ -41,19 +42,30 @@ LaunchPlan planLaunch(const LaunchRequest& r, const topologies::Topology& topolo
   plan.sets = r.sets;
   // Every peer learns who the attackers are from the config (the attackers' side knowledge:
   // they wait only for honest peers); the honest peers' rules never read it.
-  for (const std::uint32_t id : r.byzantine) plan.sets.push_back(fmt::format("byzantine.{}.attack={}", id, r.attack));
-  plan.command_line = fmt::format("phalanx launch --topology {} --config {}", r.topology_file, r.config_file);
+  for (const std::uint32_t id : r.byzantine)
+    plan.sets.push_back(fmt::format("byzantine.{}.attack={}", id, r.attack));
+  plan.command_line =
+      fmt::format("phalanx launch --topology {} --config {}", r.topology_file, r.config_file);
   if (!r.byzantine.empty()) {
-    plan.command_line += fmt::format(" --byzantine {} --attack {}", fmt::join(r.byzantine, ","), r.attack);
+    plan.command_line +=
+        fmt::format(" --byzantine {} --attack {}", fmt::join(r.byzantine, ","), r.attack);
   }
   if (r.rounds > 0) plan.command_line += fmt::format(" --rounds {}", r.rounds);
   if (!r.wrap.empty()) plan.command_line += " --wrap " + shellQuote(r.wrap);
   for (const auto& s : r.sets) plan.command_line += " --set " + s;
   for (const auto& spec : topology.nodes()) {
     LaunchPeer p{.id = spec.id, .local = !r.wrap.empty() || local_hosts.contains(spec.host)};
-    std::vector<std::string> node{p.local ? r.binary : (r.remote_binary.empty() ? r.binary : r.remote_binary),
-                                  "node", "--topology", r.topology_file, "--config", r.config_file,
-                                  "--id", std::to_string(spec.id), "--out", r.out};
+    std::vector<std::string> node{
+        p.local ? r.binary : (r.remote_binary.empty() ? r.binary : r.remote_binary),
+        "node",
+        "--topology",
+        r.topology_file,
+        "--config",
+        r.config_file,
+        "--id",
+        std::to_string(spec.id),
+        "--out",
+        r.out};
     if (r.rounds > 0) {
       node.push_back("--rounds");
       node.push_back(std::to_string(r.rounds));
@@ -64,7 +76,8 @@ LaunchPlan planLaunch(const LaunchRequest& r, const topologies::Topology& topolo
     }
     if (!r.wrap.empty()) {
       std::string wrap = r.wrap;
-      for (std::size_t at; (at = wrap.find("{id}")) != std::string::npos;) wrap.replace(at, 4, std::to_string(spec.id));
+      for (std::size_t at; (at = wrap.find("{id}")) != std::string::npos;)
+        wrap.replace(at, 4, std::to_string(spec.id));
       std::istringstream words(wrap);
       for (std::string w; words >> w;) p.argv.push_back(w);
       p.argv.insert(p.argv.end(), node.begin(), node.end());
@@ -74,7 +87,8 @@ LaunchPlan planLaunch(const LaunchRequest& r, const topologies::Topology& topolo
       // One remote shell line: the folder first (the node writes its logs there), then exec so
       // a SIGTERM to ssh's session reaches the node.
       LaunchPeer inner{.argv = node};
-      p.argv = {r.ssh, spec.host, fmt::format("mkdir -p {} && exec {}", shellQuote(r.out), inner.shellCommand())};
+      p.argv = {r.ssh, spec.host,
+                fmt::format("mkdir -p {} && exec {}", shellQuote(r.out), inner.shellCommand())};
     }
     plan.peers.push_back(std::move(p));
   }
@@ -95,14 +109,16 @@ std::string selfExecutable() {
 pid_t spawnLogged(const std::vector<std::string>& argv, const std::filesystem::path& log) {
   posix_spawn_file_actions_t files;
   posix_spawn_file_actions_init(&files);
-  posix_spawn_file_actions_addopen(&files, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_addopen(&files, STDOUT_FILENO, log.c_str(),
+                                   O_WRONLY | O_CREAT | O_APPEND, 0644);
   posix_spawn_file_actions_adddup2(&files, STDOUT_FILENO, STDERR_FILENO);
   posix_spawn_file_actions_addopen(&files, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   pid_t pid = -1;
-  const int rc = posix_spawnp(&pid, args[0], &files, nullptr, args.data(), environ);  // PATH: ip, ssh
+  const int rc =
+      posix_spawnp(&pid, args[0], &files, nullptr, args.data(), environ);  // PATH: ip, ssh
   posix_spawn_file_actions_destroy(&files);
   if (rc != 0) {
     spdlog::error("launch: cannot start {}: {}", argv[0], std::strerror(rc));

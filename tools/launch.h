@@ -21,8 +21,8 @@ struct LaunchRequest {
   std::string binary;                           // this phalanx
   std::string remote_binary;                    // phalanx on other hosts; empty: `binary`
   std::string ssh = "ssh";
-  std::uint64_t rounds = 0;                     // 0: the config's
-  std::vector<std::string> sets;                // --set for every peer
+  std::uint64_t rounds = 0;       // 0: the config's
+  std::vector<std::string> sets;  // --set for every peer
   std::set<std::uint32_t> byzantine;
   std::string attack = "alie";
   // A command every peer runs under, "{id}" replaced by its id (tools/netem: "ip netns exec

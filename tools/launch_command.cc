@@ -11,8 +11,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <random>
-
 #include <asio.hpp>
 #include <chrono>
 #include <csignal>
@@ -21,6 +19,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <random>
 #include <set>
 #include <string>
 #include <thread>
@@ -59,10 +58,13 @@ std::set<std::string> localHosts() {
   ifaddrs* list = nullptr;
   if (getifaddrs(&list) == 0) {
     for (ifaddrs* a = list; a; a = a->ifa_next) {
-      if (!a->ifa_addr || (a->ifa_addr->sa_family != AF_INET && a->ifa_addr->sa_family != AF_INET6)) continue;
+      if (!a->ifa_addr || (a->ifa_addr->sa_family != AF_INET && a->ifa_addr->sa_family != AF_INET6))
+        continue;
       char host[NI_MAXHOST] = {};
-      const socklen_t size = a->ifa_addr->sa_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
-      if (getnameinfo(a->ifa_addr, size, host, sizeof host, nullptr, 0, NI_NUMERICHOST) == 0) out.insert(host);
+      const socklen_t size =
+          a->ifa_addr->sa_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
+      if (getnameinfo(a->ifa_addr, size, host, sizeof host, nullptr, 0, NI_NUMERICHOST) == 0)
+        out.insert(host);
     }
     freeifaddrs(list);
   }
@@ -106,7 +108,8 @@ int runLaunch(const LaunchOptions& o) {
     topology = std::make_shared<const topologies::Topology>(topologies::loadTopology(o.topology));
     byzantine = parseIdList(o.byzantine);
     for (const std::uint32_t id : byzantine) {
-      if (!topology->contains(id)) throw std::invalid_argument(fmt::format("--byzantine: no node {} in the topology", id));
+      if (!topology->contains(id))
+        throw std::invalid_argument(fmt::format("--byzantine: no node {} in the topology", id));
     }
     const auto plan_with = [&](const std::vector<std::string>& extra_sets) {
       return planLaunch({.topology_file = fs::absolute(o.topology).string(),
@@ -151,7 +154,8 @@ int runLaunch(const LaunchOptions& o) {
     const auto& spec = topology->node(p.id);
     for (const std::uint16_t port : {spec.port, spec.metrics_port}) {
       if (port > 0 && !portFree(spec.host, port)) {
-        spdlog::error("launch: port {} of node {} on {} is in use (another run still going?)", port, p.id, spec.host);
+        spdlog::error("launch: port {} of node {} on {} is in use (another run still going?)", port,
+                      p.id, spec.host);
         return kExitBadInput;
       }
     }
@@ -181,8 +185,8 @@ int runLaunch(const LaunchOptions& o) {
     }
     pids << "}\n";
   }
-  spdlog::info("launch: {} peers started ({} Byzantine: {}); logs and results under {}", running.size(),
-               byzantine.size(), fmt::join(byzantine, ","), o.out);
+  spdlog::info("launch: {} peers started ({} Byzantine: {}); logs and results under {}",
+               running.size(), byzantine.size(), fmt::join(byzantine, ","), o.out);
 
   Monitor monitor(topology, byzantine, token);
   std::ofstream samples_file(fs::path(o.out) / "monitor.jsonl");
@@ -194,7 +198,8 @@ int runLaunch(const LaunchOptions& o) {
   // Byzantine peers told to stop because no honest peer is left to attack (all of them local):
   // without this they would sit out a deadline per remaining round.
   std::set<std::uint32_t> dismissed;
-  const bool all_local = std::all_of(plan.peers.begin(), plan.peers.end(), [](const auto& p) { return p.local; });
+  const bool all_local =
+      std::all_of(plan.peers.begin(), plan.peers.end(), [](const auto& p) { return p.local; });
   while (!running.empty()) {
     int wstatus = 0;
     for (pid_t pid; (pid = waitpid(-1, &wstatus, WNOHANG)) > 0;) {
@@ -203,10 +208,13 @@ int runLaunch(const LaunchOptions& o) {
         running.erase(it);
       }
     }
-    const bool honest_running =
-        std::any_of(running.begin(), running.end(), [&](const auto& r) { return !byzantine.contains(r.second); });
+    const bool honest_running = std::any_of(running.begin(), running.end(), [&](const auto& r) {
+      return !byzantine.contains(r.second);
+    });
     if (all_local && !honest_running && !running.empty() && dismissed.empty() && !g_interrupted) {
-      spdlog::info("launch: every honest peer has stopped: SIGTERM to the {} Byzantine peer(s) left", running.size());
+      spdlog::info(
+          "launch: every honest peer has stopped: SIGTERM to the {} Byzantine peer(s) left",
+          running.size());
       for (const auto& [pid, id] : running) {
         ::kill(pid, SIGTERM);
         dismissed.insert(id);
@@ -214,7 +222,8 @@ int runLaunch(const LaunchOptions& o) {
       interrupted_at = Clock::now();  // the same SIGKILL fallback as for Ctrl-C
     }
     if (g_interrupted && interrupted_at == Clock::time_point::max()) {
-      spdlog::warn("launch: interrupted: SIGTERM to {} peers (they say Goodbye and exit)", running.size());
+      spdlog::warn("launch: interrupted: SIGTERM to {} peers (they say Goodbye and exit)",
+                   running.size());
       for (const auto& [pid, _] : running) ::kill(pid, SIGTERM);
       interrupted_at = Clock::now();
     }
@@ -245,11 +254,13 @@ int runLaunch(const LaunchOptions& o) {
   std::vector<std::vector<float>> finals;
   for (const auto& p : plan.peers) {
     const bool byz = byzantine.contains(p.id);
-    histories.push_back(readPeerHistory(fs::path(o.out) / fmt::format("node-{}.jsonl", p.id), p.id, byz));
+    histories.push_back(
+        readPeerHistory(fs::path(o.out) / fmt::format("node-{}.jsonl", p.id), p.id, byz));
     const auto it = status.find(p.id);
     const bool clean = it != status.end() && WIFEXITED(it->second) && WEXITSTATUS(it->second) == 0;
     // A diverged peer stopped on purpose after a last evaluation: not a crash, not a success.
-    const bool went_nonfinite = it != status.end() && WIFEXITED(it->second) && WEXITSTATUS(it->second) == kExitDiverged;
+    const bool went_nonfinite =
+        it != status.end() && WIFEXITED(it->second) && WEXITSTATUS(it->second) == kExitDiverged;
     if (went_nonfinite) diverged.push_back(p.id);
     if (!clean && !went_nonfinite && !dismissed.contains(p.id) && p.local) crashed.push_back(p.id);
     if (!byz && !clean) honest_ok = false;
@@ -272,11 +283,12 @@ int runLaunch(const LaunchOptions& o) {
   summary.diverged = diverged;
   const std::string json = summaryJson(summary);
   std::ofstream(fs::path(o.out) / "summary.json") << json << '\n';
-  std::ofstream(fs::path(o.out) / "report.html")
-      << reportHtml(summary, samples, {.title = fmt::format("phalanx run: {}", fs::path(o.config).filename().string()),
-                                       .config_text = readTextFile(o.config),
-                                       .command = plan.command_line,
-                                       .summary_json = json});
+  std::ofstream(fs::path(o.out) / "report.html") << reportHtml(
+      summary, samples,
+      {.title = fmt::format("phalanx run: {}", fs::path(o.config).filename().string()),
+       .config_text = readTextFile(o.config),
+       .command = plan.command_line,
+       .summary_json = json});
   fmt::print("\n{}\nsummary: {}\nreport:  {}\n", json, (fs::path(o.out) / "summary.json").string(),
              (fs::path(o.out) / "report.html").string());
   if (g_interrupted) return kExitFailure;
@@ -293,17 +305,26 @@ Command addLaunchCommand(CLI::App& root) {
       "here, the others over ssh), monitor them live, and write DIR/summary.json and "
       "DIR/report.html. Ctrl-C: Goodbye to every peer, then the summary. Exit 0 when every "
       "honest peer finished.");
-  app->add_option("--topology", o->topology, "topology file (YAML)")->required()->check(CLI::ExistingFile);
-  app->add_option("--config", o->config, "experiment config (YAML)")->required()->check(CLI::ExistingFile);
+  app->add_option("--topology", o->topology, "topology file (YAML)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  app->add_option("--config", o->config, "experiment config (YAML)")
+      ->required()
+      ->check(CLI::ExistingFile);
   app->add_option("--byzantine", o->byzantine, "ids of the Byzantine peers, e.g. 8,9");
   app->add_option("--attack", o->attack, "what the Byzantine peers run (default alie)");
-  app->add_option("--rounds", o->rounds, "rounds (overrides rounds.count)")->check(CLI::PositiveNumber);
-  app->add_option("--set", o->sets, "override a config field for every peer: path=value")->allow_extra_args(false);
-  app->add_option("--out", o->out, "folder for logs, per-peer JSON lines, summary.json, report.html")->required();
+  app->add_option("--rounds", o->rounds, "rounds (overrides rounds.count)")
+      ->check(CLI::PositiveNumber);
+  app->add_option("--set", o->sets, "override a config field for every peer: path=value")
+      ->allow_extra_args(false);
+  app->add_option("--out", o->out,
+                  "folder for logs, per-peer JSON lines, summary.json, report.html")
+      ->required();
   app->add_option("--monitor-every", o->monitor_every, "seconds between scrapes (default 1)")
       ->check(CLI::Range(0.05, 3600.0));
   app->add_option("--ssh", o->ssh, "command that reaches another host (default ssh)");
-  app->add_option("--remote-binary", o->remote_binary, "phalanx's path on the other hosts (default: this one's)");
+  app->add_option("--remote-binary", o->remote_binary,
+                  "phalanx's path on the other hosts (default: this one's)");
   app->add_option("--wrap", o->wrap,
                   "run every peer here under this command, {id} replaced by its id "
                   "(e.g. 'ip netns exec phx{id}' with tools/netem)");

@@ -60,8 +60,8 @@ std::vector<MetricSample> parsePrometheus(const std::string& text) {
   return out;
 }
 
-Monitor::Monitor(std::shared_ptr<const topologies::Topology> topology, std::set<std::uint32_t> byzantine,
-                 std::string token)
+Monitor::Monitor(std::shared_ptr<const topologies::Topology> topology,
+                 std::set<std::uint32_t> byzantine, std::string token)
     : topology_(std::move(topology)), byzantine_(std::move(byzantine)), token_(std::move(token)) {
   for (const auto& n : topology_->nodes()) {
     PeerView v;
@@ -89,19 +89,30 @@ void Monitor::scrape() {
     v.excluded.clear();
     v.heard.clear();
     for (const MetricSample& s : parsePrometheus(metrics->body)) {
-      const auto peer = [&] { return std::uint32_t(std::strtoul(s.labels.at("peer").c_str(), nullptr, 10)); };
-      if (s.name == "phalanx_round") v.round = std::uint64_t(s.value);
-      else if (s.name == "phalanx_test_accuracy") v.test_accuracy = s.value;
-      else if (s.name == "phalanx_bytes_sent_total") v.bytes_sent = s.value;
-      else if (s.name == "phalanx_dense_bytes_total") v.dense_bytes = s.value;
-      else if (s.name == "phalanx_round_seconds_sum") v.round_seconds_sum = s.value;
-      else if (s.name == "phalanx_round_seconds_count") v.round_seconds_count = s.value;
-      else if (s.name == "phalanx_peer_excluded_total" && s.labels.contains("peer")) v.excluded[peer()] = s.value;
-      else if (s.name == "phalanx_peer_heard_total" && s.labels.contains("peer")) v.heard[peer()] = s.value;
+      const auto peer = [&] {
+        return std::uint32_t(std::strtoul(s.labels.at("peer").c_str(), nullptr, 10));
+      };
+      if (s.name == "phalanx_round")
+        v.round = std::uint64_t(s.value);
+      else if (s.name == "phalanx_test_accuracy")
+        v.test_accuracy = s.value;
+      else if (s.name == "phalanx_bytes_sent_total")
+        v.bytes_sent = s.value;
+      else if (s.name == "phalanx_dense_bytes_total")
+        v.dense_bytes = s.value;
+      else if (s.name == "phalanx_round_seconds_sum")
+        v.round_seconds_sum = s.value;
+      else if (s.name == "phalanx_round_seconds_count")
+        v.round_seconds_count = s.value;
+      else if (s.name == "phalanx_peer_excluded_total" && s.labels.contains("peer"))
+        v.excluded[peer()] = s.value;
+      else if (s.name == "phalanx_peer_heard_total" && s.labels.contains("peer"))
+        v.heard[peer()] = s.value;
     }
     v.model.reset();
     if (v.byzantine || token_.empty()) continue;
-    if (const auto model = http.Get("/model", {{"Authorization", "Bearer " + token_}}); model && model->status == 200) {
+    if (const auto model = http.Get("/model", {{"Authorization", "Bearer " + token_}});
+        model && model->status == 200) {
       try {
         v.model = node::parseNpy(model->body, fmt::format("GET /model of node {}", v.id)).data;
       } catch (const node::NpyError&) {
@@ -112,8 +123,12 @@ void Monitor::scrape() {
 }
 
 MonitorFigures Monitor::figures() const {
-  MonitorFigures f{.accuracy_min = kNaN, .accuracy_mean = kNaN, .accuracy_max = kNaN,
-                   .consensus_distance = kNaN, .byzantine_leakage = kNaN, .compression_ratio = kNaN,
+  MonitorFigures f{.accuracy_min = kNaN,
+                   .accuracy_mean = kNaN,
+                   .accuracy_max = kNaN,
+                   .consensus_distance = kNaN,
+                   .byzantine_leakage = kNaN,
+                   .compression_ratio = kNaN,
                    .round_seconds = kNaN};
   std::vector<double> accuracies;
   std::vector<std::vector<float>> models;
@@ -129,7 +144,8 @@ MonitorFigures Monitor::figures() const {
     f.round_max = std::max(f.round_max, v.round);
     first = false;
     if (std::isfinite(v.test_accuracy)) accuracies.push_back(v.test_accuracy);
-    if (v.model && (models.empty() || models[0].size() == v.model->size())) models.push_back(*v.model);
+    if (v.model && (models.empty() || models[0].size() == v.model->size()))
+      models.push_back(*v.model);
     dense += v.dense_bytes;
     sent += v.bytes_sent;
     seconds += v.round_seconds_sum;
@@ -160,8 +176,12 @@ MonitorFigures Monitor::figures() const {
 
 MonitorSample Monitor::sample(double elapsed) const {
   const MonitorFigures f = figures();
-  return {.seconds = elapsed, .round = f.round_min, .consensus_distance = f.consensus_distance,
-          .accuracy_min = f.accuracy_min, .accuracy_mean = f.accuracy_mean, .accuracy_max = f.accuracy_max};
+  return {.seconds = elapsed,
+          .round = f.round_min,
+          .consensus_distance = f.consensus_distance,
+          .accuracy_min = f.accuracy_min,
+          .accuracy_mean = f.accuracy_mean,
+          .accuracy_max = f.accuracy_max};
 }
 
 RunSummary summarizeLive(const MonitorFigures& f, std::span<const MonitorSample> samples,
@@ -193,18 +213,22 @@ std::string Monitor::table(double elapsed) const {
   const MonitorFigures f = figures();
   std::string down;
   for (const std::uint32_t id : f.down) down += (down.empty() ? "" : ",") + std::to_string(id);
-  std::string out = fmt::format("phalanx monitor — {} peers ({} Byzantine: {}), {:.0f} s\n", peers_.size(),
-                                byzantine_.size(), fmt::join(byzantine_, ","), elapsed);
-  out += fmt::format("  {:<34}{}\n", "round (honest, slowest-fastest)", fmt::format("{}-{}", f.round_min, f.round_max));
+  std::string out =
+      fmt::format("phalanx monitor — {} peers ({} Byzantine: {}), {:.0f} s\n", peers_.size(),
+                  byzantine_.size(), fmt::join(byzantine_, ","), elapsed);
+  out += fmt::format("  {:<34}{}\n", "round (honest, slowest-fastest)",
+                     fmt::format("{}-{}", f.round_min, f.round_max));
   out += fmt::format("  {:<34}{} / {} / {}\n", "honest accuracy min/mean/max", show(f.accuracy_min),
                      show(f.accuracy_mean), show(f.accuracy_max));
   out += fmt::format("  {:<34}{}\n", "consensus distance", show(f.consensus_distance, "{:.4g}"));
-  out += fmt::format("  {:<34}{}\n", "Byzantine leakage (kept/mixed)", show(f.byzantine_leakage, "{:.3f}"));
-  out += fmt::format("  {:<34}{}\n", "detection (excluded/mixed)",
-                     std::isfinite(f.byzantine_leakage) ? show(1 - f.byzantine_leakage, "{:.3f}") : "-");
-  out += fmt::format("  {:<34}{}\n", "wire bytes vs dense fp32", std::isfinite(f.compression_ratio)
-                                                                   ? show(f.compression_ratio, "{:.1f}x fewer")
-                                                                   : "-");
+  out += fmt::format("  {:<34}{}\n", "Byzantine leakage (kept/mixed)",
+                     show(f.byzantine_leakage, "{:.3f}"));
+  out += fmt::format(
+      "  {:<34}{}\n", "detection (excluded/mixed)",
+      std::isfinite(f.byzantine_leakage) ? show(1 - f.byzantine_leakage, "{:.3f}") : "-");
+  out += fmt::format(
+      "  {:<34}{}\n", "wire bytes vs dense fp32",
+      std::isfinite(f.compression_ratio) ? show(f.compression_ratio, "{:.1f}x fewer") : "-");
   out += fmt::format("  {:<34}{}\n", "round time (mean)", show(f.round_seconds, "{:.3f} s"));
   out += fmt::format("  {:<34}{}\n", "dead or unreachable peers", down.empty() ? "none" : down);
   return out;

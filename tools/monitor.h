@@ -43,9 +43,9 @@ struct MonitorFigures {
   std::uint64_t round_min = 0, round_max = 0;  // honest peers that answer
   double accuracy_min, accuracy_mean, accuracy_max;
   double consensus_distance;
-  double byzantine_leakage;  // Byzantine vectors kept / mixed by honest rules, so far
-  double compression_ratio;  // dense / wire bytes, honest peers
-  double round_seconds;      // mean
+  double byzantine_leakage;         // Byzantine vectors kept / mixed by honest rules, so far
+  double compression_ratio;         // dense / wire bytes, honest peers
+  double round_seconds;             // mean
   std::vector<std::uint32_t> down;  // peers that did not answer
 };
 

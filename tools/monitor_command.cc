@@ -8,14 +8,15 @@
 
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
-#include <cstdlib>
 
 #include "node/config.h"
 #include "tools/command.h"
@@ -32,7 +33,8 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 struct MonitorOptions {
-  std::string topology, byzantine, summary, report, from, prometheus_config, config, png, token;
+  std::string topology, byzantine, summary, report, from, prometheus_config, config, png, token,
+      baseline;
   double every = 1.0, duration = 0;
 };
 
@@ -52,70 +54,111 @@ void writePngs(const fs::path& dir, const std::vector<NamedChart>& charts) {
         "chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=640,320 "
         "--screenshot={} {} >/dev/null 2>&1",
         shellQuote((dir / (chart.name + ".png")).string()), shellQuote("file://" + svg.string()));
-    if (std::system(command.c_str()) != 0) spdlog::warn("monitor --png: chromium failed on {}", svg.string());
+    if (std::system(command.c_str()) != 0)
+      spdlog::warn("monitor --png: chromium failed on {}", svg.string());
   }
-  if (!chromium) spdlog::warn("monitor --png: chromium is not installed; wrote the SVGs only, to {}", dir.string());
-  else fmt::print("plots: {}/*.png\n", dir.string());
+  if (!chromium)
+    spdlog::warn("monitor --png: chromium is not installed; wrote the SVGs only, to {}",
+                 dir.string());
+  else
+    fmt::print("plots: {}/*.png\n", dir.string());
 }
 
-void writeOutputs(const MonitorOptions& o, const RunSummary& summary, std::span<const MonitorSample> samples,
-                  const std::string& config_text, const std::string& command) {
-  const std::string json = summaryJson(summary);
-  fmt::print("{}\n", json);
-  if (!o.summary.empty()) std::ofstream(o.summary) << json << '\n';
-  if (!o.report.empty()) {
-    std::ofstream(o.report) << reportHtml(summary, samples, {.title = "phalanx run", .config_text = config_text,
-                                                              .command = command, .summary_json = json});
-    fmt::print("report: {}\n", o.report);
-  }
-  if (!o.png.empty()) writePngs(fs::path(o.png), reportCharts(summary, samples));
-}
-
-int prometheusConfig(const std::string& file) {
-  const auto topology = topologies::loadTopology(file);
-  fmt::print("# Prometheus scrape configuration for {} (phalanx monitor --prometheus-config)\n", file);
-  fmt::print("scrape_configs:\n  - job_name: phalanx\n    scrape_interval: 5s\n    static_configs:\n");
-  for (const auto& n : topology.nodes()) {
-    if (n.metrics_port == 0) continue;
-    fmt::print("      - targets: ['{}:{}']\n        labels: {{peer: '{}'}}\n", n.host, n.metrics_port, n.id);
-  }
-  return kExitOk;
-}
-
-// A finished launch's folder: the peers' JSON lines, the monitor's samples, its summary.
-int fromFolder(const MonitorOptions& o) {
-  const fs::path dir = o.from;
+// A finished launch's folder read back: the peers' JSON lines, the monitor's samples, and
+// who was Byzantine or crashed (summary.json, unless `byzantine` names them).
+struct Folder {
+  RunSummary summary;
+  std::vector<MonitorSample> samples;
+};
+std::optional<Folder> readFolder(const fs::path& dir, const std::string& byzantine_ids) {
   std::set<std::uint32_t> byzantine;
   std::vector<std::uint32_t> crashed;
-  if (!o.byzantine.empty()) byzantine = parseIdList(o.byzantine);
+  if (!byzantine_ids.empty()) byzantine = parseIdList(byzantine_ids);
   {
     std::ifstream in(dir / "summary.json");
     const auto j = nlohmann::json::parse(in, nullptr, false);
     if (!j.is_discarded() && j.is_object()) {
-      if (o.byzantine.empty() && j.contains("byzantine")) byzantine = j["byzantine"].get<std::set<std::uint32_t>>();
+      if (byzantine_ids.empty() && j.contains("byzantine"))
+        byzantine = j["byzantine"].get<std::set<std::uint32_t>>();
       if (j.contains("crashed")) crashed = j["crashed"].get<std::vector<std::uint32_t>>();
     }
   }
   std::vector<PeerHistory> peers;
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    const std::string name = entry.path().filename().string();
-    if (!name.starts_with("node-") || !name.ends_with(".jsonl")) continue;
-    const std::uint32_t id = std::uint32_t(std::stoul(name.substr(5)));
-    peers.push_back(readPeerHistory(entry.path(), id, byzantine.contains(id)));
+  if (fs::is_directory(dir)) {
+    for (const auto& entry : fs::directory_iterator(dir)) {
+      const std::string name = entry.path().filename().string();
+      if (!name.starts_with("node-") || !name.ends_with(".jsonl")) continue;
+      const std::uint32_t id = std::uint32_t(std::stoul(name.substr(5)));
+      peers.push_back(readPeerHistory(entry.path(), id, byzantine.contains(id)));
+    }
   }
-  if (peers.empty()) {
+  if (peers.empty()) return std::nullopt;
+  std::sort(peers.begin(), peers.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+  Folder f;
+  f.samples = readMonitorSamples(dir / "monitor.jsonl");
+  f.summary = summarize(peers, f.samples, crashed);
+  return f;
+}
+
+void writeOutputs(const MonitorOptions& o, const RunSummary& summary,
+                  std::span<const MonitorSample> samples, const std::string& config_text,
+                  const std::string& command) {
+  const std::string json = summaryJson(summary);
+  fmt::print("{}\n", json);
+  if (!o.summary.empty()) std::ofstream(o.summary) << json << '\n';
+  std::optional<RunSummary> baseline;
+  if (!o.baseline.empty()) {
+    if (auto clean = readFolder(o.baseline, "")) {
+      baseline = std::move(clean->summary);
+    } else {
+      spdlog::warn("monitor --baseline {}: no node-K.jsonl files there; no baseline drawn",
+                   o.baseline);
+    }
+  }
+  if (!o.report.empty()) {
+    std::ofstream(o.report) << reportHtml(summary, samples,
+                                          {.title = "phalanx run",
+                                           .config_text = config_text,
+                                           .command = command,
+                                           .summary_json = json,
+                                           .baseline = baseline});
+    fmt::print("report: {}\n", o.report);
+  }
+  if (!o.png.empty()) {
+    writePngs(fs::path(o.png), reportCharts(summary, samples, baseline ? &*baseline : nullptr));
+  }
+}
+
+int prometheusConfig(const std::string& file) {
+  const auto topology = topologies::loadTopology(file);
+  fmt::print("# Prometheus scrape configuration for {} (phalanx monitor --prometheus-config)\n",
+             file);
+  fmt::print(
+      "scrape_configs:\n  - job_name: phalanx\n    scrape_interval: 5s\n    static_configs:\n");
+  for (const auto& n : topology.nodes()) {
+    if (n.metrics_port == 0) continue;
+    fmt::print("      - targets: ['{}:{}']\n        labels: {{peer: '{}'}}\n", n.host,
+               n.metrics_port, n.id);
+  }
+  return kExitOk;
+}
+
+// A finished launch's folder: its summary and report again.
+int fromFolder(const MonitorOptions& o) {
+  const fs::path dir = o.from;
+  const auto folder = readFolder(dir, o.byzantine);
+  if (!folder) {
     spdlog::error("monitor --from {}: no node-K.jsonl files there", o.from);
     return kExitBadInput;
   }
-  std::sort(peers.begin(), peers.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
-  const auto samples = readMonitorSamples(dir / "monitor.jsonl");
-  const RunSummary summary = summarize(peers, samples, crashed);
-  writeOutputs(o, summary, samples, readTextFile(dir / "config.yaml"), readTextFile(dir / "command.txt"));
+  writeOutputs(o, folder->summary, folder->samples, readTextFile(dir / "config.yaml"),
+               readTextFile(dir / "command.txt"));
   return kExitOk;
 }
 
 int live(const MonitorOptions& o) {
-  auto topology = std::make_shared<const topologies::Topology>(topologies::loadTopology(o.topology));
+  auto topology =
+      std::make_shared<const topologies::Topology>(topologies::loadTopology(o.topology));
   const std::set<std::uint32_t> byzantine = parseIdList(o.byzantine);
   std::string token = o.token;
   if (token.empty() && !o.config.empty()) token = node::loadConfig(o.config).control.token;
@@ -141,9 +184,11 @@ int live(const MonitorOptions& o) {
     if ((!any_up && !seen_up.empty()) || (o.duration > 0 && elapsed >= o.duration)) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(std::int64_t(o.every * 1000)));
   }
-  const RunSummary summary = summarizeLive(monitor.figures(), samples,
-                                           std::vector<std::uint32_t>(crashed.begin(), crashed.end()), byzantine);
-  writeOutputs(o, summary, samples, o.config.empty() ? "" : readTextFile(o.config), "phalanx monitor --topology " + o.topology);
+  const RunSummary summary =
+      summarizeLive(monitor.figures(), samples,
+                    std::vector<std::uint32_t>(crashed.begin(), crashed.end()), byzantine);
+  writeOutputs(o, summary, samples, o.config.empty() ? "" : readTextFile(o.config),
+               "phalanx monitor --topology " + o.topology);
   return kExitOk;
 }
 
@@ -152,7 +197,8 @@ int runMonitor(const MonitorOptions& o) {
     if (!o.prometheus_config.empty()) return prometheusConfig(o.prometheus_config);
     if (!o.from.empty()) return fromFolder(o);
     if (o.topology.empty()) {
-      spdlog::error("monitor: --topology is required (or --from DIR, or --prometheus-config T.yaml)");
+      spdlog::error(
+          "monitor: --topology is required (or --from DIR, or --prometheus-config T.yaml)");
       return kExitBadInput;
     }
     return live(o);
@@ -182,13 +228,22 @@ Command addMonitorCommand(CLI::App& root) {
   app->add_option("--byzantine", o->byzantine, "ids the monitor knows to be Byzantine, e.g. 8,9");
   app->add_option("--summary", o->summary, "write the summary JSON here");
   app->add_option("--report", o->report, "write the HTML report here");
-  app->add_option("--png", o->png, "also write each plot as DIR/NAME.svg and DIR/NAME.png (via chromium)");
-  app->add_option("--config", o->config, "the run's config, shown in the report (its control.token reads /model)")
+  app->add_option("--png", o->png,
+                  "also write each plot as DIR/NAME.svg and DIR/NAME.png (via chromium)");
+  app->add_option("--config", o->config,
+                  "the run's config, shown in the report (its control.token reads /model)")
       ->check(CLI::ExistingFile);
-  app->add_option("--token", o->token, "the control token that GET /model requires (instead of --config)");
-  app->add_option("--from", o->from, "a finished launch's --out folder")->check(CLI::ExistingDirectory);
-  app->add_option("--every", o->every, "seconds between scrapes (default 1)")->check(CLI::Range(0.05, 3600.0));
-  app->add_option("--duration", o->duration, "stop after this many seconds (default: until Ctrl-C)");
+  app->add_option("--token", o->token,
+                  "the control token that GET /model requires (instead of --config)");
+  app->add_option("--from", o->from, "a finished launch's --out folder")
+      ->check(CLI::ExistingDirectory);
+  app->add_option("--baseline", o->baseline,
+                  "a clean run's --out folder: its figures and accuracy beside this run's")
+      ->check(CLI::ExistingDirectory);
+  app->add_option("--every", o->every, "seconds between scrapes (default 1)")
+      ->check(CLI::Range(0.05, 3600.0));
+  app->add_option("--duration", o->duration,
+                  "stop after this many seconds (default: until Ctrl-C)");
   app->add_option("--prometheus-config", o->prometheus_config,
                   "print a Prometheus scrape configuration for this topology file and exit")
       ->check(CLI::ExistingFile);

@@ -11,9 +11,9 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <optional>
 #include <future>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -74,9 +74,11 @@ std::shared_ptr<spdlog::logger> makeLogger(std::uint32_t id, const std::string& 
   std::vector<spdlog::sink_ptr> sinks{std::make_shared<spdlog::sinks::stderr_color_sink_mt>()};
   if (!out.empty()) {
     sinks.push_back(std::make_shared<spdlog::sinks::basic_file_sink_mt>(
-        (std::filesystem::path(out) / fmt::format("node-{}.log", id)).string(), /*truncate=*/false));
+        (std::filesystem::path(out) / fmt::format("node-{}.log", id)).string(),
+        /*truncate=*/false));
   }
-  auto log = std::make_shared<spdlog::logger>(fmt::format("node-{}", id), sinks.begin(), sinks.end());
+  auto log =
+      std::make_shared<spdlog::logger>(fmt::format("node-{}", id), sinks.begin(), sinks.end());
   log->set_pattern(fmt::format("[%Y-%m-%d %H:%M:%S.%e] [%l] [node {}] %v", id));
   log->set_level(spdlog::get_level());  // --log-level
   log->flush_on(spdlog::level::info);
@@ -100,7 +102,8 @@ int runNode(const NodeOptions& o) {
   std::uint32_t id = 0;
   try {
     setup.config = node::loadConfig(o.config, o.sets);
-    setup.topology = std::make_shared<const topologies::Topology>(topologies::loadTopology(o.topology));
+    setup.topology =
+        std::make_shared<const topologies::Topology>(topologies::loadTopology(o.topology));
     id = resolveId(o.id, *setup.topology);
   } catch (const node::ConfigError& e) {
     spdlog::error("{}", e.what());
@@ -130,13 +133,16 @@ int runNode(const NodeOptions& o) {
   const topologies::NodeSpec self = setup.topology->node(id);
   setup.listen_host = o.listen_host.empty() ? self.host : o.listen_host;
   if (!config.checkpoint.dir.empty()) {
-    setup.checkpoint_dir = std::filesystem::path(config.checkpoint.dir) / fmt::format("node-{}", id);
+    setup.checkpoint_dir =
+        std::filesystem::path(config.checkpoint.dir) / fmt::format("node-{}", id);
   } else if (!o.out.empty() && config.checkpoint.every > 0) {
-    setup.checkpoint_dir = std::filesystem::path(o.out) / "checkpoints" / fmt::format("node-{}", id);
+    setup.checkpoint_dir =
+        std::filesystem::path(o.out) / "checkpoints" / fmt::format("node-{}", id);
   }
   if ((o.resume || config.checkpoint.every > 0) && setup.checkpoint_dir.empty()) {
-    log->error("{}: no checkpoint folder: set checkpoint.dir, or give --out (with checkpoint.every > 0)",
-               o.resume ? "--resume" : "checkpoint.every");
+    log->error(
+        "{}: no checkpoint folder: set checkpoint.dir, or give --out (with checkpoint.every > 0)",
+        o.resume ? "--resume" : "checkpoint.every");
     return kExitBadInput;
   }
 
@@ -241,23 +247,31 @@ Command addNodeCommand(CLI::App& root) {
       "robust mixing. Serves /metrics and /model on the node's metrics_port; with --out writes "
       "DIR/node-K.jsonl (one JSON object per round) and DIR/node-K.log. SIGTERM or Ctrl-C: "
       "Goodbye to the neighbours and exit. Exit 0 when every round ran; an honest peer then "
-      "writes its final parameters to DIR/node-K.npy. Exit 3 when the model went NaN/Inf (diverged; "
+      "writes its final parameters to DIR/node-K.npy. Exit 3 when the model went NaN/Inf "
+      "(diverged; "
       "stopped after a last evaluation).");
-  app->add_option("--topology", opts->topology, "topology file (YAML)")->required()->check(CLI::ExistingFile);
-  app->add_option("--config", opts->config, "experiment config (YAML)")->required()->check(CLI::ExistingFile);
-  app->add_option("--id", opts->id, "this node's id in the topology, or auto (SLURM_PROCID / OMPI_COMM_WORLD_RANK)")
+  app->add_option("--topology", opts->topology, "topology file (YAML)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  app->add_option("--config", opts->config, "experiment config (YAML)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  app->add_option("--id", opts->id,
+                  "this node's id in the topology, or auto (SLURM_PROCID / OMPI_COMM_WORLD_RANK)")
       ->required();
   app->add_option("--rounds", opts->rounds, "number of rounds (overrides rounds.count)")
       ->check(CLI::PositiveNumber);
   app->add_option("--set", opts->sets, "override a config field: path=value, e.g. mixing.rule=mean")
       ->allow_extra_args(false);
-  app->add_option("--attack", opts->attack,
-                  "run as a Byzantine peer with this attack: robust/'s vector attacks (also as "
-                  "equivocate:NAME, crafted per target), labelflip, silent, garbage, wrong_dim, replay, "
-                  "stall, round_lie, resync_flood, keyframe_spam (docs/PROTOCOL.md)");
+  app->add_option(
+      "--attack", opts->attack,
+      "run as a Byzantine peer with this attack: robust/'s vector attacks (also as "
+      "equivocate:NAME, crafted per target), labelflip, silent, garbage, wrong_dim, replay, "
+      "stall, round_lie, resync_flood, keyframe_spam (docs/PROTOCOL.md)");
   app->add_option("--out", opts->out, "folder for node-K.jsonl, node-K.log (and checkpoints)");
   app->add_flag("--resume", opts->resume, "start from the newest usable checkpoint");
-  app->add_option("--listen-host", opts->listen_host, "address to bind (default: the topology's host)");
+  app->add_option("--listen-host", opts->listen_host,
+                  "address to bind (default: the topology's host)");
   app->add_option("--join-timeout-ms", opts->join_timeout_ms,
                   "round 0 waits this long for every neighbour to connect (default 30000)");
   return {app, [opts] { return runNode(*opts); }};

@@ -32,7 +32,9 @@ bool contains(const std::vector<std::uint32_t>& ids, std::uint32_t id) {
   return std::find(ids.begin(), ids.end(), id) != ids.end();
 }
 
-nlohmann::json numberOrNull(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
+nlohmann::json numberOrNull(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json();
+}
 
 }  // namespace
 
@@ -41,13 +43,15 @@ PeerHistory readPeerHistory(const std::filesystem::path& jsonl, std::uint32_t id
   std::ifstream in(jsonl);
   for (std::string line; std::getline(in, line);) {
     const auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded() || !j.is_object() || !j.contains("round") || !j["round"].is_number_unsigned()) {
+    if (j.is_discarded() || !j.is_object() || !j.contains("round") ||
+        !j["round"].is_number_unsigned()) {
       ++h.malformed_lines;
       continue;
     }
     RoundPoint p;
     p.round = j["round"].get<std::uint64_t>();
-    if (j.contains("test_accuracy") && j["test_accuracy"].is_number()) p.test_accuracy = j["test_accuracy"].get<double>();
+    if (j.contains("test_accuracy") && j["test_accuracy"].is_number())
+      p.test_accuracy = j["test_accuracy"].get<double>();
     p.train_loss = numberOr(j, "train_loss", kNaN);
     p.bytes_sent_total = std::uint64_t(numberOr(j, "bytes_sent_total", 0));
     p.dense_bytes_total = std::uint64_t(numberOr(j, "dense_bytes_total", 0));
@@ -64,7 +68,8 @@ double consensusDistance(std::span<const std::vector<float>> models) {
   const std::size_t d = models[0].size();
   std::vector<double> mean(d, 0.0);
   for (const auto& x : models) {
-    if (x.size() != d) throw std::invalid_argument("consensus distance: models of different lengths");
+    if (x.size() != d)
+      throw std::invalid_argument("consensus distance: models of different lengths");
     for (std::size_t k = 0; k < d; ++k) mean[k] += x[k];
   }
   for (double& m : mean) m /= double(models.size());
@@ -129,7 +134,8 @@ RunSummary summarize(std::span<const PeerHistory> peers, std::span<const Monitor
       sent += double(p.rounds.back().bytes_sent_total);
     }
     // A crashed peer's last evaluation is stale: the run's accuracy is the survivors'.
-    if (last && std::find(s.crashed.begin(), s.crashed.end(), p.id) == s.crashed.end()) finals.push_back(*last);
+    if (last && std::find(s.crashed.begin(), s.crashed.end(), p.id) == s.crashed.end())
+      finals.push_back(*last);
     for (const auto& [j, counts] : heard) s.exclusion_share[p.id][j] = counts.first / counts.second;
   }
   if (finals.empty()) {

@@ -57,24 +57,25 @@ std::vector<MonitorSample> readMonitorSamples(const std::filesystem::path& jsonl
 struct RoundSeries {
   std::vector<std::uint64_t> rounds;  // evaluation rounds
   std::vector<double> accuracy_min, accuracy_mean, accuracy_max;
-  std::vector<double> wire_bytes;     // mean honest bytes sent by then
+  std::vector<double> wire_bytes;               // mean honest bytes sent by then
   std::vector<std::uint64_t> detection_rounds;  // every round with a Byzantine vector mixed
-  std::vector<double> detection;      // share of honest peers excluding one, that round
+  std::vector<double> detection;                // share of honest peers excluding one, that round
 };
 
 struct RunSummary {
   // Each honest peer's last evaluation, crashed peers left out.
   double honest_accuracy_mean = 0, honest_accuracy_min = 0, honest_accuracy_max = 0;
-  double consensus_distance = 0;   // the last measured; NaN when never measured
-  double byzantine_leakage = 0;    // Byzantine vectors kept / Byzantine vectors mixed (honest rules)
-  double detection_rate = 0;       // honest peer-rounds excluding a Byzantine vector / those mixing one
-  double compression_ratio = 0;    // Σ dense fp32 bytes / Σ wire bytes over honest peers
+  double consensus_distance = 0;  // the last measured; NaN when never measured
+  double byzantine_leakage = 0;   // Byzantine vectors kept / Byzantine vectors mixed (honest rules)
+  double detection_rate = 0;  // honest peer-rounds excluding a Byzantine vector / those mixing one
+  double compression_ratio = 0;  // Σ dense fp32 bytes / Σ wire bytes over honest peers
   double round_seconds_mean = 0;
-  std::uint64_t rounds = 0;        // rounds the furthest honest peer completed
-  std::vector<std::uint32_t> crashed;    // peers whose process died before finishing
-  std::vector<std::uint32_t> diverged;   // honest peers stopped because their model went NaN/Inf
+  std::uint64_t rounds = 0;             // rounds the furthest honest peer completed
+  std::vector<std::uint32_t> crashed;   // peers whose process died before finishing
+  std::vector<std::uint32_t> diverged;  // honest peers stopped because their model went NaN/Inf
   std::vector<std::uint32_t> byzantine;
-  std::map<std::uint32_t, std::map<std::uint32_t, double>> exclusion_share;  // honest i -> peer j -> share
+  std::map<std::uint32_t, std::map<std::uint32_t, double>>
+      exclusion_share;  // honest i -> peer j -> share
   RoundSeries series;
 };
 

@@ -5,15 +5,15 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
+#include <cmath>
 #include <fstream>
 #include <iostream>
-#include <cmath>
 #include <memory>
 #include <sstream>
 #include <string>
 
-#include "tools/command.h"
 #include "node/json.h"
+#include "tools/command.h"
 #include "topologies/analysis.h"
 #include "topologies/convert.h"
 #include "topologies/generators.h"
@@ -46,8 +46,7 @@ std::string formatCheck(const TopologyCheck& c) {
   std::string out = fmt::format(
       "nodes {}, edges {}, degree min {} / mean {:.2f} / max {}\n"
       "connected: {}{}\n",
-      c.nodes, c.edges, c.min_degree, c.mean_degree, c.max_degree,
-      c.components == 1 ? "yes" : "no",
+      c.nodes, c.edges, c.min_degree, c.mean_degree, c.max_degree, c.components == 1 ? "yes" : "no",
       c.components == 1 ? "" : fmt::format(" ({} components)", c.components));
   out += std::isfinite(c.spectral_gap)
              ? fmt::format("spectral gap (Metropolis weights): {:.6f}\n", c.spectral_gap)
@@ -66,8 +65,8 @@ std::string checkToJson(const TopologyCheck& c) {
   std::string nodes;
   for (const auto& n : c.per_node) {
     if (!nodes.empty()) nodes += ",";
-    nodes += fmt::format(R"({{"id":{},"degree":{},"budget":{},"tolerable":{}}})", n.id,
-                         n.degree, n.budget, n.tolerable);
+    nodes += fmt::format(R"({{"id":{},"degree":{},"budget":{},"tolerable":{}}})", n.id, n.degree,
+                         n.budget, n.tolerable);
   }
   std::string warnings;
   for (const auto& w : c.warnings) warnings += (warnings.empty() ? "" : ",") + jsonString(w);
@@ -134,8 +133,8 @@ int runConvert(const TopologyOptions& o) {
     if (!in) throw TopologyError(fmt::format("{}: cannot read the file", o.file));
     std::stringstream text;
     text << in.rdbuf();
-    const Topology t = o.from == "yaml" ? parseTopology(text.str(), o.file)
-                                        : fromGraphFile(text.str(), o);
+    const Topology t =
+        o.from == "yaml" ? parseTopology(text.str(), o.file) : fromGraphFile(text.str(), o);
     if (o.to == "yaml") {
       std::cout << toYaml(t, fmt::format("converted from {} ({})", o.file, o.from));
     } else {
@@ -176,8 +175,7 @@ Command addTopologyCommand(CLI::App& root) {
   addAddressing(gen, *o);
   gen->add_option("--p", o->params.p, "erdos_renyi: edge probability")->capture_default_str();
   gen->add_option("--degree", o->params.degree, "regular: degree")->capture_default_str();
-  gen->add_option("--rows", o->params.rows, "torus: rows (0: most square)")
-      ->capture_default_str();
+  gen->add_option("--rows", o->params.rows, "torus: rows (0: most square)")->capture_default_str();
   gen->add_option("--bridges", o->params.bridges, "two_cliques: edges between the halves")
       ->capture_default_str();
   gen->add_option("--path", o->params.path, "dumbbell: nodes on the path between the cliques")

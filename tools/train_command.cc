@@ -66,12 +66,13 @@ int runTrain(const TrainOptions& opts) {
       loss_sum = 0;
       loss_count = 0;
       const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-      std::printf("round %llu/%llu  epoch %.2f  lr %.5f  train_loss %.4f  test_loss %.4f  "
-                  "test_accuracy %.4f  %.1fs\n",
-                  static_cast<unsigned long long>(t + 1),
-                  static_cast<unsigned long long>(config.rounds.count),
-                  double(t + 1) * double(trainer.batchSize()) / samples_per_epoch,
-                  trainer.learningRate(t), last_train_loss, eval.loss, eval.accuracy, seconds);
+      std::printf(
+          "round %llu/%llu  epoch %.2f  lr %.5f  train_loss %.4f  test_loss %.4f  "
+          "test_accuracy %.4f  %.1fs\n",
+          static_cast<unsigned long long>(t + 1),
+          static_cast<unsigned long long>(config.rounds.count),
+          double(t + 1) * double(trainer.batchSize()) / samples_per_epoch, trainer.learningRate(t),
+          last_train_loss, eval.loss, eval.accuracy, seconds);
       std::fflush(stdout);
     }
   }
@@ -79,13 +80,12 @@ int runTrain(const TrainOptions& opts) {
   const double train_seconds = std::chrono::duration<double>(training_time).count();
   const double samples = double(config.rounds.count) * double(trainer.batchSize());
   if (opts.json) {
-    std::printf("%s\n",
-                fmt::format("{{\"test_accuracy\": {:.6f}, \"test_loss\": {:.6f}, "
-                            "\"train_loss\": {:.6f}, \"rounds\": {}, \"seconds\": {:.3f}, "
-                            "\"samples_per_second\": {:.1f}}}",
-                            eval.accuracy, eval.loss, last_train_loss, config.rounds.count,
-                            seconds, samples / std::max(train_seconds, 1e-9))
-                    .c_str());
+    std::printf("%s\n", fmt::format("{{\"test_accuracy\": {:.6f}, \"test_loss\": {:.6f}, "
+                                    "\"train_loss\": {:.6f}, \"rounds\": {}, \"seconds\": {:.3f}, "
+                                    "\"samples_per_second\": {:.1f}}}",
+                                    eval.accuracy, eval.loss, last_train_loss, config.rounds.count,
+                                    seconds, samples / std::max(train_seconds, 1e-9))
+                            .c_str());
   }
   return kExitOk;
 }
@@ -104,7 +104,8 @@ Command addTrainCommand(CLI::App& root) {
       ->check(CLI::ExistingFile);
   app->add_option("--rounds", opts->rounds, "number of local steps (overrides rounds.count)")
       ->check(CLI::PositiveNumber);
-  app->add_option("--set", opts->sets, "override a config field: path=value, e.g. optimizer.lr=0.05")
+  app->add_option("--set", opts->sets,
+                  "override a config field: path=value, e.g. optimizer.lr=0.05")
       ->allow_extra_args(false);
   app->add_flag("--json", opts->json, "end with one JSON line of results");
   return {app, [opts] { return runTrain(*opts); }};

@@ -56,8 +56,8 @@ TopologyCheck checkTopology(const Topology& topology) {
     c.min_degree = std::min(c.min_degree, nc.degree);
     c.max_degree = std::max(c.max_degree, nc.degree);
     if (nc.degree == 0) {
-      c.warnings.push_back(fmt::format("node {} has no neighbours: it can only train alone",
-                                       node.id));
+      c.warnings.push_back(
+          fmt::format("node {} has no neighbours: it can only train alone", node.id));
     } else if (nc.budget > nc.tolerable) {
       c.warnings.push_back(fmt::format(
           "node {}: byzantine budget {} cannot hold with {} neighbours (at most {}: the "
@@ -76,8 +76,7 @@ TopologyCheck checkTopology(const Topology& topology) {
   c.components = componentCount(c.nodes, by_index);
   if (c.components > 1) {
     c.warnings.push_back(fmt::format(
-        "the graph falls into {} disconnected parts: their models will never agree",
-        c.components));
+        "the graph falls into {} disconnected parts: their models will never agree", c.components));
   }
 
   if (c.nodes > kMaxSpectralNodes) {

@@ -114,9 +114,9 @@ std::string writeGraphFile(const Topology& t, const std::string& format) {
   }
   for (std::size_t i = 0; i < t.size(); ++i) {
     if (t.nodes()[i].id != i) {
-      throw TopologyError(fmt::format(
-          "{} numbers nodes 0..{}; this topology has node id {} in position {}", format,
-          t.size() - 1, t.nodes()[i].id, i));
+      throw TopologyError(
+          fmt::format("{} numbers nodes 0..{}; this topology has node id {} in position {}", format,
+                      t.size() - 1, t.nodes()[i].id, i));
     }
   }
   std::string out = fmt::format("{}\n", t.size());
@@ -126,7 +126,8 @@ std::string writeGraphFile(const Topology& t, const std::string& format) {
       for (NodeId peer : t.neighbours(node.id)) out += fmt::format("{} {}\n", node.id, peer);
     }
   } else {
-    for (const auto& node : t.nodes()) out += fmt::format("{}\n", fmt::join(t.neighbours(node.id), " "));
+    for (const auto& node : t.nodes())
+      out += fmt::format("{}\n", fmt::join(t.neighbours(node.id), " "));
   }
   return out;
 }

@@ -118,9 +118,8 @@ std::optional<Edges> regular(std::size_t n, std::size_t degree, std::mt19937_64&
 
 const std::vector<std::string>& generatorParamNames(const std::string& kind) {
   static const std::map<std::string, std::vector<std::string>> names{
-      {"torus", {"rows"}},          {"erdos_renyi", {"p", "seed"}},
-      {"regular", {"degree", "seed"}}, {"two_cliques", {"bridges"}},
-      {"dumbbell", {"path"}},
+      {"torus", {"rows"}},          {"erdos_renyi", {"p", "seed"}}, {"regular", {"degree", "seed"}},
+      {"two_cliques", {"bridges"}}, {"dumbbell", {"path"}},
   };
   static const std::vector<std::string> none;
   const auto it = names.find(kind);
@@ -137,8 +136,7 @@ std::string formatGeneratorParam(const GeneratorParams& p, const std::string& na
   return "";
 }
 
-std::expected<std::vector<Edge>, std::string> generateEdges(const std::string& kind,
-                                                            std::size_t n,
+std::expected<std::vector<Edge>, std::string> generateEdges(const std::string& kind, std::size_t n,
                                                             const GeneratorParams& params) {
   if (n == 0) return std::unexpected(kind + ": needs at least one node");
   if (kind == "ring") return ring(n);
@@ -158,13 +156,12 @@ std::expected<std::vector<Edge>, std::string> generateEdges(const std::string& k
   }
   if (kind == "regular") {
     if (params.degree >= n || (n * params.degree) % 2 != 0 || (n > 1 && params.degree == 0)) {
-      return std::unexpected(fmt::format(
-          "regular: degree = {} must be in [1, n - 1] with n * degree even (n = {})",
-          params.degree, n));
+      return std::unexpected(
+          fmt::format("regular: degree = {} must be in [1, n - 1] with n * degree even (n = {})",
+                      params.degree, n));
     }
-    return connectedDraw(kind, n, params.seed, [&](std::mt19937_64& rng) {
-      return regular(n, params.degree, rng);
-    });
+    return connectedDraw(kind, n, params.seed,
+                         [&](std::mt19937_64& rng) { return regular(n, params.degree, rng); });
   }
   if (kind == "two_cliques") {
     const std::size_t half = n / 2;
@@ -183,8 +180,8 @@ std::expected<std::vector<Edge>, std::string> generateEdges(const std::string& k
   }
   if (kind == "dumbbell") {
     if (params.path >= n || (n - params.path) % 2 != 0 || n - params.path < 2) {
-      return std::unexpected(fmt::format(
-          "dumbbell: n - path = {} - {} must be even and at least 2", n, params.path));
+      return std::unexpected(
+          fmt::format("dumbbell: n - path = {} - {} must be even and at least 2", n, params.path));
     }
     const std::size_t side = (n - params.path) / 2;
     std::set<Edge> e;

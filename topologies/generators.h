@@ -13,17 +13,17 @@
 
 namespace phalanx::topologies {
 
-inline const std::vector<std::string> kGeneratorKinds{
-    "ring", "torus", "complete", "erdos_renyi", "regular", "exponential", "two_cliques",
-    "dumbbell"};
+inline const std::vector<std::string> kGeneratorKinds{"ring",        "torus",   "complete",
+                                                      "erdos_renyi", "regular", "exponential",
+                                                      "two_cliques", "dumbbell"};
 
 struct GeneratorParams {
-  double p = 0.5;            // erdos_renyi: edge probability
-  std::size_t degree = 4;    // regular: every node's degree (n * degree even, degree < n)
-  std::size_t rows = 0;      // torus: grid rows (0: the most square factorization of n)
-  std::size_t bridges = 1;   // two_cliques: edges i <-> i + n/2 joining the halves
-  std::size_t path = 0;      // dumbbell: nodes on the path between the two cliques
-  std::uint64_t seed = 1;    // erdos_renyi, regular
+  double p = 0.5;           // erdos_renyi: edge probability
+  std::size_t degree = 4;   // regular: every node's degree (n * degree even, degree < n)
+  std::size_t rows = 0;     // torus: grid rows (0: the most square factorization of n)
+  std::size_t bridges = 1;  // two_cliques: edges i <-> i + n/2 joining the halves
+  std::size_t path = 0;     // dumbbell: nodes on the path between the two cliques
+  std::uint64_t seed = 1;   // erdos_renyi, regular
 };
 
 // The parameters each kind takes, under the names topology files and `phalanx topology gen`
@@ -39,8 +39,7 @@ std::string formatGeneratorParam(const GeneratorParams& params, const std::strin
 //   (pairing model with rejection).  exponential: i ~ i + 2^j mod n for 2^j < n.
 //   two_cliques: cliques on the two halves joined by `bridges` edges.
 //   dumbbell: cliques of (n - path)/2 nodes joined by a path through `path` further nodes.
-std::expected<std::vector<Edge>, std::string> generateEdges(const std::string& kind,
-                                                            std::size_t n,
+std::expected<std::vector<Edge>, std::string> generateEdges(const std::string& kind, std::size_t n,
                                                             const GeneratorParams& params);
 
 }  // namespace phalanx::topologies

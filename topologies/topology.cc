@@ -92,9 +92,7 @@ std::size_t Topology::indexOf(NodeId id) const {
 
 const NodeSpec& Topology::node(NodeId id) const { return nodes_[indexOf(id)]; }
 
-const std::vector<NodeId>& Topology::neighbours(NodeId id) const {
-  return adjacency_[indexOf(id)];
-}
+const std::vector<NodeId>& Topology::neighbours(NodeId id) const { return adjacency_[indexOf(id)]; }
 
 std::size_t Topology::budgetOf(NodeId id) const {
   return node(id).byzantine_budget.value_or(budget_);
@@ -197,8 +195,8 @@ std::string toYaml(const Topology& t, const std::string& comment) {
 NodeSpec numberedNode(NodeId id, const Addressing& a) {
   if (a.base_port == 0 || std::size_t(a.base_port) + id > 65535 ||
       std::size_t(a.metrics_base_port) + id > 65535) {
-    throw TopologyError(fmt::format("node {}: ports {}+{} and {}+{} must stay within 1-65535",
-                                    id, a.base_port, id, a.metrics_base_port, id));
+    throw TopologyError(fmt::format("node {}: ports {}+{} and {}+{} must stay within 1-65535", id,
+                                    a.base_port, id, a.metrics_base_port, id));
   }
   return {.id = id,
           .host = a.host,

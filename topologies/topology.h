@@ -42,8 +42,8 @@ class Topology {
   std::size_t defaultBudget() const { return budget_; }
 
   bool contains(NodeId id) const;
-  const NodeSpec& node(NodeId id) const;              // throws TopologyError if unknown
-  std::size_t indexOf(NodeId id) const;               // position in nodes()
+  const NodeSpec& node(NodeId id) const;                   // throws TopologyError if unknown
+  std::size_t indexOf(NodeId id) const;                    // position in nodes()
   const std::vector<NodeId>& neighbours(NodeId id) const;  // ascending
   std::size_t degree(NodeId id) const { return neighbours(id).size(); }
   std::size_t budgetOf(NodeId id) const;  // the node's override, else the default

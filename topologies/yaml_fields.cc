@@ -38,8 +38,7 @@ void YamlFields::error(std::string_view key, const std::string& problem) const {
 }
 
 bool YamlFields::has(std::string_view key) const {
-  return node_.IsMap() && node_[std::string(key)].IsDefined() &&
-         !node_[std::string(key)].IsNull();
+  return node_.IsMap() && node_[std::string(key)].IsDefined() && !node_[std::string(key)].IsNull();
 }
 
 std::optional<YAML::Node> YamlFields::scalar(std::string_view key, const char* expected) {
@@ -120,8 +119,8 @@ void YamlFields::choice(std::string_view key, std::string& out,
   out = n->Scalar();
 }
 
-void YamlFields::integerList(std::string_view key, std::vector<std::size_t>& out,
-                             std::size_t min, std::size_t max) {
+void YamlFields::integerList(std::string_view key, std::vector<std::size_t>& out, std::size_t min,
+                             std::size_t max) {
   const auto list = sequence(key, "a list like [100, 50]");
   if (!list) return;
   const YAML::Node& n = *list;

@@ -39,8 +39,7 @@ class YamlFields {
                    std::size_t max);
   void textList(std::string_view key, std::vector<std::string>& out);
   // A list of [a, b] pairs of whole numbers in [0, max], like a graph's edges.
-  void integerPairs(std::string_view key,
-                    std::vector<std::pair<std::uint64_t, std::uint64_t>>& out,
+  void integerPairs(std::string_view key, std::vector<std::pair<std::uint64_t, std::uint64_t>>& out,
                     std::uint64_t max);
   YamlFields section(std::string_view key);
   // A list of sections; item i reports its fields as key[i].field. Empty when absent.

@@ -31,15 +31,16 @@ __global__ void sumPartials(const double* part, std::size_t blocks, std::size_t 
 // --- distances to a center (and the row sum) ---
 
 constexpr int kDistThreads = 128;
-constexpr std::size_t kDistSlab = 88;  // rows per pass: (88 + 1) * 128 floats of shared accumulators
+constexpr std::size_t kDistSlab =
+    88;  // rows per pass: (88 + 1) * 128 floats of shared accumulators
 
 // Rows [r0, r0 + m): part[block][k] = Σ over this block's coordinates of (rows[r0+k] - c)²,
 // plus part[block][m] = Σ c² when with_norm. sum (nullable) accumulates the rows in order;
 // `first` says whether it starts from zero. A thread's float partial that overflowed (finite
 // inputs near FLT_MAX) is recomputed in double; NaN/Inf rows stay non-finite.
 __global__ void __launch_bounds__(kDistThreads)
-distancesKernel(const float* center, const float* const* rows, std::size_t r0, std::size_t m,
-                std::size_t d, bool with_norm, float* sum, bool first, double* part) {
+    distancesKernel(const float* center, const float* const* rows, std::size_t r0, std::size_t m,
+                    std::size_t d, bool with_norm, float* sum, bool first, double* part) {
   extern __shared__ float acc[];  // acc[k * blockDim + t]
   __shared__ double reduce[kDistThreads / 32];
   const unsigned t = threadIdx.x;
@@ -71,7 +72,8 @@ distancesKernel(const float* center, const float* const* rows, std::size_t r0, s
       }
       mine = redo;
     }
-    for (int offset = 16; offset > 0; offset /= 2) mine += __shfl_down_sync(0xffffffffu, mine, offset);
+    for (int offset = 16; offset > 0; offset /= 2)
+      mine += __shfl_down_sync(0xffffffffu, mine, offset);
     if (lane == 0) reduce[warp] = mine;
     __syncthreads();
     if (t == 0) {
@@ -104,7 +106,7 @@ double distances(const float* center, const float* const* rows, std::size_t n, s
     partials().resize(std::size_t(grid) * entries);
     const std::size_t shared = entries * kDistThreads * sizeof(float);
     distancesKernel<<<grid, kDistThreads, shared, st>>>(center, rows, r0, m, d, with_norm, sum,
-                                                       slab == 0, partials().data());
+                                                        slab == 0, partials().data());
     PHALANX_CUDA_LAUNCHED("distancesKernel");
     reduced().resize(entries);
     sumPartials<<<gridFor(entries), kThreads, 0, st>>>(partials().data(), grid, entries,
@@ -124,8 +126,8 @@ constexpr int kPairSlab = 128;  // coordinates per slab
 // Thread u = p * lanes + lane works on tile pair p = (a, b), a <= b (rows 4a.., 4b..), and on
 // the slab's coordinates lane, lane + lanes, ... part[block][i * n + j] gets its sums (i < j).
 __global__ void __launch_bounds__(kPairThreads)
-pairwiseKernel(const float* const* rows, int n, std::size_t d, int tiles, int lanes,
-               double* part) {
+    pairwiseKernel(const float* const* rows, int n, std::size_t d, int tiles, int lanes,
+                   double* part) {
   __shared__ float slab[kMaxOrderRows][kPairSlab + 1];  // +1: rows fall in different banks
   __shared__ double lane_sums[kPairThreads];
   const int u = int(threadIdx.x);
@@ -271,8 +273,8 @@ DeviceArray<unsigned>& badFlag() {
 
 }  // namespace
 
-void squaredDistancesTo(const float* center, const float* const* rows, std::size_t n,
-                        std::size_t d, double* out) {
+void squaredDistancesTo(const float* center, const float* const* rows, std::size_t n, std::size_t d,
+                        double* out) {
   distances(center, rows, n, d, out, nullptr);
 }
 
@@ -282,8 +284,7 @@ double squaredDistancesAndSum(const float* center, const float* const* rows, std
   return distances(center, rows, n, d, out, n == 0 ? nullptr : sum);
 }
 
-void pairwiseSquaredDistances(const float* const* rows, std::size_t n, std::size_t d,
-                              double* out) {
+void pairwiseSquaredDistances(const float* const* rows, std::size_t n, std::size_t d, double* out) {
   if (n > kMaxOrderRows) throw std::invalid_argument("cuda::pairwiseSquaredDistances: n > 64");
   if (n == 0) return;
   cudaStream_t st = stream();
@@ -307,7 +308,7 @@ void weightedSum(const float* const* rows, const double* weights, std::size_t n,
                  float* out) {
   if (d == 0) return;
   weightedAddKernel<<<gridFor(d), kThreads, 0, stream()>>>(rows, weights, n, d, 1.0f, false, out,
-                                                          nullptr);
+                                                           nullptr);
   PHALANX_CUDA_LAUNCHED("weightedAddKernel");
 }
 
@@ -317,15 +318,15 @@ bool accumulateThenScale(const float* const* rows, const double* weights, std::s
   unsigned* bad = badFlag().data();
   fillZero(bad, sizeof(unsigned));
   weightedAddKernel<<<gridFor(d), kThreads, 0, stream()>>>(rows, weights, n, d, float(scale), true,
-                                                          z, bad);
+                                                           z, bad);
   PHALANX_CUDA_LAUNCHED("weightedAddKernel");
   unsigned raised = 0;
   copyToHost(&raised, bad, sizeof raised);
   return raised == 0;
 }
 
-void coordinateTrimmedMean(const float* const* rows, std::size_t n, std::size_t d,
-                           std::size_t trim, float* out) {
+void coordinateTrimmedMean(const float* const* rows, std::size_t n, std::size_t d, std::size_t trim,
+                           float* out) {
   if (n == 0 || n > kMaxOrderRows || 2 * trim >= n) {
     throw std::invalid_argument("cuda::coordinateTrimmedMean: needs 2 * trim < n <= 64");
   }
@@ -335,7 +336,8 @@ void coordinateTrimmedMean(const float* const* rows, std::size_t n, std::size_t 
 }
 
 void coordinateMedian(const float* const* rows, std::size_t n, std::size_t d, float* out) {
-  if (n == 0 || n > kMaxOrderRows) throw std::invalid_argument("cuda::coordinateMedian: needs 0 < n <= 64");
+  if (n == 0 || n > kMaxOrderRows)
+    throw std::invalid_argument("cuda::coordinateMedian: needs 0 < n <= 64");
   if (d == 0) return;
   orderStatKernel<<<gridFor(d), kThreads, 0, stream()>>>(rows, int(n), d, 0, true, out);
   PHALANX_CUDA_LAUNCHED("orderStatKernel");
@@ -344,7 +346,7 @@ void coordinateMedian(const float* const* rows, std::size_t n, std::size_t d, fl
 void readFloor(const float* x, std::size_t n) {
   static DeviceArray<float> sink(1);
   readKernel<<<gridFor(n / 4), kThreads, 0, stream()>>>(reinterpret_cast<const float4*>(x), n / 4,
-                                                       sink.data());
+                                                        sink.data());
   PHALANX_CUDA_LAUNCHED("readKernel");
 }
 

@@ -103,8 +103,8 @@ bool qsgdQuantize(const float* x, std::size_t n, std::size_t bucket, unsigned le
 // --- batched rows (batch_ops.h) ---
 // `rows` is a device array of n device pointers, each to d floats.
 
-void squaredDistancesTo(const float* center, const float* const* rows, std::size_t n,
-                        std::size_t d, double* out);
+void squaredDistancesTo(const float* center, const float* const* rows, std::size_t n, std::size_t d,
+                        double* out);
 // Also sum[i] = Σ_k rows[k][i] (float, rows in order); returns ‖center‖².
 double squaredDistancesAndSum(const float* center, const float* const* rows, std::size_t n,
                               std::size_t d, double* out, float* sum);
@@ -119,8 +119,8 @@ bool accumulateThenScale(const float* const* rows, const double* weights, std::s
 // Per coordinate, sorted: the mean (in double) of the middle n - 2 trim, or the median.
 // n <= kMaxOrderRows (the values sit in registers); larger sets stay on the CPU.
 constexpr std::size_t kMaxOrderRows = 64;
-void coordinateTrimmedMean(const float* const* rows, std::size_t n, std::size_t d,
-                           std::size_t trim, float* out);
+void coordinateTrimmedMean(const float* const* rows, std::size_t n, std::size_t d, std::size_t trim,
+                           float* out);
 void coordinateMedian(const float* const* rows, std::size_t n, std::size_t d, float* out);
 
 // --- for benchmarks ---

@@ -67,8 +67,8 @@ double Timer::stopMs() {
   PHALANX_CUDA(cudaEventRecord(static_cast<cudaEvent_t>(end_), stream()));
   PHALANX_CUDA(cudaEventSynchronize(static_cast<cudaEvent_t>(end_)));
   float ms = 0;
-  PHALANX_CUDA(cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(begin_),
-                                    static_cast<cudaEvent_t>(end_)));
+  PHALANX_CUDA(
+      cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(begin_), static_cast<cudaEvent_t>(end_)));
   return double(ms);
 }
 

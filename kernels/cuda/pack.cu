@@ -1,8 +1,8 @@
 // Wire packing and quantization on the device (cuda_ops.h): fp16, bf16, sign bits,
 // fixed-width codes, QSGD — the same bytes as pack.cc and quantize.cc for finite inputs.
-#include <cub/block/block_reduce.cuh>
 #include <cuda_fp16.h>
 
+#include <cub/block/block_reduce.cuh>
 #include <stdexcept>
 
 #include "kernels/cuda/common.cuh"
@@ -52,8 +52,7 @@ __global__ void toHalfKernel(const float* x, std::size_t n, std::uint16_t* out, 
   }
 }
 
-__global__ void toBfloat16Kernel(const float* x, std::size_t n, std::uint16_t* out,
-                                 unsigned* bad) {
+__global__ void toBfloat16Kernel(const float* x, std::size_t n, std::uint16_t* out, unsigned* bad) {
   for (std::size_t j = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; j < n;
        j += std::size_t(gridDim.x) * blockDim.x) {
     const float v = x[j];
@@ -164,7 +163,8 @@ void packSigns(const float* x, std::size_t n, std::uint8_t* out) {
 }
 
 void packBits(const std::uint32_t* codes, std::size_t n, unsigned width, std::uint8_t* out) {
-  if (width < 1 || width > 24) throw std::invalid_argument("cuda::packBits: width must be in 1..24");
+  if (width < 1 || width > 24)
+    throw std::invalid_argument("cuda::packBits: width must be in 1..24");
   const std::size_t bytes = (n * width + 7) / 8;
   if (bytes == 0) return;
   packBitsKernel<<<gridFor(bytes), kThreads, 0, stream()>>>(codes, n, width, out, bytes);
@@ -180,8 +180,8 @@ bool qsgdQuantize(const float* x, std::size_t n, std::size_t bucket, unsigned le
   unsigned* bad = flag().reset();
   if (buckets > 0) {
     const unsigned grid = unsigned(buckets < 132 * 16 ? buckets : 132 * 16);
-    qsgdKernel<<<grid, kThreads, 0, stream()>>>(x, n, bucket, buckets, levels,
-                                                1u << (width - 1), rng, norms, codes, bad);
+    qsgdKernel<<<grid, kThreads, 0, stream()>>>(x, n, bucket, buckets, levels, 1u << (width - 1),
+                                                rng, norms, codes, bad);
     PHALANX_CUDA_LAUNCHED("qsgdKernel");
   }
   return !flag().raised();

@@ -1,10 +1,10 @@
 // Top-k selection on the device (cuda_ops.h): the CPU's sampled threshold, CUB's compaction
 // and stable radix sort, so the result is exactly kernels::topkIndices's.
-#include <cub/device/device_radix_sort.cuh>
-#include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
 
 #include <algorithm>
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_select.cuh>
 #include <stdexcept>
 
 #include "kernels/cuda/common.cuh"
@@ -55,8 +55,7 @@ void ensureTemp(TopkScratch& s, std::size_t bytes) {
 
 }  // namespace
 
-void topkIndices(const float* x, std::size_t n, std::size_t k, std::uint32_t* out,
-                 TopkScratch& s) {
+void topkIndices(const float* x, std::size_t n, std::size_t k, std::uint32_t* out, TopkScratch& s) {
   if (k > n) throw std::invalid_argument("cuda::topkIndices: k exceeds the length");
   if (n > 0xffffffffull) throw std::invalid_argument("cuda::topkIndices: more than 2^32 entries");
   if (k == 0) return;
@@ -71,11 +70,11 @@ void topkIndices(const float* x, std::size_t n, std::size_t k, std::uint32_t* ou
     gatherSampleKeys<<<gridFor(m), kThreads, 0, st>>>(x, kStart, kStride, m, s.sample.data());
     PHALANX_CUDA_LAUNCHED("gatherSampleKeys");
     std::size_t bytes = 0;
-    PHALANX_CUDA(cub::DeviceRadixSort::SortKeysDescending(nullptr, bytes, s.sample.data(),
-                                                          s.sorted_keys.data(), m, 0, kKeyBits, st));
+    PHALANX_CUDA(cub::DeviceRadixSort::SortKeysDescending(
+        nullptr, bytes, s.sample.data(), s.sorted_keys.data(), m, 0, kKeyBits, st));
     ensureTemp(s, bytes);
-    PHALANX_CUDA(cub::DeviceRadixSort::SortKeysDescending(s.temp.data(), bytes, s.sample.data(),
-                                                          s.sorted_keys.data(), m, 0, kKeyBits, st));
+    PHALANX_CUDA(cub::DeviceRadixSort::SortKeysDescending(
+        s.temp.data(), bytes, s.sample.data(), s.sorted_keys.data(), m, 0, kKeyBits, st));
   }
 
   s.candidate_index.resize(n);  // worst case: the threshold-0 fallback keeps everything
@@ -94,7 +93,8 @@ void topkIndices(const float* x, std::size_t n, std::size_t k, std::uint32_t* ou
                                        s.count.data(), n, keep, st));
     copyToHost(&count, s.count.data(), 4);
     if (count >= k) break;
-    if (threshold == 0) throw std::logic_error("cuda::topkIndices: every entry kept yet fewer than k");
+    if (threshold == 0)
+      throw std::logic_error("cuda::topkIndices: every entry kept yet fewer than k");
     rank = rank * 4 >= m ? 0 : rank * 4;
   }
   if (count == k) {
@@ -114,16 +114,16 @@ void topkIndices(const float* x, std::size_t n, std::size_t k, std::uint32_t* ou
       s.sorted_index.data(), count, 0, kKeyBits, st));
   ensureTemp(s, bytes);
   PHALANX_CUDA(cub::DeviceRadixSort::SortPairsDescending(
-      s.temp.data(), bytes, s.candidate_keys.data(), s.sorted_keys.data(),
-      s.candidate_index.data(), s.sorted_index.data(), count, 0, kKeyBits, st));
+      s.temp.data(), bytes, s.candidate_keys.data(), s.sorted_keys.data(), s.candidate_index.data(),
+      s.sorted_index.data(), count, 0, kKeyBits, st));
   // The k winners back into ascending index order.
   const int index_bits = 32 - __builtin_clz(std::uint32_t(n - 1) | 1u);
   bytes = 0;
   PHALANX_CUDA(cub::DeviceRadixSort::SortKeys(nullptr, bytes, s.sorted_index.data(), out, k, 0,
                                               index_bits, st));
   ensureTemp(s, bytes);
-  PHALANX_CUDA(cub::DeviceRadixSort::SortKeys(s.temp.data(), bytes, s.sorted_index.data(), out,
-                                              k, 0, index_bits, st));
+  PHALANX_CUDA(cub::DeviceRadixSort::SortKeys(s.temp.data(), bytes, s.sorted_index.data(), out, k,
+                                              0, index_bits, st));
 }
 
 }  // namespace phalanx::kernels::cuda

@@ -21,11 +21,17 @@ using testing::sqNorm;
 
 TEST(Codecs, FactoryRejectsBadSettingsNamingTheField) {
   EXPECT_NE(makeCompressor({.codec = "zip"}).error().find("compression.codec"), std::string::npos);
-  EXPECT_NE(makeCompressor({.codec = "topk", .density = 0}).error().find("compression.density"), std::string::npos);
-  EXPECT_NE(makeCompressor({.codec = "qsgd", .bits = 1}).error().find("compression.bits"), std::string::npos);
-  EXPECT_NE(makeCompressor({.codec = "topk", .values = "fp8"}).error().find("compression.values"), std::string::npos);
+  EXPECT_NE(makeCompressor({.codec = "topk", .density = 0}).error().find("compression.density"),
+            std::string::npos);
+  EXPECT_NE(makeCompressor({.codec = "qsgd", .bits = 1}).error().find("compression.bits"),
+            std::string::npos);
+  EXPECT_NE(makeCompressor({.codec = "topk", .values = "fp8"}).error().find("compression.values"),
+            std::string::npos);
   EXPECT_NE(makeCompressor({.codec = "powersgd"}).error().find("layer shapes"), std::string::npos);
-  EXPECT_NE(makeCompressor({.codec = "sign", .bucket = std::size_t{1} << 33}).error().find("compression.bucket"), std::string::npos);
+  EXPECT_NE(makeCompressor({.codec = "sign", .bucket = std::size_t{1} << 33})
+                .error()
+                .find("compression.bucket"),
+            std::string::npos);
 }
 
 TEST(Codecs, DenseCastsRoundTrip) {
@@ -50,7 +56,8 @@ TEST(Codecs, TopkIsExactWithTiesByIndex) {
 TEST(Codecs, TopkAndBiasedRandkContract) {
   const auto x = bellVector(5000, 1);
   for (const double density : {0.001, 0.01, 0.3}) {
-    const double bound = (1.0 - double(keptCount(density, x.size())) / double(x.size())) * sqNorm(x);
+    const double bound =
+        (1.0 - double(keptCount(density, x.size())) / double(x.size())) * sqNorm(x);
     auto topk = makeOrDie({.codec = "topk", .density = density});
     EXPECT_LE(sqDist(x, roundTrip(*topk, x)), bound * (1 + 1e-9)) << density;
     auto randk = makeOrDie({.codec = "randk", .density = density, .unbiased = false, .seed = 9});
@@ -159,7 +166,8 @@ TEST(Codecs, PowerSgdRecoversARankOneMatrixExactly) {
   const std::size_t rows = 12, cols = 9;
   std::vector<float> x(rows * cols + 3);
   for (std::size_t i = 0; i < rows; ++i) {
-    for (std::size_t j = 0; j < cols; ++j) x[i * cols + j] = float(int(i) - 5) * float(j + 1) * 0.25f;
+    for (std::size_t j = 0; j < cols; ++j)
+      x[i * cols + j] = float(int(i) - 5) * float(j + 1) * 0.25f;
   }
   x[rows * cols] = 1.5f;  // a bias: goes dense
   x[rows * cols + 1] = -2.0f;
@@ -186,8 +194,8 @@ TEST(Codecs, PowerSgdErrorShrinksWithRankAndWarmStart) {
 TEST(Codecs, EncodeRejectsNonFiniteValuesItWouldSend) {
   std::vector<float> x(100, 1.0f);
   x[3] = std::nanf("");
-  for (const std::string codec : {"none", "fp16", "bf16", "topk", "topk_sampled", "threshold", "qsgd",
-                                  "sign", "terngrad", "natural"}) {
+  for (const std::string codec : {"none", "fp16", "bf16", "topk", "topk_sampled", "threshold",
+                                  "qsgd", "sign", "terngrad", "natural"}) {
     auto c = makeOrDie({.codec = codec, .density = 0.05});
     Encoded e;
     EXPECT_FALSE(c->encode(x, e).has_value()) << codec;
@@ -237,7 +245,8 @@ TEST(Codecs, GoldenBytes) {
 #include "tests/compress/golden_hashes.inc"
   };
   for (const auto& [codec, hash] : hashes) {
-    EXPECT_EQ(hash, golden.contains(codec) ? golden.at(codec) : 0) << "{\"" << codec << "\", " << hash << "ull},";
+    EXPECT_EQ(hash, golden.contains(codec) ? golden.at(codec) : 0)
+        << "{\"" << codec << "\", " << hash << "ull},";
   }
 }
 
@@ -246,7 +255,8 @@ TEST(Codecs, SizeTargets) {
   const auto x = bellVector(d, 13);
   const double dense = 4.0 * double(d);
   Encoded e;
-  ASSERT_TRUE(makeOrDie({.codec = "topk", .density = 0.01, .values = "fp16"})->encode(x, e).has_value());
+  ASSERT_TRUE(
+      makeOrDie({.codec = "topk", .density = 0.01, .values = "fp16"})->encode(x, e).has_value());
   const double topk_ratio = dense / double(e.bytes.size());
   EXPECT_GE(topk_ratio, 100.0);
   ASSERT_TRUE(makeOrDie({.codec = "sign"})->encode(x, e).has_value());

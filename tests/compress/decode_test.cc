@@ -1,4 +1,6 @@
 // Hostile messages: every malformed payload is rejected with an error and writes nothing.
+#include "compress/decode.h"
+
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -7,13 +9,11 @@
 
 #include "compress/byte_io.h"
 #include "compress/compressor.h"
-#include "compress/decode.h"
 #include "compress/formats.h"
 #include "tests/compress/compress_test_util.h"
 
 namespace phalanx::compress {
 namespace {
-
 
 std::vector<std::uint8_t> header(CodecId id, std::uint32_t d) {
   std::vector<std::uint8_t> b;
@@ -23,7 +23,8 @@ std::vector<std::uint8_t> header(CodecId id, std::uint32_t d) {
 }
 
 // Expects an error whose text contains `what`, and `out` unchanged.
-void expectRejected(const std::vector<std::uint8_t>& bytes, std::size_t d, const std::string& what) {
+void expectRejected(const std::vector<std::uint8_t>& bytes, std::size_t d,
+                    const std::string& what) {
   std::vector<float> out(d, 42.0f);
   auto r = decode(bytes, out);
   ASSERT_FALSE(r.has_value()) << "accepted; expected: " << what;
@@ -65,7 +66,8 @@ TEST(Decode, DenseLengthsAndNonFinite) {
   expectRejected(b, 1, "not finite");
 }
 
-std::vector<std::uint8_t> sparse(std::uint32_t d, std::vector<std::uint64_t> gaps, std::vector<float> values) {
+std::vector<std::uint8_t> sparse(std::uint32_t d, std::vector<std::uint64_t> gaps,
+                                 std::vector<float> values) {
   auto b = header(CodecId::kTopk, d);
   ByteWriter w(b);
   w.varint(gaps.size());
@@ -112,8 +114,8 @@ TEST(Decode, UnsortedIndicesCannotBeExpressedAndRiceIsChecked) {
   ByteWriter w(b);
   w.varint(1);
   w.u8(0);
-  w.u8(1);   // Rice
-  w.u8(2);   // r = 2: quotient may not exceed 64 >> 2 = 16
+  w.u8(1);  // Rice
+  w.u8(2);  // r = 2: quotient may not exceed 64 >> 2 = 16
   w.varint(4);
   for (int i = 0; i < 4; ++i) w.u8(0xff);  // 32 ones: quotient 32
   w.f32(1.0f);
@@ -242,7 +244,8 @@ TEST(Decode, RandomAndMutatedBytesNeverCrash) {
     } else {
       b = seeds[rng() % seeds.size()];
       const int flips = 1 + int(rng() % 4);
-      for (int f = 0; f < flips; ++f) b[kHeaderBytes + rng() % (b.size() - kHeaderBytes)] ^= std::uint8_t(1u << (rng() % 8));
+      for (int f = 0; f < flips; ++f)
+        b[kHeaderBytes + rng() % (b.size() - kHeaderBytes)] ^= std::uint8_t(1u << (rng() % 8));
     }
     std::vector<float> out(257, 0.0f);
     if (decode(b, out).has_value()) {

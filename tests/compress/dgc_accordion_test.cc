@@ -28,7 +28,8 @@ TEST(Dgc, WarmupDensitiesThenTheTarget) {
 TEST(Dgc, MomentumCorrectionMaskingAndDenseBiases) {
   // A 40 x 50 weight (sparse at 1%: 20 entries) and a 40-entry bias (dense).
   const std::size_t w = 2000, b = 40;
-  auto made = DgcEncoder::make({.density = 0.01, .momentum = 0.5, .seed = 3, .layers = {{40, 50}, {40, 1}}});
+  auto made = DgcEncoder::make(
+      {.density = 0.01, .momentum = 0.5, .seed = 3, .layers = {{40, 50}, {40, 1}}});
   ASSERT_TRUE(made.has_value());
   DgcEncoder& dgc = **made;
   const auto g1 = testing::bellVector(w + b, 1), g2 = testing::bellVector(w + b, 2);
@@ -41,11 +42,11 @@ TEST(Dgc, MomentumCorrectionMaskingAndDenseBiases) {
   for (std::size_t j = 0; j < w; ++j) {
     if (decoded[j] != 0) {
       ++sent;
-      EXPECT_EQ(decoded[j], g1[j]);                 // v = u = g after one step
-      EXPECT_EQ(dgc.momentum()[j], 0.0f);           // masked
+      EXPECT_EQ(decoded[j], g1[j]);        // v = u = g after one step
+      EXPECT_EQ(dgc.momentum()[j], 0.0f);  // masked
       EXPECT_EQ(dgc.accumulated()[j], 0.0f);
     } else {
-      EXPECT_EQ(dgc.accumulated()[j], g1[j]);       // kept for later
+      EXPECT_EQ(dgc.accumulated()[j], g1[j]);  // kept for later
     }
   }
   EXPECT_GE(sent, 16u);
@@ -75,12 +76,14 @@ TEST(Dgc, LocalClippingScalesByOneOverSqrtN) {
   ASSERT_TRUE((*made)->encode(g, 10, e).has_value());
   V y(2);
   ASSERT_TRUE(decode(e.bytes, y).has_value());
-  const double norm = std::hypot(y[0] + (*made)->accumulated()[0], y[1] + (*made)->accumulated()[1]);
+  const double norm =
+      std::hypot(y[0] + (*made)->accumulated()[0], y[1] + (*made)->accumulated()[1]);
   EXPECT_NEAR(norm, 1.0, 1e-6);
 }
 
 // Feeds each window one gradient per layer whose norm is scripted.
-std::span<const Level> window(AccordionController& a, std::vector<float> norms, bool lr_drop = false) {
+std::span<const Level> window(AccordionController& a, std::vector<float> norms,
+                              bool lr_drop = false) {
   for (std::size_t l = 0; l < norms.size(); ++l) {
     const V g{norms[l] * 0.6f, norms[l] * 0.8f};
     a.accumulate(l, g);
@@ -96,7 +99,7 @@ TEST(Accordion, SwitchesOnScriptedNorms) {
   EXPECT_EQ(lv[0], Level::kHigh);
   EXPECT_EQ(lv[1], Level::kLow);
   EXPECT_NEAR(a.ratios()[1], 0.6, 1e-6);
-  lv = window(a, {2, 3.9f});      // 0.8 and 0.025
+  lv = window(a, {2, 3.9f});  // 0.8 and 0.025
   EXPECT_EQ(lv[0], Level::kLow);
   EXPECT_EQ(lv[1], Level::kHigh);
   lv = window(a, {2, 3.9f}, true);  // a learning-rate drop forces LOW

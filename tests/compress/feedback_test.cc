@@ -1,8 +1,9 @@
 // Error-feedback recurrences against hand-computed sequences (ALGORITHMS.md §3.2).
+#include "compress/feedback.h"
+
 #include <gtest/gtest.h>
 
 #include "compress/decode.h"
-#include "compress/feedback.h"
 #include "tests/compress/compress_test_util.h"
 
 namespace phalanx::compress {
@@ -92,7 +93,8 @@ TEST(Feedback, DianaShiftsWithAnUnbiasedCompressor) {
   const V got(p.receiver->estimate().begin(), p.receiver->estimate().end());
   EXPECT_EQ(got, (V{2, 2, 2}));
   // An explicit alpha: h moves a quarter of the way.
-  auto q = make({.codec = "randk", .density = 1.0, .unbiased = true}, {.kind = "diana", .alpha = 0.25}, 1);
+  auto q = make({.codec = "randk", .density = 1.0, .unbiased = true},
+                {.kind = "diana", .alpha = 0.25}, 1);
   step(q, {4});
   EXPECT_EQ(stateOf(*q.sender, "shift"), (V{1}));
   EXPECT_EQ(step(q, {4}), (V{3}));

@@ -1,5 +1,6 @@
 // `phalanx experiment` on the CI-sized grid (configs/experiments/smoke.yaml): every cell runs as
-// a real launch, results.csv/results.md/plots come out, --filter narrows, --resume skips, SIGTERM stops.
+// a real launch, results.csv/results.md/plots come out, --filter narrows, --resume skips, SIGTERM
+// stops.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -36,7 +37,8 @@ std::vector<std::vector<std::string>> csv(const fs::path& file) {
 TEST(ExperimentCli, SmokeGridRunsFiltersAndResumes) {
   testing::TempDir dir;
   const std::string run = phalanxBinary() + " experiment --grid " + sourceDir() +
-                          "/configs/experiments/smoke.yaml --base-port 21000 --jobs 2 --out " + (dir.path() / "all").string();
+                          "/configs/experiments/smoke.yaml --base-port 21000 --jobs 2 --out " +
+                          (dir.path() / "all").string();
   const auto first = runProcess(run);
   ASSERT_EQ(first.exit_code, 0) << first.output;
   const auto rows = csv(dir.path() / "all" / "results.csv");
@@ -61,21 +63,26 @@ TEST(ExperimentCli, SmokeGridRunsFiltersAndResumes) {
   // --resume: every cell is done, nothing runs again, the same table comes out — also when the
   // run folders are gone and only the cells' records are left (how results outlive a session).
   const auto table = csv(dir.path() / "all" / "results.csv");
-  for (const auto& cell : fs::directory_iterator(dir.path() / "all" / "cells")) fs::remove_all(cell.path() / "run");
+  for (const auto& cell : fs::directory_iterator(dir.path() / "all" / "cells"))
+    fs::remove_all(cell.path() / "run");
   fs::remove(dir.path() / "all" / "plots" / "accuracy-signflip.svg");
   const auto again = runProcess(run + " --resume");
   ASSERT_EQ(again.exit_code, 0) << again.output;
   EXPECT_THAT(again.output, HasSubstr("4 cells, 0 to run"));
   EXPECT_EQ(csv(dir.path() / "all" / "results.csv"), table);
-  EXPECT_TRUE(fs::exists(dir.path() / "all" / "plots" / "accuracy-signflip.svg"));  // the curves are kept too
+  EXPECT_TRUE(fs::exists(dir.path() / "all" / "plots" /
+                         "accuracy-signflip.svg"));  // the curves are kept too
 
-  const auto filtered = runProcess(phalanxBinary() + " experiment --grid " + sourceDir() +
-                                   "/configs/experiments/smoke.yaml --base-port 21000 --filter attack=signflip --filter "
-                                   "rule=mean --out " + (dir.path() / "one").string());
+  const auto filtered = runProcess(
+      phalanxBinary() + " experiment --grid " + sourceDir() +
+      "/configs/experiments/smoke.yaml --base-port 21000 --filter attack=signflip --filter "
+      "rule=mean --out " +
+      (dir.path() / "one").string());
   ASSERT_EQ(filtered.exit_code, 0) << filtered.output;
   EXPECT_EQ(csv(dir.path() / "one" / "results.csv").size(), 2u);
   const auto bad = runProcess(phalanxBinary() + " experiment --grid " + sourceDir() +
-                              "/configs/experiments/smoke.yaml --filter colour=red --out " + (dir.path() / "x").string());
+                              "/configs/experiments/smoke.yaml --filter colour=red --out " +
+                              (dir.path() / "x").string());
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_THAT(bad.output, HasSubstr("the grid has no axis 'colour'"));
 }
@@ -87,8 +94,10 @@ TEST(ExperimentCli, SigtermStopsTheRunningCellsAndResumeRunsThemAgain) {
                           "/configs/experiments/smoke.yaml --base-port 21400 --out " + out;
   // Cells far too long to finish (a million rounds; 2000 could: a smoke cell can run them in
   // under two seconds), interrupted two seconds in; the shell reports the exit code.
-  const auto stopped = runProcess("(" + run + " --rounds 1000000 & pid=$!; sleep 2; kill -TERM $pid; wait $pid; "
-                                  "echo exit=$?) 2>&1");
+  const auto stopped =
+      runProcess("(" + run +
+                 " --rounds 1000000 & pid=$!; sleep 2; kill -TERM $pid; wait $pid; "
+                 "echo exit=$?) 2>&1");
   EXPECT_THAT(stopped.output, HasSubstr("interrupted"));
   EXPECT_THAT(stopped.output, HasSubstr("exit=1"));
   EXPECT_TRUE(fs::exists(fs::path(out) / "results.csv"));

@@ -49,7 +49,8 @@ TEST(LabCli, AggregateWithPreAggregatorsAndBadInput) {
   r = runProcess(phalanxBinary() + " lab aggregate --rule cwtm --b 2 --in " + in + " --out " + out);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.output, HasSubstr("cwtm: 2b = 4"));
-  r = runProcess(phalanxBinary() + " lab aggregate --rule nna --pre median --in " + in + " --out " + out);
+  r = runProcess(phalanxBinary() + " lab aggregate --rule nna --pre median --in " + in + " --out " +
+                 out);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.output, HasSubstr("unknown pre-aggregator"));
   r = runProcess(phalanxBinary() + " lab aggregate --rule nna --in " +
@@ -103,20 +104,23 @@ TEST(LabCli, CompressRoundTripsAFileAndReportsJson) {
   const auto y = node::readNpy(out);
   EXPECT_EQ(y.shape, (std::vector<std::size_t>{3, 4}));
   EXPECT_NEAR(y.data[11], -4.0f, 1e-4f);
-  r = runProcess(phalanxBinary() + " lab compress --codec topk --density 0.25 --in " + in + " --out " + out);
+  r = runProcess(phalanxBinary() + " lab compress --codec topk --density 0.25 --in " + in +
+                 " --out " + out);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   // |4| at 3 and |-4| at 11 tie: the lower index wins.
   EXPECT_EQ(node::readNpy(out).data, (std::vector<float>{0, 0, 0, 4, 0, 0, 6, 8, 0, 0, 0, 0}));
 }
 
 TEST(LabCli, CompressGeneratesVectorsAndMeetsTheSizeTargets) {
-  auto r = runProcess(phalanxBinary() + " lab compress --codec topk --density 0.01 --values fp16 "
-                                        "--dim 1000000 --json");
+  auto r = runProcess(phalanxBinary() +
+                      " lab compress --codec topk --density 0.01 --values fp16 "
+                      "--dim 1000000 --json");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto ratio_at = r.output.find("\"ratio\": ");
   ASSERT_NE(ratio_at, std::string::npos) << r.output;
   EXPECT_GE(std::stod(r.output.substr(ratio_at + 9)), 100.0) << r.output;
-  r = runProcess(phalanxBinary() + " lab compress --codec sign --dim 1000000 --dist uniform --json");
+  r = runProcess(phalanxBinary() +
+                 " lab compress --codec sign --dim 1000000 --dist uniform --json");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_GE(std::stod(r.output.substr(r.output.find("\"ratio\": ") + 9)), 30.0) << r.output;
 }
@@ -140,7 +144,8 @@ TEST(BenchCli, QuickCompressRunPrintsJsonWithFloorRatios) {
                             " bench compress --quick --benchmark_filter='floor|topk|sign' "
                             "--benchmark_min_time=0.01");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_THAT(r.output, HasSubstr("\"name\": \"compress/topk_sampled:0.001/encode/d:15625/manual_time\""));
+  EXPECT_THAT(r.output,
+              HasSubstr("\"name\": \"compress/topk_sampled:0.001/encode/d:15625/manual_time\""));
   EXPECT_THAT(r.output, HasSubstr("\"compression_ratio\""));
   EXPECT_THAT(r.output, HasSubstr("\"ratio_to_floor\""));
 }
@@ -168,7 +173,8 @@ TEST(BenchCli, NetPrintsThroughputAgainstRawSocketsAndTls) {
   EXPECT_THAT(r.output, HasSubstr("\"raw_gbps\": "));
   EXPECT_THAT(r.output, HasSubstr("\"plain_gbps\": "));
   EXPECT_THAT(r.output, HasSubstr("\"rtt_us_p50\": "));
-  EXPECT_THAT(r.output, ::testing::Not(HasSubstr("\"tls_gbps\": null")));  // gen-certs is in the tree
+  EXPECT_THAT(r.output,
+              ::testing::Not(HasSubstr("\"tls_gbps\": null")));  // gen-certs is in the tree
   const auto bad = runProcess(phalanxBinary() + " bench net --bytes 0");
   EXPECT_EQ(bad.exit_code, 2);
 }

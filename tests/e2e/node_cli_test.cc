@@ -34,7 +34,8 @@ constexpr int kPeers = 10;
 double field(const std::string& json, const std::string& key) {
   const std::string needle = "\"" + key + "\": ";
   const auto at = json.find(needle);
-  return at == std::string::npos ? std::nan("") : std::strtod(json.c_str() + at + needle.size(), nullptr);
+  return at == std::string::npos ? std::nan("")
+                                 : std::strtod(json.c_str() + at + needle.size(), nullptr);
 }
 
 // The ids in "key": [a,b,...].
@@ -64,10 +65,10 @@ class NodeCluster {
   // Ten peers, complete graph, budget 2, nodes on base_port + k, metrics on base_port + 100 + k.
   explicit NodeCluster(int base_port) : base_port_(base_port) {
     topology_ = dir_.path() / "complete-10.yaml";
-    const auto gen = runProcess(phalanxBinary() + " topology gen --kind complete --n 10 --base-port " +
-                                std::to_string(base_port) + " --metrics-base-port " +
-                                std::to_string(base_port + 100) + " --byzantine-budget 2 > " +
-                                topology_.string());
+    const auto gen = runProcess(
+        phalanxBinary() + " topology gen --kind complete --n 10 --base-port " +
+        std::to_string(base_port) + " --metrics-base-port " + std::to_string(base_port + 100) +
+        " --byzantine-budget 2 > " + topology_.string());
     EXPECT_EQ(gen.exit_code, 0) << gen.output;
   }
 
@@ -138,7 +139,8 @@ class NodeCluster {
     std::string text;
     for (int i = 0; i < kPeers; ++i) {
       const auto rounds = lines(jsonl(i));
-      text += "peer " + std::to_string(i) + ": " + std::to_string(rounds.size()) + " rounds; last " +
+      text += "peer " + std::to_string(i) + ": " + std::to_string(rounds.size()) +
+              " rounds; last " +
               (rounds.empty() ? std::string("-") : rounds.back().substr(0, 160)) + "\n";
       const auto log = lines(out() / ("node-" + std::to_string(i) + ".log"));
       for (std::size_t k = log.size() > 4 ? log.size() - 4 : 0; k < log.size(); ++k) {
@@ -149,7 +151,9 @@ class NodeCluster {
   }
 
   std::filesystem::path out() const { return dir_.path() / "out"; }
-  std::filesystem::path jsonl(int id) const { return out() / ("node-" + std::to_string(id) + ".jsonl"); }
+  std::filesystem::path jsonl(int id) const {
+    return out() / ("node-" + std::to_string(id) + ".jsonl");
+  }
   int port(int id) const { return base_port_ + id; }
   int metricsPort(int id) const { return base_port_ + 100 + id; }
   void clearOut() { std::filesystem::remove_all(out()); }
@@ -171,7 +175,8 @@ class NodeCluster {
 // These tests measure a rule against attackers, so every round waits for every live neighbour
 // (no quorum close): the attackers' vectors, sent after the honest ones, enter every mix.
 const std::string kTwoAttackers(const std::string& attack) {
-  return "--set byzantine.8.attack=" + attack + " --set byzantine.9.attack=" + attack + " --set rounds.quorum=false";
+  return "--set byzantine.8.attack=" + attack + " --set byzantine.9.attack=" + attack +
+         " --set rounds.quorum=false";
 }
 
 TEST(NodeCli, NnaHoldsUnderAlieAndSignflipWhileMeanBreaks) {
@@ -185,7 +190,8 @@ TEST(NodeCli, NnaHoldsUnderAlieAndSignflipWhileMeanBreaks) {
     for (int i = 0; i < 8; ++i) EXPECT_EQ(field(last[i], "round"), 299) << last[i];
   }
   cluster.clearOut();
-  const auto last = cluster.run("monna-fmnist.yaml", kTwoAttackers("signflip") + " --set mixing.rule=mean");
+  const auto last =
+      cluster.run("monna-fmnist.yaml", kTwoAttackers("signflip") + " --set mixing.rule=mean");
   const double accuracy = cluster.honestMeanAccuracy(last, {8, 9});
   std::printf("mean under signflip: honest mean test accuracy %.4f\n", accuracy);
   EXPECT_LT(accuracy, 0.5);
@@ -193,16 +199,18 @@ TEST(NodeCli, NnaHoldsUnderAlieAndSignflipWhileMeanBreaks) {
 
 // A compressed run with peers 8 and 9 attacking: honest mean accuracy, and the smallest
 // ratio of dense fp32 bytes to wire bytes among the honest peers.
-std::pair<double, double> compressedRun(int base_port, const std::string& config, const std::string& attack) {
+std::pair<double, double> compressedRun(int base_port, const std::string& config,
+                                        const std::string& attack) {
   NodeCluster cluster(base_port);
   const auto last = cluster.run(config, kTwoAttackers(attack));
   double ratio = 1e9;
   for (int i = 0; i < 8; ++i) {
-    ratio = std::min(ratio, field(last[i], "dense_bytes_total") / field(last[i], "bytes_sent_total"));
+    ratio =
+        std::min(ratio, field(last[i], "dense_bytes_total") / field(last[i], "bytes_sent_total"));
   }
   const double accuracy = cluster.honestMeanAccuracy(last, {8, 9});
-  std::printf("%s under %s: honest mean test accuracy %.4f, dense/wire bytes >= %.1f\n", config.c_str(),
-              attack.c_str(), accuracy, ratio);
+  std::printf("%s under %s: honest mean test accuracy %.4f, dense/wire bytes >= %.1f\n",
+              config.c_str(), attack.c_str(), accuracy, ratio);
   return {accuracy, ratio};
 }
 
@@ -234,7 +242,8 @@ TEST(NodeCli, KilledPeerResumesAndGarbageIsCounted) {
   const double killed_at = field(lines(cluster.jsonl(3)).back(), "round");
   // Restart from its checkpoint at once: the others need only seconds for the rest of the run,
   // and a peer that comes back after they have all left has nobody to rejoin.
-  const auto restarted = runProcess(cluster.nodeCommand(3, "monna-fmnist.yaml", extra + " --resume") + " & echo $!");
+  const auto restarted =
+      runProcess(cluster.nodeCommand(3, "monna-fmnist.yaml", extra + " --resume") + " & echo $!");
   pids[3] = std::atoi(restarted.output.c_str());
   cluster.track(pids[3]);
 
@@ -248,7 +257,8 @@ TEST(NodeCli, KilledPeerResumesAndGarbageIsCounted) {
   httplib::Client http("127.0.0.1", cluster.metricsPort(0));
   const auto metrics = http.Get("/metrics");
   ASSERT_TRUE(metrics) << "no answer from /metrics";
-  EXPECT_THAT(metrics->body, ::testing::HasSubstr("phalanx_messages_rejected_total{node=\"0\",reason="));
+  EXPECT_THAT(metrics->body,
+              ::testing::HasSubstr("phalanx_messages_rejected_total{node=\"0\",reason="));
   EXPECT_EQ(http.Get("/model")->status, 401);  // the model only with the control token
   const auto model = http.Get("/model", httplib::Headers{{"Authorization", "Bearer e2e"}});
   ASSERT_TRUE(model);
@@ -274,7 +284,8 @@ TEST(NodeCli, KilledPeerResumesAndGarbageIsCounted) {
     }
     peers_mixing_it += mixed;
     // A restart that rejoins past its last round is not equivocation.
-    EXPECT_EQ(lines(cluster.jsonl(i)).back().find("equivocators"), std::string::npos) << "peer " << i;
+    EXPECT_EQ(lines(cluster.jsonl(i)).back().find("equivocators"), std::string::npos)
+        << "peer " << i;
     EXPECT_LT(slowest, 3.0 + 1.0) << "peer " << i << " waited beyond the 3 s deadline";
   }
   EXPECT_EQ(peers_mixing_it, kPeers - 1);

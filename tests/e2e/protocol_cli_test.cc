@@ -42,20 +42,25 @@ bool has(const nlohmann::json& record, const char* field, int id) {
 
 // The smoke config with the protocol as shipped: quorum closes on (the smoke base turns them off
 // so that its grid measures the rules).
-const std::string kSmokeWithQuorum = "/configs/experiments/smoke-base.yaml --set rounds.quorum=true";
+const std::string kSmokeWithQuorum =
+    "/configs/experiments/smoke-base.yaml --set rounds.quorum=true";
 
 // A generated topology, then `phalanx launch` on the smoke config with `args`; the run folder.
-fs::path launch(const testing::TempDir& dir, const std::string& name, const std::string& gen, const std::string& args) {
+fs::path launch(const testing::TempDir& dir, const std::string& name, const std::string& gen,
+                const std::string& args) {
   const fs::path topology = dir.path() / (name + ".yaml"), out = dir.path() / name;
   const auto g = runProcess(phalanxBinary() + " topology gen " + gen + " > " + topology.string());
   EXPECT_EQ(g.exit_code, 0) << g.output;
-  const auto r = runProcess(phalanxBinary() + " launch --topology " + topology.string() + " --config " + sourceDir() +
-                            kSmokeWithQuorum + " --out " + out.string() + " " + args);
+  const auto r =
+      runProcess(phalanxBinary() + " launch --topology " + topology.string() + " --config " +
+                 sourceDir() + kSmokeWithQuorum + " --out " + out.string() + " " + args);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   return out;
 }
 
-fs::path jsonl(const fs::path& run, int id) { return run / ("node-" + std::to_string(id) + ".jsonl"); }
+fs::path jsonl(const fs::path& run, int id) {
+  return run / ("node-" + std::to_string(id) + ".jsonl");
+}
 
 // Every honest peer runs every round once, in order, to its last (one that catches up with its
 // neighbours runs the rounds it skips alone; only joining may start it a round or two late).
@@ -66,7 +71,8 @@ void expectAllRoundsRun(const fs::path& run, std::set<int> honest, int rounds) {
     EXPECT_LE(records.front()["round"].get<int>(), 2) << "peer " << i;
     EXPECT_EQ(records.back()["round"].get<int>(), rounds - 1) << "peer " << i;
     for (std::size_t k = 1; k < records.size(); ++k) {
-      ASSERT_EQ(records[k]["round"].get<int>(), records[k - 1]["round"].get<int>() + 1) << "peer " << i;
+      ASSERT_EQ(records[k]["round"].get<int>(), records[k - 1]["round"].get<int>() + 1)
+          << "peer " << i;
     }
   }
 }
@@ -74,8 +80,10 @@ void expectAllRoundsRun(const fs::path& run, std::set<int> honest, int rounds) {
 TEST(ProtocolCli, StallersVectorsEnterNoHonestMix) {
   // complete-8, b = 2, peers 6 and 7 send at 90 % of the 2 s deadline ceiling.
   testing::TempDir dir;
-  const auto run = launch(dir, "stall", "--kind complete --n 8 --base-port 22000 --metrics-base-port 22100 "
-                                        "--byzantine-budget 2", "--byzantine 6,7 --attack stall --rounds 40");
+  const auto run = launch(dir, "stall",
+                          "--kind complete --n 8 --base-port 22000 --metrics-base-port 22100 "
+                          "--byzantine-budget 2",
+                          "--byzantine 6,7 --attack stall --rounds 40");
   expectAllRoundsRun(run, {0, 1, 2, 3, 4, 5}, 40);
   for (int i = 0; i < 6; ++i) {
     const auto records = jsonLines(jsonl(run, i));
@@ -91,14 +99,18 @@ TEST(ProtocolCli, HandStartedAttackersAreFreedByTheQuorum) {
   // deadline, so the honest peers hear them and exclude them, round after round.
   testing::TempDir dir;
   const fs::path topology = dir.path() / "t.yaml", out = dir.path() / "run";
-  ASSERT_EQ(runProcess(phalanxBinary() + " topology gen --kind complete --n 8 --base-port 22200 "
-                                         "--metrics-base-port 22300 --byzantine-budget 2 > " + topology.string())
-                .exit_code, 0);
+  ASSERT_EQ(runProcess(phalanxBinary() +
+                       " topology gen --kind complete --n 8 --base-port 22200 "
+                       "--metrics-base-port 22300 --byzantine-budget 2 > " +
+                       topology.string())
+                .exit_code,
+            0);
   std::string script;
   for (int i = 0; i < 8; ++i) {
-    script += phalanxBinary() + " node --topology " + topology.string() + " --config " + sourceDir() +
-              kSmokeWithQuorum + " --id " + std::to_string(i) + " --rounds 40 --out " + out.string() +
-              (i >= 6 ? " --attack alie" : "") + " > /dev/null 2>&1 & ";
+    script += phalanxBinary() + " node --topology " + topology.string() + " --config " +
+              sourceDir() + kSmokeWithQuorum + " --id " + std::to_string(i) +
+              " --rounds 40 --out " + out.string() + (i >= 6 ? " --attack alie" : "") +
+              " > /dev/null 2>&1 & ";
   }
   ASSERT_EQ(runProcess(script + " wait").exit_code, 0);
   // Each attacker's round closes at its quorum (deg - b = 5 of the 7 it waits for, its fellow
@@ -116,15 +128,19 @@ TEST(ProtocolCli, HandStartedAttackersAreFreedByTheQuorum) {
 
 TEST(ProtocolCli, RoundLiarMovesNoHonestPeerOnARing) {
   testing::TempDir dir;
-  const auto run = launch(dir, "lie", "--kind ring --n 8 --base-port 22400 --metrics-base-port 22500 "
-                                      "--byzantine-budget 1", "--byzantine 3 --attack round_lie --rounds 60");
+  const auto run = launch(dir, "lie",
+                          "--kind ring --n 8 --base-port 22400 --metrics-base-port 22500 "
+                          "--byzantine-budget 1",
+                          "--byzantine 3 --attack round_lie --rounds 60");
   expectAllRoundsRun(run, {0, 1, 2, 4, 5, 6, 7}, 60);
 }
 
 TEST(ProtocolCli, EquivocatorIsCaughtByEveryHonestNeighbour) {
   testing::TempDir dir;
-  const auto run = launch(dir, "equivocate", "--kind complete --n 8 --base-port 22600 --metrics-base-port 22700 "
-                                             "--byzantine-budget 2", "--byzantine 7 --attack equivocate:alie --rounds 30");
+  const auto run = launch(dir, "equivocate",
+                          "--kind complete --n 8 --base-port 22600 --metrics-base-port 22700 "
+                          "--byzantine-budget 2",
+                          "--byzantine 7 --attack equivocate:alie --rounds 30");
   expectAllRoundsRun(run, {0, 1, 2, 3, 4, 5, 6}, 30);
   for (int i = 0; i < 7; ++i) {
     int first_mixed = -1, caught_at = -1;
@@ -132,7 +148,8 @@ TEST(ProtocolCli, EquivocatorIsCaughtByEveryHonestNeighbour) {
       const int round = r["round"].get<int>();
       if (first_mixed < 0 && has(r, "mixed", 7)) first_mixed = round;
       if (caught_at < 0 && has(r, "equivocators", 7)) caught_at = round;
-      for (int honest = 0; honest < 7; ++honest) EXPECT_FALSE(has(r, "equivocators", honest)) << "peer " << i;
+      for (int honest = 0; honest < 7; ++honest)
+        EXPECT_FALSE(has(r, "equivocators", honest)) << "peer " << i;
     }
     ASSERT_GE(caught_at, 0) << "peer " << i << " never caught peer 7";
     if (first_mixed >= 0) {
@@ -148,17 +165,22 @@ TEST(ProtocolCli, ResyncFloodAndKeyframeSpamCostHonestUplinkLittle) {
     return "--kind complete --n 6 --byzantine-budget 1 --base-port " + std::to_string(port) +
            " --metrics-base-port " + std::to_string(port + 100);
   };
-  const std::string topk = " --rounds 60 --set compression.codec=topk --set compression.density=0.05 "
-                           "--set compression.gamma=0.2 --set rounds.quorum=false";
+  const std::string topk =
+      " --rounds 60 --set compression.codec=topk --set compression.density=0.05 "
+      "--set compression.gamma=0.2 --set rounds.quorum=false";
   const auto honestBytes = [&](const fs::path& run) {
     double sent = 0;
-    for (int i = 0; i < 5; ++i) sent += jsonLines(jsonl(run, i)).back()["bytes_sent_total"].get<double>();
+    for (int i = 0; i < 5; ++i)
+      sent += jsonLines(jsonl(run, i)).back()["bytes_sent_total"].get<double>();
     return sent;
   };
   const double clean = honestBytes(launch(dir, "clean", gen(22800), topk));
-  const double flood = honestBytes(launch(dir, "flood", gen(22820), topk + " --byzantine 5 --attack resync_flood"));
-  const double spam = honestBytes(launch(dir, "spam", gen(22840), topk + " --byzantine 5 --attack keyframe_spam"));
-  std::printf("honest bytes sent vs clean: resync_flood %.2fx, keyframe_spam %.2fx\n", flood / clean, spam / clean);
+  const double flood =
+      honestBytes(launch(dir, "flood", gen(22820), topk + " --byzantine 5 --attack resync_flood"));
+  const double spam =
+      honestBytes(launch(dir, "spam", gen(22840), topk + " --byzantine 5 --attack keyframe_spam"));
+  std::printf("honest bytes sent vs clean: resync_flood %.2fx, keyframe_spam %.2fx\n",
+              flood / clean, spam / clean);
   EXPECT_LT(flood, 1.5 * clean);
   EXPECT_LT(spam, 1.5 * clean);
 }

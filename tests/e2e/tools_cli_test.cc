@@ -4,7 +4,6 @@
 // commands built for other hosts, and ports in use refused. Each test has its own ports.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-
 #include <signal.h>
 #include <unistd.h>
 
@@ -51,8 +50,10 @@ bool waitForRounds(const fs::path& jsonl, std::size_t rounds, std::chrono::secon
   return false;
 }
 
-// Share of honest peer-rounds, in [from, to), whose rule excluded peer `byzantine` when it mixed it.
-double detection(const fs::path& out, std::set<int> honest, int byzantine, std::uint64_t from, std::uint64_t to) {
+// Share of honest peer-rounds, in [from, to), whose rule excluded peer `byzantine` when it mixed
+// it.
+double detection(const fs::path& out, std::set<int> honest, int byzantine, std::uint64_t from,
+                 std::uint64_t to) {
   int mixed = 0, excluded = 0;
   for (const int i : honest) {
     for (const auto& r : jsonLines(out / ("node-" + std::to_string(i) + ".jsonl"))) {
@@ -71,23 +72,30 @@ double detection(const fs::path& out, std::set<int> honest, int byzantine, std::
 TEST(ToolsCli, LaunchReportsAnInjectedCrashAndTheDetectionFollowsAnAttackSwitch) {
   testing::TempDir dir;
   const fs::path topology = dir.path() / "complete-10.yaml";
-  ASSERT_EQ(runProcess(phalanxBinary() + " topology gen --kind complete --n 10 --base-port 7910 "
-                       "--metrics-base-port 8010 --byzantine-budget 2 > " + topology.string()).exit_code, 0);
+  ASSERT_EQ(runProcess(phalanxBinary() +
+                       " topology gen --kind complete --n 10 --base-port 7910 "
+                       "--metrics-base-port 8010 --byzantine-budget 2 > " +
+                       topology.string())
+                .exit_code,
+            0);
   const fs::path out = dir.path() / "run";
   // Peer 9 is Byzantine but starts honest (attack none); the control token lets inject in.
   auto launch = std::async(std::launch::async, [&] {
-    return runProcess(phalanxBinary() + " launch --topology " + topology.string() + " --config " + sourceDir() +
-                      "/configs/monna-fmnist.yaml --byzantine 9 --attack none --set control.token=s3cret --out " +
-                      out.string());
+    return runProcess(
+        phalanxBinary() + " launch --topology " + topology.string() + " --config " + sourceDir() +
+        "/configs/monna-fmnist.yaml --byzantine 9 --attack none --set control.token=s3cret --out " +
+        out.string());
   });
-  const std::string inject = phalanxBinary() + " inject --topology " + topology.string() + " --token s3cret ";
+  const std::string inject =
+      phalanxBinary() + " inject --topology " + topology.string() + " --token s3cret ";
   ASSERT_TRUE(waitForRounds(out / "node-3.jsonl", 60, 120s)) << launch.get().output;
   const auto crash = runProcess(inject + "--node 3 crash");
   EXPECT_EQ(crash.exit_code, 0) << crash.output;
   ASSERT_TRUE(waitForRounds(out / "node-0.jsonl", 120, 120s)) << launch.get().output;
   const auto switched = runProcess(inject + "--node 9 attack signflip");
   EXPECT_EQ(switched.exit_code, 0) << switched.output;
-  const std::uint64_t switch_round = jsonLines(out / "node-0.jsonl").back()["round"].get<std::uint64_t>();
+  const std::uint64_t switch_round =
+      jsonLines(out / "node-0.jsonl").back()["round"].get<std::uint64_t>();
   const auto bad = runProcess(inject + "--node 9 drop 7");
   EXPECT_EQ(bad.exit_code, 2) << bad.output;
   EXPECT_THAT(bad.output, HasSubstr("expected a number in [0, 1]"));
@@ -103,21 +111,24 @@ TEST(ToolsCli, LaunchReportsAnInjectedCrashAndTheDetectionFollowsAnAttackSwitch)
   EXPECT_EQ(summary["byzantine"], nlohmann::json::array({9}));
   EXPECT_GE(summary["honest_accuracy_mean"].get<double>(), 0.78) << summary.dump();
   EXPECT_EQ(summary["rounds"].get<int>(), 300);
-  for (const char* key : {"consensus_distance", "byzantine_leakage", "detection_rate", "compression_ratio"}) {
+  for (const char* key :
+       {"consensus_distance", "byzantine_leakage", "detection_rate", "compression_ratio"}) {
     EXPECT_TRUE(summary[key].is_number()) << key << ": " << summary.dump();
   }
   const std::set<int> honest{0, 1, 2, 4, 5, 6, 7, 8};
   const double before = detection(out, honest, 9, 0, switch_round);
   const double after = detection(out, honest, 9, switch_round + 5, 300);
-  std::printf("crash of peer 3 reported; honest mean accuracy %.4f; detection of peer 9: %.3f before the "
-              "switch to signflip at round %llu, %.3f after\n",
-              summary["honest_accuracy_mean"].get<double>(), before, (unsigned long long)switch_round, after);
+  std::printf(
+      "crash of peer 3 reported; honest mean accuracy %.4f; detection of peer 9: %.3f before the "
+      "switch to signflip at round %llu, %.3f after\n",
+      summary["honest_accuracy_mean"].get<double>(), before, (unsigned long long)switch_round,
+      after);
   EXPECT_LT(before, 0.5);
   EXPECT_GT(after, 0.9);
 
   // The same summary again from the folder alone.
-  const auto again = runProcess(phalanxBinary() + " monitor --from " + out.string() + " --summary " +
-                                (dir.path() / "again.json").string());
+  const auto again = runProcess(phalanxBinary() + " monitor --from " + out.string() +
+                                " --summary " + (dir.path() / "again.json").string());
   ASSERT_EQ(again.exit_code, 0) << again.output;
   std::ifstream again_file(dir.path() / "again.json");
   const auto rebuilt = nlohmann::json::parse(again_file, nullptr, false);
@@ -127,7 +138,8 @@ TEST(ToolsCli, LaunchReportsAnInjectedCrashAndTheDetectionFollowsAnAttackSwitch)
   // The report renders in headless Chromium: every plot and the heatmap are in the DOM, and a
   // screenshot comes out.
   const std::string chromium = "chromium --headless --no-sandbox --disable-gpu --hide-scrollbars ";
-  const auto dom = runProcess(chromium + "--dump-dom file://" + (out / "report.html").string() + " 2>/dev/null");
+  const auto dom =
+      runProcess(chromium + "--dump-dom file://" + (out / "report.html").string() + " 2>/dev/null");
   ASSERT_EQ(dom.exit_code, 0) << "chromium (Debian's package, tools/install-deps) did not run";
   EXPECT_THAT(dom.output, HasSubstr("Exclusions per peer"));
   EXPECT_THAT(dom.output, HasSubstr("Honest test accuracy"));
@@ -142,18 +154,25 @@ TEST(ToolsCli, LaunchReportsAnInjectedCrashAndTheDetectionFollowsAnAttackSwitch)
 TEST(ToolsCli, CtrlCTearsTheClusterDownAndStillWritesTheSummary) {
   testing::TempDir dir;
   const fs::path topology = dir.path() / "complete-4.yaml";
-  ASSERT_EQ(runProcess(phalanxBinary() + " topology gen --kind complete --n 4 --base-port 7940 "
-                       "--metrics-base-port 8040 > " + topology.string()).exit_code, 0);
+  ASSERT_EQ(runProcess(phalanxBinary() +
+                       " topology gen --kind complete --n 4 --base-port 7940 "
+                       "--metrics-base-port 8040 > " +
+                       topology.string())
+                .exit_code,
+            0);
   const fs::path out = dir.path() / "run";
-  const auto started = runProcess(phalanxBinary() + " launch --topology " + topology.string() + " --config " +
-                                  sourceDir() + "/configs/monna-fmnist.yaml --rounds 100000 --set control.token=s3cret "
-                                  "--out " + out.string() + " > " + (dir.path() / "launch.log").string() + " 2>&1 & echo $!");
+  const auto started = runProcess(
+      phalanxBinary() + " launch --topology " + topology.string() + " --config " + sourceDir() +
+      "/configs/monna-fmnist.yaml --rounds 100000 --set control.token=s3cret "
+      "--out " +
+      out.string() + " > " + (dir.path() / "launch.log").string() + " 2>&1 & echo $!");
   const int pid = std::atoi(started.output.c_str());
   ASSERT_GT(pid, 0);
   ASSERT_TRUE(waitForRounds(out / "node-0.jsonl", 20, 120s));
   // A hung peer does not answer a control command in time: inject says so and fails, instead
   // of reporting it applied.
-  const std::string inject = phalanxBinary() + " inject --topology " + topology.string() + " --token s3cret --node 1 ";
+  const std::string inject =
+      phalanxBinary() + " inject --topology " + topology.string() + " --token s3cret --node 1 ";
   const auto hang = runProcess(inject + "hang 6");
   EXPECT_EQ(hang.exit_code, 0) << hang.output;
   const auto busy = runProcess(inject + "drop 0");
@@ -161,7 +180,8 @@ TEST(ToolsCli, CtrlCTearsTheClusterDownAndStillWritesTheSummary) {
   EXPECT_THAT(busy.output, HasSubstr("did not apply 'drop 0' in time"));
   ::kill(pid, SIGINT);
   const auto until = std::chrono::steady_clock::now() + 60s;
-  while (::kill(pid, 0) == 0 && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(50ms);
+  while (::kill(pid, 0) == 0 && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(50ms);
   ASSERT_NE(::kill(pid, 0), 0) << "launch still running 60 s after Ctrl-C";
   // Every peer left with a Goodbye; the summary and report exist.
   for (int i = 0; i < 4; ++i) {
@@ -182,12 +202,17 @@ TEST(ToolsCli, DivergedPeersStopAndTheRunEndsInsteadOfWaitingOutDeadlines) {
   // otherwise sit out a deadline in each of the remaining rounds.
   testing::TempDir dir;
   const fs::path topology = dir.path() / "t.yaml", out = dir.path() / "run";
-  ASSERT_EQ(runProcess(phalanxBinary() + " topology gen --kind complete --n 6 --base-port 7990 "
-                                         "--metrics-base-port 8090 --byzantine-budget 1 > " + topology.string())
-                .exit_code, 0);
-  const auto r = runProcess(phalanxBinary() + " launch --topology " + topology.string() + " --config " + sourceDir() +
-                            "/configs/experiments/smoke-base.yaml --byzantine 5 --attack ipm --set byzantine.5.tau=100 "
-                            "--set mixing.rule=mean --rounds 400 --out " + out.string());
+  ASSERT_EQ(runProcess(phalanxBinary() +
+                       " topology gen --kind complete --n 6 --base-port 7990 "
+                       "--metrics-base-port 8090 --byzantine-budget 1 > " +
+                       topology.string())
+                .exit_code,
+            0);
+  const auto r = runProcess(
+      phalanxBinary() + " launch --topology " + topology.string() + " --config " + sourceDir() +
+      "/configs/experiments/smoke-base.yaml --byzantine 5 --attack ipm --set byzantine.5.tau=100 "
+      "--set mixing.rule=mean --rounds 400 --out " +
+      out.string());
   EXPECT_EQ(r.exit_code, 1) << r.output;  // the honest peers did not finish their rounds
   EXPECT_THAT(r.output, HasSubstr("every honest peer has stopped"));
   std::ifstream in(out / "summary.json");
@@ -214,9 +239,10 @@ TEST(ToolsCli, LaunchBuildsSshCommandsForOtherHosts) {
 edges: [[0, 1]]
 byzantine_budget: 0
 )");
-  const auto r = runProcess(phalanxBinary() + " launch --dry-run --topology " + topology.string() + " --config " +
-                            sourceDir() + "/configs/monna-fmnist.yaml --remote-binary /opt/phalanx/bin/phalanx --out " +
-                            (dir.path() / "run").string());
+  const auto r = runProcess(
+      phalanxBinary() + " launch --dry-run --topology " + topology.string() + " --config " +
+      sourceDir() + "/configs/monna-fmnist.yaml --remote-binary /opt/phalanx/bin/phalanx --out " +
+      (dir.path() / "run").string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr(" node --topology " + topology.string()));
   EXPECT_THAT(r.output, HasSubstr("ssh 192.0.2.7 'mkdir -p " + (dir.path() / "run").string() +
@@ -227,12 +253,17 @@ byzantine_budget: 0
 TEST(ToolsCli, LaunchRefusesPortsInUseAndBadInput) {
   testing::TempDir dir;
   const fs::path topology = dir.path() / "ring.yaml";
-  ASSERT_EQ(runProcess(phalanxBinary() + " topology gen --kind complete --n 3 --base-port 7960 "
-                       "--metrics-base-port 8060 > " + topology.string()).exit_code, 0);
+  ASSERT_EQ(runProcess(phalanxBinary() +
+                       " topology gen --kind complete --n 3 --base-port 7960 "
+                       "--metrics-base-port 8060 > " +
+                       topology.string())
+                .exit_code,
+            0);
   asio::io_context io;
   asio::ip::tcp::acceptor taken(io, {asio::ip::make_address("127.0.0.1"), 7961});
-  const std::string launch = phalanxBinary() + " launch --topology " + topology.string() + " --config " +
-                             sourceDir() + "/configs/monna-fmnist.yaml --out " + (dir.path() / "run").string();
+  const std::string launch = phalanxBinary() + " launch --topology " + topology.string() +
+                             " --config " + sourceDir() + "/configs/monna-fmnist.yaml --out " +
+                             (dir.path() / "run").string();
   const auto r = runProcess(launch);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.output, HasSubstr("port 7961 of node 1 on 127.0.0.1 is in use"));
@@ -247,21 +278,26 @@ TEST(ToolsCli, LaunchRefusesPortsInUseAndBadInput) {
 // tools/netem: three peers in their own network namespaces, started by launch --wrap. The
 // links are shaped (10 ms each way) only where the kernel has the netem qdisc.
 TEST(ToolsCli, NetemPutsPeersInNamespacesThatLaunchWraps) {
-  if (geteuid() != 0 || runProcess("ip netns list").exit_code != 0) GTEST_SKIP() << "needs root and iproute2";
-  const bool shaping = runProcess("tc qdisc add dev lo root netem delay 0ms && tc qdisc del dev lo root").exit_code == 0;
+  if (geteuid() != 0 || runProcess("ip netns list").exit_code != 0)
+    GTEST_SKIP() << "needs root and iproute2";
+  const bool shaping =
+      runProcess("tc qdisc add dev lo root netem delay 0ms && tc qdisc del dev lo root")
+          .exit_code == 0;
   const std::string netem = sourceDir() + "/tools/netem ";
   runProcess(netem + "down --prefix pxt");  // leftovers of an interrupted run
   const auto up = runProcess(netem + "up 3 --prefix pxt" + (shaping ? " --delay 10" : ""));
   ASSERT_EQ(up.exit_code, 0) << up.output;
   testing::TempDir dir;
   const fs::path topology = dir.path() / "netem.yaml";
-  const auto gen = runProcess("cd " + sourceDir() + " && " + netem + "topology 3 --base-port 7980 " +
-                              "--metrics-base-port 8080 > " + topology.string());
+  const auto gen =
+      runProcess("cd " + sourceDir() + " && " + netem + "topology 3 --base-port 7980 " +
+                 "--metrics-base-port 8080 > " + topology.string());
   EXPECT_EQ(gen.exit_code, 0) << gen.output;
   const fs::path out = dir.path() / "run";
-  const auto r = runProcess(phalanxBinary() + " launch --topology " + topology.string() + " --config " + sourceDir() +
-                            "/configs/monna-fmnist.yaml --rounds 30 --wrap 'ip netns exec pxt{id}' --out " +
-                            out.string());
+  const auto r = runProcess(
+      phalanxBinary() + " launch --topology " + topology.string() + " --config " + sourceDir() +
+      "/configs/monna-fmnist.yaml --rounds 30 --wrap 'ip netns exec pxt{id}' --out " +
+      out.string());
   const auto down = runProcess(netem + "down --prefix pxt");
   EXPECT_EQ(down.exit_code, 0) << down.output;
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -269,13 +305,15 @@ TEST(ToolsCli, NetemPutsPeersInNamespacesThatLaunchWraps) {
   const auto summary = nlohmann::json::parse(summary_file, nullptr, false);
   EXPECT_EQ(summary["rounds"].get<int>(), 30) << summary.dump();
   std::ifstream topology_file(topology);
-  EXPECT_THAT(std::string(std::istreambuf_iterator<char>(topology_file), {}), HasSubstr("host: \"10.77.0.3\""));
+  EXPECT_THAT(std::string(std::istreambuf_iterator<char>(topology_file), {}),
+              HasSubstr("host: \"10.77.0.3\""));
   if (shaping) {
     // A round waits for every neighbour's message: at least one shaped 20 ms round trip.
     EXPECT_GE(summary["round_seconds_mean"].get<double>(), 0.02) << summary.dump();
   }
   std::printf("netem: 3 namespaced peers, 30 rounds, mean round %.4f s (%s)\n",
-              summary["round_seconds_mean"].get<double>(), shaping ? "10 ms each way" : "no netem qdisc: unshaped");
+              summary["round_seconds_mean"].get<double>(),
+              shaping ? "10 ms each way" : "no netem qdisc: unshaped");
 }
 
 TEST(ToolsCli, MonitorPrintsAPrometheusScrapeConfig) {

@@ -39,18 +39,20 @@ TEST(TopologyCli, GenThenCheckAndConvertRoundTrip) {
 
 TEST(TopologyCli, CheckWarnsAndFailsWhereTheBudgetCannotHold) {
   testing::TempDir dir;
-  const auto yaml = dir.write("r.yaml", "byzantine_budget: 2\n"
-                                        "nodes: [{id: 0, port: 7000}, {id: 1, port: 7001},"
-                                        " {id: 2, port: 7002}]\n"
-                                        "generator: {kind: ring}\n");
+  const auto yaml = dir.write("r.yaml",
+                              "byzantine_budget: 2\n"
+                              "nodes: [{id: 0, port: 7000}, {id: 1, port: 7001},"
+                              " {id: 2, port: 7002}]\n"
+                              "generator: {kind: ring}\n");
   auto r = runProcess(phalanxBinary() + " topology check --json " + yaml.string());
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_THAT(r.output, HasSubstr("\"tolerable\":1"));
   EXPECT_THAT(r.output, HasSubstr("budget 2 cannot hold"));
   // Two parts that never meet: reported in both the table and the JSON.
-  const auto split = dir.write("split.yaml", "nodes: [{id: 0, port: 7000}, {id: 1, port: 7001},"
-                                             " {id: 2, port: 7002}, {id: 3, port: 7003}]\n"
-                                             "edges: [[0, 1], [2, 3]]\n");
+  const auto split = dir.write("split.yaml",
+                               "nodes: [{id: 0, port: 7000}, {id: 1, port: 7001},"
+                               " {id: 2, port: 7002}, {id: 3, port: 7003}]\n"
+                               "edges: [[0, 1], [2, 3]]\n");
   r = runProcess(phalanxBinary() + " topology check " + split.string());
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_THAT(r.output, HasSubstr("connected: no (2 components)"));
@@ -67,8 +69,8 @@ TEST(TopologyCli, CheckWarnsAndFailsWhereTheBudgetCannotHold) {
 
 TEST(TopologyCli, ShippedTopologiesAreValid) {
   int checked = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(testing::sourceDir() +
-                                                               "/topologies")) {
+  for (const auto& entry :
+       std::filesystem::directory_iterator(testing::sourceDir() + "/topologies")) {
     if (entry.path().extension() != ".yaml") continue;
     SCOPED_TRACE(entry.path().string());
     const auto r = runProcess(phalanxBinary() + " topology check " + entry.path().string());

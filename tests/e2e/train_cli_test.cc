@@ -75,8 +75,10 @@ TEST(TrainCli, TrainsSyntheticAndEndsWithJson) {
 TEST(TrainCli, RoundsAndSetOverrideTheConfig) {
   testing::TempDir dir;
   const auto config = dir.write("c.yaml", kSynthetic);
-  const auto r = runProcess(phalanxBinary() + " train --json --rounds 30 --set rounds.eval_every=10 "
-                            "--set model.kind=softmax --config " + config.string());
+  const auto r = runProcess(phalanxBinary() +
+                            " train --json --rounds 30 --set rounds.eval_every=10 "
+                            "--set model.kind=softmax --config " +
+                            config.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("round 10/30"));
   EXPECT_EQ(jsonNumber(lastLine(r.output), "rounds"), 30);
@@ -106,8 +108,10 @@ TEST(TrainCli, MissingDatasetExitsTwoNamingPathAndPackage) {
 
 TEST(TrainCli, FashionMnistSoftmaxLearnsInAFewHundredSteps) {
   // The real data end to end; the full runs are in docs/GUIDE.md ("One node, no network").
-  const auto r = runProcess(phalanxBinary() + " train --json --rounds 300 --set rounds.eval_every=300 "
-                            "--config " + testing::sourceDir() + "/configs/single-softmax-fmnist.yaml");
+  const auto r = runProcess(phalanxBinary() +
+                            " train --json --rounds 300 --set rounds.eval_every=300 "
+                            "--config " +
+                            testing::sourceDir() + "/configs/single-softmax-fmnist.yaml");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_GT(jsonNumber(lastLine(r.output), "test_accuracy"), 0.75) << r.output;
 }

@@ -2,6 +2,8 @@
 // every file of a seed corpus, then a bounded number of seeded random mutations of them.
 //   frame_fuzz_driver [--runs N] [--seed S] CORPUS_DIR      smoke run (exit 0 unless a crash)
 //   frame_fuzz_driver --write-corpus DIR                     writes the seed corpus
+#include <google/protobuf/stubs/logging.h>
+
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -11,8 +13,6 @@
 #include <random>
 #include <string>
 #include <vector>
-
-#include <google/protobuf/stubs/logging.h>
 
 #include "compress/compressor.h"
 #include "net/frame.h"
@@ -41,7 +41,8 @@ std::vector<std::pair<std::string, Bytes>> seeds() {
   beat.mutable_heartbeat()->set_round(7);
   out.emplace_back("heartbeat", frameOf(beat));
   std::vector<float> x(4096);
-  for (std::size_t i = 0; i < x.size(); ++i) x[i] = float(int(i * 2654435761u % 2001) - 1000) / 1000.0f;
+  for (std::size_t i = 0; i < x.size(); ++i)
+    x[i] = float(int(i * 2654435761u % 2001) - 1000) / 1000.0f;
   Bytes stream;
   for (const auto& codec : compress::kCodecNames) {
     compress::CompressorConfig c{.codec = codec, .density = 0.01, .seed = 3};
@@ -93,7 +94,8 @@ int main(int argc, char** argv) {
   }
   std::vector<Bytes> corpus;
   if (!dir.empty()) {
-    for (const auto& entry : std::filesystem::directory_iterator(dir)) corpus.push_back(readFile(entry.path()));
+    for (const auto& entry : std::filesystem::directory_iterator(dir))
+      corpus.push_back(readFile(entry.path()));
   }
   for (auto& [_, bytes] : seeds()) corpus.push_back(std::move(bytes));
   for (const auto& c : corpus) LLVMFuzzerTestOneInput(c.data(), c.size());
@@ -124,13 +126,15 @@ int main(int argc, char** argv) {
           const Bytes& other = corpus[rng() % corpus.size()];
           if (!other.empty()) {
             const std::size_t from = rng() % other.size();
-            b.insert(b.begin() + std::ptrdiff_t(at), other.begin() + std::ptrdiff_t(from), other.end());
+            b.insert(b.begin() + std::ptrdiff_t(at), other.begin() + std::ptrdiff_t(from),
+                     other.end());
           }
         }
       }
     }
     LLVMFuzzerTestOneInput(b.data(), b.size());
   }
-  std::printf("fuzz smoke: %zu seeds, %llu mutated inputs, no crash\n", corpus.size(), (unsigned long long)runs);
+  std::printf("fuzz smoke: %zu seeds, %llu mutated inputs, no crash\n", corpus.size(),
+              (unsigned long long)runs);
   return 0;
 }

@@ -42,7 +42,9 @@ TEST(BatchOps, DistancesMatchNaiveOnSizesAcrossBlockBoundaries) {
 }
 
 TEST(BatchOps, NonFiniteRowsGiveNonFiniteDistancesAndHugeOnesDoNot) {
-  testing::Matrix m{{0, 0}, {1e30f, -1e30f}, {std::numeric_limits<float>::quiet_NaN(), 0},
+  testing::Matrix m{{0, 0},
+                    {1e30f, -1e30f},
+                    {std::numeric_limits<float>::quiet_NaN(), 0},
                     {std::numeric_limits<float>::infinity(), 0}};
   std::vector<double> to(4);
   squaredDistancesTo(m[0], views(m), to);

@@ -66,19 +66,20 @@ std::vector<std::span<const float>> spans(const std::vector<std::vector<float>>&
 
 std::vector<std::vector<float>> randomRows(std::size_t n, std::size_t d, std::uint32_t seed) {
   std::vector<std::vector<float>> rows;
-  for (std::size_t k = 0; k < n; ++k) rows.push_back(normal(d, seed + std::uint32_t(k), 1.0f + float(k)));
+  for (std::size_t k = 0; k < n; ++k)
+    rows.push_back(normal(d, seed + std::uint32_t(k), 1.0f + float(k)));
   return rows;
 }
 
 void expectRelative(double got, double want, double tol, const char* what) {
-  EXPECT_LE(std::abs(got - want), tol * std::max(1e-30, std::abs(want))) << what << ": " << got
-                                                                         << " vs " << want;
+  EXPECT_LE(std::abs(got - want), tol * std::max(1e-30, std::abs(want)))
+      << what << ": " << got << " vs " << want;
 }
 
 TEST_F(CudaParity, TopkIsBitExactIncludingTies) {
   cuda::TopkScratch scratch;
-  for (const std::size_t n : {std::size_t(1000), std::size_t(65537), std::size_t(1) << 20,
-                              std::size_t(3'000'001)}) {
+  for (const std::size_t n :
+       {std::size_t(1000), std::size_t(65537), std::size_t(1) << 20, std::size_t(3'000'001)}) {
     for (const bool ties : {false, true}) {
       std::vector<float> x = normal(n, 7 + std::uint32_t(n));
       if (ties) {
@@ -199,11 +200,12 @@ TEST_F(CudaParity, DistancesAndRowSumWithinOneMillionth) {
     auto got = download(dout);
     for (std::size_t k = 0; k < n; ++k) expectRelative(got[k], want[k], 1e-6, "distance to center");
 
-    const double norm = cuda::squaredDistancesAndSum(dc.data(), dev.ptrs.data(), n, d, dout.data(),
-                                                     dsum.data());
+    const double norm =
+        cuda::squaredDistancesAndSum(dc.data(), dev.ptrs.data(), n, d, dout.data(), dsum.data());
     expectRelative(norm, want_norm, 1e-6, "center norm");
     got = download(dout);
-    for (std::size_t k = 0; k < n; ++k) expectRelative(got[k], want[k], 1e-6, "distance (with sum)");
+    for (std::size_t k = 0; k < n; ++k)
+      expectRelative(got[k], want[k], 1e-6, "distance (with sum)");
     const auto sum = download(dsum);
     for (std::size_t i = 0; i < d; ++i) {
       double magnitude = 0;
@@ -216,7 +218,8 @@ TEST_F(CudaParity, DistancesAndRowSumWithinOneMillionth) {
       cuda::DeviceArray<double> dpair(n * n);
       cuda::pairwiseSquaredDistances(dev.ptrs.data(), n, d, dpair.data());
       const auto pair = download(dpair);
-      for (std::size_t e = 0; e < n * n; ++e) expectRelative(pair[e], want_pair[e], 1e-6, "pairwise");
+      for (std::size_t e = 0; e < n * n; ++e)
+        expectRelative(pair[e], want_pair[e], 1e-6, "pairwise");
     }
   }
 }
@@ -272,8 +275,8 @@ TEST_F(CudaParity, WeightedSumsWithinOneMillionth) {
 }
 
 TEST_F(CudaParity, TrimmedMeanAndMedianAreBitExact) {
-  for (const std::size_t n : {std::size_t(1), std::size_t(2), std::size_t(7), std::size_t(26),
-                              std::size_t(64)}) {
+  for (const std::size_t n :
+       {std::size_t(1), std::size_t(2), std::size_t(7), std::size_t(26), std::size_t(64)}) {
     const std::size_t d = 200'003;
     const auto rows = randomRows(n, d, 31);
     DeviceRows dev(rows);
@@ -307,7 +310,8 @@ TEST_F(CudaParity, CpuEntryPointsOffloadWhenCudaIsChosen) {
   pairwiseSquaredDistances(spans(rows), got_pair);
   EXPECT_EQ(got_topk, want_topk);
   EXPECT_EQ(got_median, want_median);
-  for (std::size_t e = 0; e < n * n; ++e) expectRelative(got_pair[e], want_pair[e], 1e-6, "pairwise");
+  for (std::size_t e = 0; e < n * n; ++e)
+    expectRelative(got_pair[e], want_pair[e], 1e-6, "pairwise");
 }
 
 }  // namespace

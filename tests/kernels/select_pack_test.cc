@@ -1,5 +1,6 @@
 // Selection and packing kernels against brute force and hand-written bytes.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -11,8 +12,6 @@
 #include "kernels/quantize.h"
 #include "kernels/select.h"
 
-#include <omp.h>
-
 namespace phalanx::kernels {
 namespace {
 
@@ -20,7 +19,8 @@ namespace {
 std::vector<std::uint32_t> bruteTopk(const std::vector<float>& x, std::size_t k) {
   std::vector<std::uint32_t> all(x.size());
   std::iota(all.begin(), all.end(), 0u);
-  std::stable_sort(all.begin(), all.end(), [&](auto a, auto b) { return std::abs(x[a]) > std::abs(x[b]); });
+  std::stable_sort(all.begin(), all.end(),
+                   [&](auto a, auto b) { return std::abs(x[a]) > std::abs(x[b]); });
   all.resize(k);
   std::sort(all.begin(), all.end());
   return all;
@@ -49,7 +49,8 @@ TEST(Select, TopkMatchesBruteForceAcrossSizesAndTies) {
       for (const std::size_t k : {std::size_t{1}, d / 1000 + 1, d / 10 + 1, d}) {
         std::vector<std::uint32_t> out;
         topkIndices(x, std::min(k, d), out);
-        EXPECT_EQ(out, bruteTopk(x, std::min(k, d))) << "d=" << d << " k=" << k << " levels=" << levels;
+        EXPECT_EQ(out, bruteTopk(x, std::min(k, d)))
+            << "d=" << d << " k=" << k << " levels=" << levels;
       }
     }
   }
@@ -79,7 +80,8 @@ TEST(Select, IndicesAtLeastIsAscendingAndComplete) {
 }
 
 TEST(Pack, HalfRoundsToNearestEvenAndSaturates) {
-  const std::vector<float> x{1.0f, 1.0f + 0x1p-11f, 1.0f + 3 * 0x1p-11f, 70000.0f, -1e30f, 0x1p-24f};
+  const std::vector<float> x{1.0f,     1.0f + 0x1p-11f, 1.0f + 3 * 0x1p-11f,
+                             70000.0f, -1e30f,          0x1p-24f};
   std::vector<std::uint16_t> h(x.size());
   EXPECT_TRUE(toHalf(x, h));
   EXPECT_EQ(h[0], 0x3c00);

@@ -60,8 +60,9 @@ TEST(VectorOps, ByteScansFindEveryNonFiniteValueAnywhere) {
   EXPECT_TRUE(allFiniteFloat32Bytes(bytes()));
   EXPECT_TRUE(allFinite(x));
   for (std::size_t at : {std::size_t{0}, std::size_t{4095}, std::size_t{4096}, n - 1}) {
-    for (float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
-                      -std::numeric_limits<float>::infinity()}) {
+    for (float bad :
+         {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+          -std::numeric_limits<float>::infinity()}) {
       const float keep = x[at];
       x[at] = bad;
       EXPECT_FALSE(allFiniteFloat32Bytes(bytes())) << "at " << at;
@@ -76,8 +77,8 @@ TEST(VectorOps, ByteScansFindEveryNonFiniteValueAnywhere) {
   std::vector<std::uint16_t> half(5000, 0x3c00);
   half[100] = 0x7bff;
   half[101] = 0xfbff;
-  const std::span<const std::uint8_t> half_bytes(
-      reinterpret_cast<const std::uint8_t*>(half.data()), half.size() * 2);
+  const std::span<const std::uint8_t> half_bytes(reinterpret_cast<const std::uint8_t*>(half.data()),
+                                                 half.size() * 2);
   EXPECT_TRUE(allFinite16BitBytes(half_bytes, 0x7c00));
   for (std::uint16_t bad : {0x7c00, 0x7e00, 0xfc00}) {
     half[4999] = bad;

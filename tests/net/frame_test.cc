@@ -1,9 +1,9 @@
 // Framing and envelope checks: round trips, and every kind of hostile byte stream.
+#include "net/frame.h"
+
 #include <gtest/gtest.h>
 
 #include <random>
-
-#include "net/frame.h"
 
 namespace phalanx::net {
 namespace {
@@ -38,7 +38,8 @@ TEST(Frame, LengthPrefixIsLittleEndianAndRoundTrips) {
 
 TEST(Frame, ByteAtATimeAndManyFramesInOneChunk) {
   std::vector<std::uint8_t> stream;
-  for (int i = 0; i < 20; ++i) appendFrame(roundMessage(std::uint64_t(i), 1, std::string(std::size_t(i), 'a')), stream);
+  for (int i = 0; i < 20; ++i)
+    appendFrame(roundMessage(std::uint64_t(i), 1, std::string(std::size_t(i), 'a')), stream);
   FrameReader reader(maxFrameBytes(10));
   int seen = 0;
   for (const std::uint8_t b : stream) {
@@ -102,7 +103,8 @@ TEST(Frame, SharedPayloadFramesParseOnBothPaths) {
   header.set_sender(4);
   header.set_sequence(9);
   header.set_kind(v1::RoundMessage::KEYFRAME);
-  for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{200}, std::size_t{70000}}) {
+  for (const std::size_t n :
+       {std::size_t{0}, std::size_t{1}, std::size_t{200}, std::size_t{70000}}) {
     const std::vector<std::uint8_t> payload(n, 0xab);
     std::vector<std::uint8_t> frame;
     appendRoundFrameHead(header, payload.size(), frame);
@@ -151,7 +153,8 @@ TEST(Frame, RoundLayoutFindsThePayloadOnlyWhenItEndsTheBody) {
   v1::Envelope beat;
   beat.mutable_heartbeat()->set_round(1);
   const auto hb = encodeFrame(beat);
-  EXPECT_FALSE(roundLayout(std::span(hb).subspan(kLengthBytes), hb.size() - kLengthBytes).has_value());
+  EXPECT_FALSE(
+      roundLayout(std::span(hb).subspan(kLengthBytes), hb.size() - kLengthBytes).has_value());
 }
 
 TEST(Frame, LimitFollowsTheModelDimension) {

@@ -1,8 +1,9 @@
 // The round inbox and the adaptive deadline on scripted arrivals.
+#include "net/inbox.h"
+
 #include <gtest/gtest.h>
 
 #include "net/deadline.h"
-#include "net/inbox.h"
 
 namespace phalanx::net {
 namespace {
@@ -35,8 +36,8 @@ TEST(Inbox, FutureRoundsBufferWithinTheWindowStaleOnesDrop) {
   EXPECT_EQ(inbox.add(message(12, 1)), Admission::kAccepted);
   EXPECT_EQ(inbox.add(message(13, 1)), Admission::kTooFarAhead);
   EXPECT_EQ(inbox.add(message(9, 1)), Admission::kStale);
-  inbox.close();  // 10
-  inbox.close();  // 11
+  inbox.close();                                              // 10
+  inbox.close();                                              // 11
   EXPECT_EQ(inbox.heard(), (std::vector<std::uint32_t>{1}));  // round 12 was buffered
   EXPECT_EQ(inbox.add(message(11, 2)), Admission::kStale);
   EXPECT_EQ(inbox.counters().stale, 2u);
@@ -72,10 +73,11 @@ TEST(Deadline, FixedUntilEnoughSamplesThenMedianPlusKMad) {
   DeadlineEstimator fixed({.fixed_ms = 500});
   fixed.observe(10);
   EXPECT_EQ(fixed.deadlineMs(), 500);
-  DeadlineEstimator adaptive({.fixed_ms = 500, .adaptive = true, .k = 2, .min_ms = 1, .min_samples = 5});
+  DeadlineEstimator adaptive(
+      {.fixed_ms = 500, .adaptive = true, .k = 2, .min_ms = 1, .min_samples = 5});
   for (double x : {10.0, 12.0, 11.0, 13.0}) adaptive.observe(x);
   EXPECT_EQ(adaptive.deadlineMs(), 500);  // 4 < 5 samples
-  adaptive.observe(1000);  // one straggler barely moves it
+  adaptive.observe(1000);                 // one straggler barely moves it
   // median 12, deviations {2, 0, 1, 1, 988}: MAD 1 -> 12 + 2 * 1
   EXPECT_DOUBLE_EQ(adaptive.deadlineMs(), 14);
   DeadlineEstimator clamped({.adaptive = true, .min_ms = 50, .min_samples = 1});

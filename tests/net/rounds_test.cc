@@ -29,8 +29,9 @@ struct Peer {
   std::unique_ptr<RoundGate> gate;
   std::vector<RoundResult> results;
   std::map<std::uint32_t, std::uint64_t> next_out;  // sequence to send, per neighbour
-  std::map<std::uint32_t, std::uint64_t> next_in;   // sequence expected, per sender (absent: needs a keyframe)
-  std::set<std::uint32_t> keyframe_to;              // neighbours owed a keyframe
+  std::map<std::uint32_t, std::uint64_t>
+      next_in;                          // sequence expected, per sender (absent: needs a keyframe)
+  std::set<std::uint32_t> keyframe_to;  // neighbours owed a keyframe
   std::map<std::uint32_t, int> keyframes_from;
   int gaps = 0;
   bool running = false;
@@ -55,24 +56,35 @@ class Rounds {
   void create(std::uint32_t id, std::uint16_t port, std::uint64_t first_round) {
     Peer& p = *peers_[id];
     p = Peer{.id = id};
-    TransportConfig c{.self = id, .cluster_id = "rounds", .model_dim = 16, .config_digest = "d", .listen_port = port,
-                      .heartbeat_every = 40ms, .liveness_timeout = 300ms, .backoff_initial = 10ms,
+    TransportConfig c{.self = id,
+                      .cluster_id = "rounds",
+                      .model_dim = 16,
+                      .config_digest = "d",
+                      .listen_port = port,
+                      .heartbeat_every = 40ms,
+                      .liveness_timeout = 300ms,
+                      .backoff_initial = 10ms,
                       .backoff_max = 100ms};
     for (std::uint32_t j = 0; j < kPeers; ++j) {
       if (j != id) c.neighbours.push_back(j);
     }
-    p.transport = std::make_unique<Transport>(io, c, TransportHandlers{
-        .on_round = [&p](std::uint32_t, v1::RoundMessage& m) { p.gate->add(std::move(m)); },
-        .on_resync = [&p](std::uint32_t from, const v1::ResyncRequest&) { p.keyframe_to.insert(from); },
-        .on_heartbeat = [this, &p](std::uint32_t from, std::uint64_t round) {
-          p.gate->noteRound(from, round);
-          if (p.adopting && round > 0 && p.gate->catchUp()) {  // a restarted peer joins its neighbours' round
-            p.adopting = false;
-            begin(p);
-          }
-        },
-        .on_up = [&p](std::uint32_t peer) { p.keyframe_to.insert(peer); },
-        .on_down = [&p](std::uint32_t, std::string_view) { p.gate->poke(); }});
+    p.transport = std::make_unique<Transport>(
+        io, c,
+        TransportHandlers{
+            .on_round = [&p](std::uint32_t, v1::RoundMessage& m) { p.gate->add(std::move(m)); },
+            .on_resync = [&p](std::uint32_t from,
+                              const v1::ResyncRequest&) { p.keyframe_to.insert(from); },
+            .on_heartbeat =
+                [this, &p](std::uint32_t from, std::uint64_t round) {
+                  p.gate->noteRound(from, round);
+                  if (p.adopting && round > 0 &&
+                      p.gate->catchUp()) {  // a restarted peer joins its neighbours' round
+                    p.adopting = false;
+                    begin(p);
+                  }
+                },
+            .on_up = [&p](std::uint32_t peer) { p.keyframe_to.insert(peer); },
+            .on_down = [&p](std::uint32_t, std::string_view) { p.gate->poke(); }});
     p.port = p.transport->listen();
     p.gate = std::make_unique<RoundGate>(io, *p.transport, c.neighbours,
                                          GateConfig{.deadline = {.fixed_ms = 200}}, first_round);
@@ -132,7 +144,8 @@ class Rounds {
     if (ids.empty()) {
       for (std::uint32_t i = 0; i < kPeers; ++i) ids.push_back(i);
     }
-    return std::all_of(ids.begin(), ids.end(), [&](std::uint32_t i) { return peers_[i]->gate->openRound() >= round; });
+    return std::all_of(ids.begin(), ids.end(),
+                       [&](std::uint32_t i) { return peers_[i]->gate->openRound() >= round; });
   }
 
   Peer& operator[](std::uint32_t id) { return *peers_[id]; }
@@ -204,7 +217,8 @@ TEST(Rounds, AllToAllThenCrashRestartPartitionAndHeal) {
   ASSERT_TRUE(r.runUntil([&] { return r.reached(at_split + 8); }));  // both sides keep going
   for (std::uint32_t i = 0; i < kPeers; ++i) {
     for (const auto& [sender, _] : r[i].results.back().messages) {
-      EXPECT_EQ(sender < 4, i < 4) << "peer " << i << " heard " << sender << " across the partition";
+      EXPECT_EQ(sender < 4, i < 4)
+          << "peer " << i << " heard " << sender << " across the partition";
     }
   }
   for (std::uint32_t i = 0; i < kPeers; ++i) r[i].transport->setPartitioned({});
@@ -234,7 +248,10 @@ TEST(Rounds, CatchingUpNeedsMoreThanBClaimsAndStopsAtTheLastRound) {
   std::vector<std::unique_ptr<Transport>> t;
   std::vector<PeerAddress> addresses;
   for (std::uint32_t id = 0; id < 4; ++id) {
-    TransportConfig c{.self = id, .cluster_id = "claims", .model_dim = 16, .config_digest = "d",
+    TransportConfig c{.self = id,
+                      .cluster_id = "claims",
+                      .model_dim = 16,
+                      .config_digest = "d",
                       .backoff_initial = 10ms};
     for (std::uint32_t j = 0; j < 4; ++j) {
       if (j != id) c.neighbours.push_back(j);
@@ -247,7 +264,8 @@ TEST(Rounds, CatchingUpNeedsMoreThanBClaimsAndStopsAtTheLastRound) {
   const std::vector<std::uint32_t> neighbours{1, 2, 3};
   RoundGate gate(io, *t[0], neighbours, GateConfig{.budget = 1, .last_round = 99}, 0);
 
-  for (const std::uint64_t lie : {std::uint64_t(1) << 62, std::uint64_t(0), std::uint64_t(50), std::uint64_t(7)}) {
+  for (const std::uint64_t lie :
+       {std::uint64_t(1) << 62, std::uint64_t(0), std::uint64_t(50), std::uint64_t(7)}) {
     gate.noteRound(3, lie);  // oscillating: far future, past, ahead
     EXPECT_EQ(gate.evidencedRound(), 0u);
     EXPECT_FALSE(gate.catchUp());

@@ -8,8 +8,8 @@
 
 #include "net/frame.h"
 #include "net/transport.h"
-#include "tests/support/run_until.h"
 #include "tests/support/process.h"
+#include "tests/support/run_until.h"
 #include "tests/support/temp_dir.h"
 
 namespace phalanx::net {
@@ -20,13 +20,16 @@ using namespace std::chrono_literals;
 class TlsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const auto r = testing::runProcess(testing::sourceDir() + "/tools/gen-certs " + dir_.path().string() + " 4");
+    const auto r = testing::runProcess(testing::sourceDir() + "/tools/gen-certs " +
+                                       dir_.path().string() + " 4");
     ASSERT_EQ(r.exit_code, 0) << r.output;
   }
 
   TlsFiles files(std::uint32_t cert_of) const {
     const auto p = [&](const std::string& f) { return (dir_.path() / f).string(); };
-    return {.enabled = true, .ca = p("ca.pem"), .cert = p(fmt::format("node-{}.pem", cert_of)),
+    return {.enabled = true,
+            .ca = p("ca.pem"),
+            .cert = p(fmt::format("node-{}.pem", cert_of)),
             .key = p(fmt::format("node-{}.key", cert_of))};
   }
 
@@ -40,17 +43,25 @@ class TlsTest : public ::testing::Test {
   // Node `id` presenting the certificate of `cert_of`, neighbour of every id in 0..3.
   std::unique_ptr<Node> make(std::uint32_t id, std::uint32_t cert_of, bool tls = true) {
     auto n = std::make_unique<Node>();
-    TransportConfig c{.self = id, .cluster_id = "tls", .model_dim = 100, .config_digest = "d",
-                      .handshake_timeout = 1000ms, .backoff_initial = 10ms, .backoff_max = 100ms};
+    TransportConfig c{.self = id,
+                      .cluster_id = "tls",
+                      .model_dim = 100,
+                      .config_digest = "d",
+                      .handshake_timeout = 1000ms,
+                      .backoff_initial = 10ms,
+                      .backoff_max = 100ms};
     for (std::uint32_t j = 0; j < 4; ++j) {
       if (j != id) c.neighbours.push_back(j);
     }
     if (tls) c.tls = files(cert_of);
     Node* raw = n.get();
-    n->t = std::make_unique<Transport>(io_, c, TransportHandlers{
-        .on_round = [raw](std::uint32_t, v1::RoundMessage& m) { raw->payloads.push_back(m.payload()); },
-        .on_up = [raw](std::uint32_t p) { raw->up.insert(p); },
-        .on_down = [raw](std::uint32_t p, std::string_view) { raw->up.erase(p); }});
+    n->t = std::make_unique<Transport>(
+        io_, c,
+        TransportHandlers{
+            .on_round = [raw](std::uint32_t,
+                              v1::RoundMessage& m) { raw->payloads.push_back(m.payload()); },
+            .on_up = [raw](std::uint32_t p) { raw->up.insert(p); },
+            .on_down = [raw](std::uint32_t p, std::string_view) { raw->up.erase(p); }});
     n->port = n->t->listen();
     return n;
   }
@@ -67,9 +78,11 @@ class TlsTest : public ::testing::Test {
 TEST_F(TlsTest, PeersWithClusterCertificatesTalk) {
   auto a = make(0, 0), b = make(1, 1), c = make(2, 2);
   for (auto* n : {a.get(), b.get(), c.get()}) {
-    n->t->connect({{0, "127.0.0.1", a->port}, {1, "127.0.0.1", b->port}, {2, "127.0.0.1", c->port}});
+    n->t->connect(
+        {{0, "127.0.0.1", a->port}, {1, "127.0.0.1", b->port}, {2, "127.0.0.1", c->port}});
   }
-  ASSERT_TRUE(runUntil([&] { return a->up.size() == 2 && b->up.size() == 2 && c->up.size() == 2; }));
+  ASSERT_TRUE(
+      runUntil([&] { return a->up.size() == 2 && b->up.size() == 2 && c->up.size() == 2; }));
   v1::Envelope e;
   e.mutable_round()->set_sender(0);
   e.mutable_round()->set_kind(v1::RoundMessage::DELTA);
@@ -99,7 +112,10 @@ TEST_F(TlsTest, APlainPeerCannotJoinATlsCluster) {
 
 TEST_F(TlsTest, MissingKeyFilesFailAtStart) {
   TransportConfig c{.self = 0, .model_dim = 1, .neighbours = {1}};
-  c.tls = {.enabled = true, .ca = "/nonexistent/ca.pem", .cert = "/nonexistent/c.pem", .key = "/nonexistent/k.pem"};
+  c.tls = {.enabled = true,
+           .ca = "/nonexistent/ca.pem",
+           .cert = "/nonexistent/c.pem",
+           .key = "/nonexistent/k.pem"};
   Transport t(io_, c, {});
   EXPECT_THROW(t.listen(), std::system_error);
 }

@@ -1,5 +1,7 @@
 // The transport in one process on 127.0.0.1, port 0: eight endpoints all-to-all, crashes,
 // restarts, shutdown, and hostile connections — driven by io.run_for, never sleep.
+#include "net/transport.h"
+
 #include <gtest/gtest.h>
 
 #include <asio.hpp>
@@ -9,7 +11,6 @@
 #include <set>
 
 #include "net/frame.h"
-#include "net/transport.h"
 #include "tests/support/run_until.h"
 
 namespace phalanx::net {
@@ -29,7 +30,8 @@ struct Endpoint {
 class Cluster {
  public:
   // n endpoints, each a neighbour of every other one.
-  explicit Cluster(std::uint32_t n, std::chrono::milliseconds handshake_timeout = 2000ms, std::uint64_t dim = 1000)
+  explicit Cluster(std::uint32_t n, std::chrono::milliseconds handshake_timeout = 2000ms,
+                   std::uint64_t dim = 1000)
       : n_(n), dim_(dim) {
     for (std::uint32_t id = 0; id < n; ++id) {
       nodes_.push_back(std::make_unique<Endpoint>());
@@ -38,26 +40,39 @@ class Cluster {
     for (std::uint32_t id = 0; id < n; ++id) connect(id);
   }
 
-  TransportConfig config(std::uint32_t id, std::uint16_t port, std::chrono::milliseconds handshake_timeout) const {
-    TransportConfig c{.self = id, .cluster_id = "test", .model_dim = dim_, .config_digest = "digest",
-                      .listen_port = port, .heartbeat_every = 50ms, .liveness_timeout = 2000ms,
-                      .handshake_timeout = handshake_timeout, .backoff_initial = 10ms, .backoff_max = 200ms};
+  TransportConfig config(std::uint32_t id, std::uint16_t port,
+                         std::chrono::milliseconds handshake_timeout) const {
+    TransportConfig c{.self = id,
+                      .cluster_id = "test",
+                      .model_dim = dim_,
+                      .config_digest = "digest",
+                      .listen_port = port,
+                      .heartbeat_every = 50ms,
+                      .liveness_timeout = 2000ms,
+                      .handshake_timeout = handshake_timeout,
+                      .backoff_initial = 10ms,
+                      .backoff_max = 200ms};
     for (std::uint32_t j = 0; j < n_; ++j) {
       if (j != id) c.neighbours.push_back(j);
     }
     return c;
   }
 
-  void start(std::uint32_t id, std::uint16_t port, std::chrono::milliseconds handshake_timeout = 2000ms) {
+  void start(std::uint32_t id, std::uint16_t port,
+             std::chrono::milliseconds handshake_timeout = 2000ms) {
     Endpoint& e = *nodes_[id];
     e = Endpoint{};
-    e.transport = std::make_unique<Transport>(io, config(id, port, handshake_timeout), TransportHandlers{
-        .on_round = [&e](std::uint32_t peer, v1::RoundMessage& m) { e.received[peer].push_back(std::move(m)); },
-        .on_up = [&e](std::uint32_t peer) { e.up.insert(peer); },
-        .on_down = [&e](std::uint32_t peer, std::string_view why) {
-          e.up.erase(peer);
-          e.downs.emplace_back(why);
-        }});
+    e.transport = std::make_unique<Transport>(
+        io, config(id, port, handshake_timeout),
+        TransportHandlers{
+            .on_round = [&e](std::uint32_t peer,
+                             v1::RoundMessage& m) { e.received[peer].push_back(std::move(m)); },
+            .on_up = [&e](std::uint32_t peer) { e.up.insert(peer); },
+            .on_down =
+                [&e](std::uint32_t peer, std::string_view why) {
+                  e.up.erase(peer);
+                  e.downs.emplace_back(why);
+                }});
     e.port = e.transport->listen();
   }
 
@@ -106,7 +121,8 @@ TEST(Transport, EightEndpointsAllToAll) {
     for (std::uint32_t i = 0; i < 8; ++i) {
       for (std::uint32_t j = 0; j < 8; ++j) {
         if (i == j) continue;
-        ASSERT_TRUE(c[i].transport->send(j, roundMessage(round, i, std::string(1000, char('a' + i)))));
+        ASSERT_TRUE(
+            c[i].transport->send(j, roundMessage(round, i, std::string(1000, char('a' + i)))));
       }
     }
   }
@@ -141,11 +157,13 @@ TEST(Transport, LargePayloadsArriveIntactOnEveryPath) {
   header.set_sender(0);
   header.set_kind(v1::RoundMessage::KEYFRAME);
   ASSERT_TRUE(c[0].transport->sendRound(1, header, shared));  // shared payload, read in place
-  ASSERT_TRUE(c[0].transport->send(1, roundMessage(2, 0, std::string(bytes.begin(), bytes.end()))));  // copied
+  ASSERT_TRUE(c[0].transport->send(
+      1, roundMessage(2, 0, std::string(bytes.begin(), bytes.end()))));  // copied
   ASSERT_TRUE(c.runUntil([&] { return c[1].received[0].size() == 2; }));
   for (const auto& m : c[1].received[0]) {
     ASSERT_EQ(m.payload().size(), bytes.size());
-    EXPECT_TRUE(std::equal(bytes.begin(), bytes.end(), reinterpret_cast<const std::uint8_t*>(m.payload().data())));
+    EXPECT_TRUE(std::equal(bytes.begin(), bytes.end(),
+                           reinterpret_cast<const std::uint8_t*>(m.payload().data())));
   }
   EXPECT_EQ(c[1].received[0][0].kind(), v1::RoundMessage::KEYFRAME);
   EXPECT_EQ(c[1].received[0][1].round(), 2u);
@@ -199,7 +217,9 @@ TEST(Transport, HostileBytesAreCountedAndDropped) {
   Cluster c(2, 300ms);
   ASSERT_TRUE(c.runUntil([&] { return c.allConnected(); }));
   const auto& rejected = c[0].transport->stats().rejected;
-  const auto count = [&](const std::string& r) { return rejected.contains(r) ? rejected.at(r) : 0; };
+  const auto count = [&](const std::string& r) {
+    return rejected.contains(r) ? rejected.at(r) : 0;
+  };
 
   RawClient oversized(c.io, c[0].port);
   oversized.write({0xff, 0xff, 0xff, 0x7f});
@@ -230,10 +250,11 @@ TEST(Transport, HostileBytesAreCountedAndDropped) {
 
   ASSERT_TRUE(c.runUntil([&] {
     return count("oversized") == 1 && count("malformed") == 1 && count("expected_hello") == 1 &&
-           count("wrong_cluster") == 1 && count("wrong_dimension") == 1 && count("unknown_node") == 1 &&
-           count("wrong_version") == 1 && count("wrong_digest") == 1 &&
-           count("handshake_timeout") >= 1;
-  })) << "oversized " << count("oversized") << " malformed " << count("malformed");
+           count("wrong_cluster") == 1 && count("wrong_dimension") == 1 &&
+           count("unknown_node") == 1 && count("wrong_version") == 1 &&
+           count("wrong_digest") == 1 && count("handshake_timeout") >= 1;
+  })) << "oversized "
+      << count("oversized") << " malformed " << count("malformed");
   // The refused Hello was answered with Goodbye(WRONG_CLUSTER) after ours.
   FrameReader reader(maxFrameBytes(1000));
   std::vector<std::uint8_t> buf(wrong_cluster.socket.available());
@@ -273,8 +294,11 @@ TEST(Transport, AFloodOfConnectionsIsSurvived) {
   std::vector<std::unique_ptr<RawClient>> flood;
   for (int i = 0; i < 150; ++i) flood.push_back(std::make_unique<RawClient>(c.io, c[0].port));
   const auto& rejected = c[0].transport->stats().rejected;
-  const auto count = [&](const std::string& r) { return rejected.contains(r) ? rejected.at(r) : 0; };
-  ASSERT_TRUE(c.runUntil([&] { return count("handshake_timeout") + count("pending_evicted") >= 150; }));
+  const auto count = [&](const std::string& r) {
+    return rejected.contains(r) ? rejected.at(r) : 0;
+  };
+  ASSERT_TRUE(
+      c.runUntil([&] { return count("handshake_timeout") + count("pending_evicted") >= 150; }));
   EXPECT_GT(count("pending_evicted"), 0u);  // at most 64 waited for a Hello at once
   ASSERT_TRUE(c[1].transport->send(0, roundMessage(0, 1, "through the flood")));
   ASSERT_TRUE(c.runUntil([&] { return c[0].received[1].size() == 1; }));
@@ -328,8 +352,12 @@ TEST(Transport, ARefusedDuplicateDeliversNothing) {
 TEST(Transport, ASlowPeerHitsTheQueueBoundNotMemory) {
   // A neighbour that handshakes and then never reads: sends fail once the queue is full.
   asio::io_context io;
-  TransportConfig config{.self = 0, .cluster_id = "test", .model_dim = 1'000'000, .config_digest = "digest",
-                         .neighbours = {1}, .max_queued_bytes = 1 << 20};
+  TransportConfig config{.self = 0,
+                         .cluster_id = "test",
+                         .model_dim = 1'000'000,
+                         .config_digest = "digest",
+                         .neighbours = {1},
+                         .max_queued_bytes = 1 << 20};
   std::set<std::uint32_t> up;
   Transport t(io, config, {.on_up = [&](std::uint32_t p) { up.insert(p); }});
   const auto port = t.listen();

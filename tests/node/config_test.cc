@@ -108,7 +108,8 @@ TEST(Config, CrossFieldRules) {
   EXPECT_THAT(errorOf("mixing: {pre: [median]}"), HasSubstr("unknown pre-aggregator 'median'"));
   EXPECT_THAT(errorOf("mixing: {pre: [clip]}"), HasSubstr("'clip' needs a parameter"));
   EXPECT_THAT(errorOf("mixing: {pre: ['clip:-1']}"), HasSubstr("must be a number > 0"));
-  EXPECT_THAT(errorOf("byzantine: {x: {attack: alie}}"), HasSubstr("byzantine.x: keys are node ids"));
+  EXPECT_THAT(errorOf("byzantine: {x: {attack: alie}}"),
+              HasSubstr("byzantine.x: keys are node ids"));
   EXPECT_THAT(errorOf("byzantine: {2: {tau: 1}}"), HasSubstr("byzantine.2.attack: required"));
   EXPECT_THAT(errorOf("model: {kind: mlp, hidden: []}"), HasSubstr("model.hidden"));
 }
@@ -119,10 +120,10 @@ TEST(Config, SyntaxErrorGivesLineAndColumn) {
 }
 
 TEST(Config, SetOverridesAnyFieldAndCreatesSections) {
-  const Config c = parseConfig("optimizer: {lr: 0.1}\n", "c.yaml",
-                               std::vector<std::string>{"optimizer.lr=0.05", "model.hidden=[10, 20]",
-                                                        "byzantine.4.attack=ipm",
-                                                        "optimizer.schedule.kind=cosine"});
+  const Config c = parseConfig(
+      "optimizer: {lr: 0.1}\n", "c.yaml",
+      std::vector<std::string>{"optimizer.lr=0.05", "model.hidden=[10, 20]",
+                               "byzantine.4.attack=ipm", "optimizer.schedule.kind=cosine"});
   EXPECT_DOUBLE_EQ(c.optimizer.lr, 0.05);
   EXPECT_EQ(c.model.hidden, (std::vector<std::size_t>{10, 20}));
   EXPECT_EQ(c.byzantine.at(4).attack, "ipm");
@@ -151,12 +152,16 @@ TEST(Config, ExchangeModesAcceptOnlyWhatTheyRun) {
               HasSubstr("c.yaml: compression.feedback: model gossip tracks replicas"));
   EXPECT_THAT(errorOf("exchange: gradient\ncompression: {codec: qsgd, feedback: dgc}"),
               HasSubstr("compression.codec: dgc selects with topk_sampled"));
-  EXPECT_THAT(errorOf("exchange: gradient\ncompression: {codec: topk_sampled, feedback: dgc, adaptive: true}"),
-              HasSubstr("compression.adaptive"));
+  EXPECT_THAT(
+      errorOf(
+          "exchange: gradient\ncompression: {codec: topk_sampled, feedback: dgc, adaptive: true}"),
+      HasSubstr("compression.adaptive"));
   EXPECT_THAT(errorOf("exchange: gradient\ncompression: {codec: qsgd, feedback: diana}"),
               HasSubstr("diana is not run by the node"));
-  const Config dgc = parseConfig("exchange: gradient\ncompression: {codec: topk_sampled, feedback: dgc, "
-                                 "warmup_every: 25, clip_norm: 2, eta: 0.2}", "c.yaml");
+  const Config dgc = parseConfig(
+      "exchange: gradient\ncompression: {codec: topk_sampled, feedback: dgc, "
+      "warmup_every: 25, clip_norm: 2, eta: 0.2}",
+      "c.yaml");
   EXPECT_EQ(dgc.compression.warmup_every, 25u);
   EXPECT_DOUBLE_EQ(dgc.compression.clip_norm, 2.0);
 }
@@ -164,10 +169,15 @@ TEST(Config, ExchangeModesAcceptOnlyWhatTheyRun) {
 TEST(Config, DigestCoversWhatPeersMustShareOnly) {
   const Config base = parseConfig("", "c.yaml");
   EXPECT_EQ(configDigest(base).size(), 32u);
-  EXPECT_EQ(configDigest(base), configDigest(parseConfig("", "c.yaml", std::vector<std::string>{
-                                                 "mixing.rule=mean", "optimizer.lr=0.3", "rounds.count=7"})));
-  EXPECT_NE(configDigest(base), configDigest(parseConfig("", "c.yaml", std::vector<std::string>{"exchange=gradient"})));
-  EXPECT_NE(configDigest(base), configDigest(parseConfig("", "c.yaml", std::vector<std::string>{"model.hidden=[50]"})));
+  EXPECT_EQ(
+      configDigest(base),
+      configDigest(parseConfig(
+          "", "c.yaml",
+          std::vector<std::string>{"mixing.rule=mean", "optimizer.lr=0.3", "rounds.count=7"})));
+  EXPECT_NE(configDigest(base),
+            configDigest(parseConfig("", "c.yaml", std::vector<std::string>{"exchange=gradient"})));
+  EXPECT_NE(configDigest(base),
+            configDigest(parseConfig("", "c.yaml", std::vector<std::string>{"model.hidden=[50]"})));
 }
 
 TEST(Config, MissingFileIsAClearError) {

@@ -25,7 +25,8 @@ Config gradientConfig(const std::string& feedback, const std::string& codec) {
   return c;
 }
 
-std::unique_ptr<compress::Compressor> codecFor(const Config& c, std::vector<compress::LayerShape> layers) {
+std::unique_ptr<compress::Compressor> codecFor(const Config& c,
+                                               std::vector<compress::LayerShape> layers) {
   if (c.compression.codec == "none") return nullptr;
   compress::CompressorConfig k = compressorConfig(c.compression);
   k.layers = std::move(layers);
@@ -40,11 +41,13 @@ TEST(GradientExchange, DenseMomentumIsTheEmaByHandAndIsThePivot) {
   auto q = ex.encode(g1, 0);
   ASSERT_TRUE(q) << q.error();
   // m = 0.75·0 + 0.25·g1
-  EXPECT_THAT(std::vector<float>(ex.own().begin(), ex.own().end()), ::testing::ElementsAre(1, -2, 0.5));
+  EXPECT_THAT(std::vector<float>(ex.own().begin(), ex.own().end()),
+              ::testing::ElementsAre(1, -2, 0.5));
   q = ex.encode(g2, 0);
   ASSERT_TRUE(q);
   // m = 0.75·(1, -2, 0.5) + 0.25·(0, 4, -4) = (0.75, -0.5, -0.625)
-  EXPECT_THAT(std::vector<float>(ex.own().begin(), ex.own().end()), ::testing::ElementsAre(0.75, -0.5, -0.625));
+  EXPECT_THAT(std::vector<float>(ex.own().begin(), ex.own().end()),
+              ::testing::ElementsAre(0.75, -0.5, -0.625));
   std::vector<float> decoded(3);
   ASSERT_TRUE(compress::decode(*q, decoded));
   EXPECT_EQ(decoded, std::vector<float>(ex.own().begin(), ex.own().end()));
@@ -59,12 +62,14 @@ TEST(GradientExchange, CompressedMessagesDecodeToThePivot) {
   // density 0.01 keeps one entry: the largest of m = 0.25·g.
   auto q = ex.encode(std::vector<float>{4, -8, 2, 1}, 0);
   ASSERT_TRUE(q);
-  EXPECT_THAT(std::vector<float>(ex.own().begin(), ex.own().end()), ::testing::ElementsAre(0, -2, 0, 0));
+  EXPECT_THAT(std::vector<float>(ex.own().begin(), ex.own().end()),
+              ::testing::ElementsAre(0, -2, 0, 0));
   // EF14 carries the rest: next round p = m + e, with m = 0.75·m + 0 and e = (1, 0, 0.5, 0.25).
   q = ex.encode(std::vector<float>{0, 0, 0, 0}, 0);
   ASSERT_TRUE(q);
   // m = (0.75, -1.5, 0.375, 0.1875); p = (1.75, -1.5, 0.875, 0.4375): the largest is the first.
-  EXPECT_THAT(std::vector<float>(ex.own().begin(), ex.own().end()), ::testing::ElementsAre(1.75, 0, 0, 0));
+  EXPECT_THAT(std::vector<float>(ex.own().begin(), ex.own().end()),
+              ::testing::ElementsAre(1.75, 0, 0, 0));
 }
 
 TEST(GradientExchange, DgcMasksWhatItSent) {
@@ -85,7 +90,8 @@ TEST(GradientExchange, DgcMasksWhatItSent) {
   for (std::size_t i = 0; i < 32; ++i) sent += ex.own()[i] != 0;
   EXPECT_GE(sent, 8u * 8 / 10);  // about a quarter of the matrix (DGC's sampled threshold)
   EXPECT_LE(sent, 32u);
-  for (std::size_t i = 32; i < 36; ++i) EXPECT_EQ(ex.own()[i], g[i]) << "the bias goes dense (u = g)";
+  for (std::size_t i = 32; i < 36; ++i)
+    EXPECT_EQ(ex.own()[i], g[i]) << "the bias goes dense (u = g)";
 }
 
 TEST(GradientExchange, Ef21SgdmTracksTheEtaMomentum) {

@@ -33,9 +33,7 @@ std::string gzip(const std::string& raw) {
   return out;
 }
 
-std::string be32(std::uint32_t v) {
-  return {char(v >> 24), char(v >> 16), char(v >> 8), char(v)};
-}
+std::string be32(std::uint32_t v) { return {char(v >> 24), char(v >> 16), char(v >> 8), char(v)}; }
 
 std::string imageFile(std::uint32_t count, std::uint32_t rows, std::uint32_t cols,
                       std::size_t pixels_present) {
@@ -97,7 +95,8 @@ TEST(FashionMnistFiles, MissingDirectoryNamesThePathAndThePackage) {
     loadFashionMnist("/nonexistent/fmnist");
     FAIL() << "no error";
   } catch (const DataError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("/nonexistent/fmnist/train-images-idx3-ubyte.gz: no such file"));
+    EXPECT_THAT(e.what(),
+                HasSubstr("/nonexistent/fmnist/train-images-idx3-ubyte.gz: no such file"));
     EXPECT_THAT(e.what(), HasSubstr("dataset-fashion-mnist"));
   }
 }

@@ -1,10 +1,11 @@
 // Prometheus rendering of a node's metrics and the JSON line of a round.
+#include "node/metrics.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "node/metrics.h"
 #include "node/peer_node.h"
 
 namespace phalanx::node {
@@ -18,7 +19,9 @@ TEST(Metrics, HistogramBucketsAreCumulativeWithSumAndCount) {
   for (double v : {0.05, 0.1, 0.5, 3.0}) h.observe(v);
   const std::string text = h.render("round_seconds", "help", "node=\"2\"");
   EXPECT_THAT(text, HasSubstr("# TYPE phalanx_round_seconds histogram\n"));
-  EXPECT_THAT(text, HasSubstr("phalanx_round_seconds_bucket{node=\"2\",le=\"0.1\"} 2\n"));  // le is inclusive
+  EXPECT_THAT(
+      text,
+      HasSubstr("phalanx_round_seconds_bucket{node=\"2\",le=\"0.1\"} 2\n"));  // le is inclusive
   EXPECT_THAT(text, HasSubstr("phalanx_round_seconds_bucket{node=\"2\",le=\"1\"} 3\n"));
   EXPECT_THAT(text, HasSubstr("phalanx_round_seconds_bucket{node=\"2\",le=\"+Inf\"} 4\n"));
   EXPECT_THAT(text, HasSubstr("phalanx_round_seconds_sum{node=\"2\"} 3.65\n"));
@@ -38,7 +41,9 @@ TEST(Metrics, PrometheusTextNamesEveryFamilyWithLabels) {
   EXPECT_THAT(text, HasSubstr("phalanx_test_accuracy{node=\"4\"} NaN\n"));  // no evaluation yet
   EXPECT_THAT(text, HasSubstr("phalanx_peer_excluded_total{node=\"4\",peer=\"1\"} 3\n"));
   EXPECT_THAT(text, HasSubstr("phalanx_peer_excluded_total{node=\"4\",peer=\"7\"} 0\n"));
-  EXPECT_THAT(text, HasSubstr("phalanx_messages_rejected_total{node=\"4\",reason=\"frame_too_large\"} 2\n"));
+  EXPECT_THAT(
+      text,
+      HasSubstr("phalanx_messages_rejected_total{node=\"4\",reason=\"frame_too_large\"} 2\n"));
   for (const char* family : {"bytes_sent_total", "bytes_received_total", "dense_bytes_total",
                              "deadline_misses_total", "peer_distance", "round_seconds"}) {
     EXPECT_THAT(text, HasSubstr(std::string("# TYPE phalanx_") + family + " ")) << family;

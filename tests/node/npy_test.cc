@@ -21,8 +21,8 @@ using ::testing::HasSubstr;
 // magic, version 1.0, u16 header length, the dict padded with spaces to a 64-byte boundary.
 std::string numpyBytes(const std::string& descr, const std::string& shape, const std::string& data,
                        const std::string& fortran = "False") {
-  std::string header = "{'descr': '" + descr + "', 'fortran_order': " + fortran +
-                       ", 'shape': " + shape + ", }";
+  std::string header =
+      "{'descr': '" + descr + "', 'fortran_order': " + fortran + ", 'shape': " + shape + ", }";
   header.append((64 - (10 + header.size() + 1) % 64) % 64, ' ');
   header.push_back('\n');
   std::string out = "\x93NUMPY";
@@ -59,7 +59,8 @@ TEST(Npy, ReadsWhatNumpyWrites) {
 
 TEST(Npy, NarrowsFloat64AndReadsOneDimension) {
   testing::TempDir dir;
-  const NpyArray a = readNpy(dir.write("b.npy", numpyBytes("<f8", "(3,)", raw<double>({0.5, -1, 2}))));
+  const NpyArray a =
+      readNpy(dir.write("b.npy", numpyBytes("<f8", "(3,)", raw<double>({0.5, -1, 2}))));
   EXPECT_EQ(a.shape, (std::vector<std::size_t>{3}));
   EXPECT_EQ(a.data, (std::vector<float>{0.5f, -1.0f, 2.0f}));
 }

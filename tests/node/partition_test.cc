@@ -68,9 +68,9 @@ TEST(Partition, DirichletSkewGrowsAsAlphaShrinks) {
   const double iid = meanDominantShare(partitionIid(y.size(), 10, 1), y);
   const double mild = meanDominantShare(partitionDirichlet(y, 10, 10, 100.0, 1), y);
   const double skewed = meanDominantShare(partitionDirichlet(y, 10, 10, 0.1, 1), y);
-  EXPECT_NEAR(iid, 0.1, 0.03);      // ten balanced classes
-  EXPECT_NEAR(mild, 0.1, 0.05);     // large alpha: close to iid
-  EXPECT_GT(skewed, 0.5);           // small alpha: one class dominates each node
+  EXPECT_NEAR(iid, 0.1, 0.03);   // ten balanced classes
+  EXPECT_NEAR(mild, 0.1, 0.05);  // large alpha: close to iid
+  EXPECT_GT(skewed, 0.5);        // small alpha: one class dominates each node
   EXPECT_GT(skewed, mild + 0.3);
 }
 
@@ -86,8 +86,9 @@ TEST(Partition, ImpossibleRequestsAreErrors) {
   EXPECT_THROW(partitionIid(10, 0, 1), std::invalid_argument);
   EXPECT_THROW(partitionDirichlet(y, 2, 0, 1.0, 1), std::invalid_argument);
   EXPECT_THROW(partitionDirichlet(y, 2, 4, 0.0, 1), std::invalid_argument);
-  EXPECT_THROW(partitionDirichlet(y, 2, 20, 1.0, 1), std::invalid_argument);  // 10 samples, 20 nodes
-  EXPECT_THROW(partitionDirichlet(y, 1, 2, 1.0, 1), std::invalid_argument);   // label 1 >= 1 class
+  EXPECT_THROW(partitionDirichlet(y, 2, 20, 1.0, 1),
+               std::invalid_argument);                                       // 10 samples, 20 nodes
+  EXPECT_THROW(partitionDirichlet(y, 1, 2, 1.0, 1), std::invalid_argument);  // label 1 >= 1 class
 }
 
 }  // namespace

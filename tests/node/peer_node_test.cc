@@ -2,11 +2,12 @@
 // hand-computed uncompressed MoNNA round, eight nodes learning the synthetic task about as well
 // as centralized training, bit-identical reruns, Byzantine peers against NNA and mean, CHOCO
 // compression, garbage on a port, and a crash with a restart from the checkpoint.
+#include "node/peer_node.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
-
 #include <asio.hpp>
 #include <chrono>
 #include <cmath>
@@ -19,7 +20,6 @@
 #include "node/data_source.h"
 #include "node/http_endpoint.h"
 #include "node/local_trainer.h"
-#include "node/peer_node.h"
 #include "tests/support/run_until.h"
 #include "tests/support/temp_dir.h"
 
@@ -37,7 +37,8 @@ Config syntheticConfig() {
   c.threads = 1;
   c.data.dataset = "synthetic";
   c.data.batch = 32;
-  c.data.synthetic = {.train = 4000, .test = 1000, .features = 32, .classes = 10, .separation = 0.5};
+  c.data.synthetic = {
+      .train = 4000, .test = 1000, .features = 32, .classes = 10, .separation = 0.5};
   c.model.kind = "mlp";
   c.model.hidden = {32};
   c.optimizer.lr = 0.1;
@@ -86,7 +87,8 @@ class Cluster {
     for (std::uint32_t i = 0; i < topology_->size(); ++i) connect(i);
   }
 
-  void create(std::uint32_t id, std::uint16_t port, std::filesystem::path checkpoints, bool resume) {
+  void create(std::uint32_t id, std::uint16_t port, std::filesystem::path checkpoints,
+              bool resume) {
     if (nodes_[id]) nodes_[id]->abort();  // a restart: the old process is gone
     PeerSetup s{.config = config_,
                 .topology = topology_,
@@ -103,7 +105,8 @@ class Cluster {
 
   void connect(std::uint32_t id) {
     std::vector<net::PeerAddress> addresses;
-    for (std::uint32_t j = 0; j < topology_->size(); ++j) addresses.push_back({j, "127.0.0.1", ports_[j]});
+    for (std::uint32_t j = 0; j < topology_->size(); ++j)
+      addresses.push_back({j, "127.0.0.1", ports_[j]});
     nodes_[id]->connect(addresses);
   }
 
@@ -123,12 +126,15 @@ class Cluster {
   }
 
   bool runToEnd(std::chrono::milliseconds limit = 120s) {
-    return testing::runUntil(io, [&] {
-      for (const auto& n : nodes_) {
-        if (!n->finished()) return false;
-      }
-      return true;
-    }, limit);
+    return testing::runUntil(
+        io,
+        [&] {
+          for (const auto& n : nodes_) {
+            if (!n->finished()) return false;
+          }
+          return true;
+        },
+        limit);
   }
 
   double honestMeanAccuracy() const {
@@ -178,10 +184,12 @@ TEST(PeerNode, UncompressedRoundIsMonnaByHand) {
   for (std::uint32_t i = 0; i < 3; ++i) {
     std::vector<double> distance(3);
     for (std::uint32_t j = 0; j < 3; ++j) {
-      for (std::size_t k = 0; k < y[i].size(); ++k) distance[j] += std::pow(double(y[i][k]) - y[j][k], 2);
+      for (std::size_t k = 0; k < y[i].size(); ++k)
+        distance[j] += std::pow(double(y[i][k]) - y[j][k], 2);
     }
     const std::uint32_t a = (i + 1) % 3, b = (i + 2) % 3;
-    const std::uint32_t nearest = distance[a] < distance[b] || (distance[a] == distance[b] && a < b) ? a : b;
+    const std::uint32_t nearest =
+        distance[a] < distance[b] || (distance[a] == distance[b] && a < b) ? a : b;
     const std::uint32_t farthest = nearest == a ? b : a;
     ASSERT_EQ(cluster.records(i).size(), 1u);
     EXPECT_EQ(cluster.records(i)[0].excluded, std::vector<std::uint32_t>{farthest}) << "node " << i;
@@ -224,8 +232,7 @@ TEST(PeerNode, EightNodesLearnLikeCentralizedAndRerunBitIdentically) {
       for (std::uint64_t t = 0; t < c.rounds.count; ++t) alone.step(t);
       const double centralized = alone.evaluate(cluster.data().test).accuracy;
       EXPECT_GT(centralized, 0.75);
-      EXPECT_GT(cluster.honestMeanAccuracy(), centralized - 0.03)
-          << "centralized " << centralized;
+      EXPECT_GT(cluster.honestMeanAccuracy(), centralized - 0.03) << "centralized " << centralized;
     } else {
       for (std::uint32_t i = 0; i < 8; ++i) {
         const auto x = cluster[i].parameters();
@@ -379,8 +386,9 @@ TEST(PeerNode, AccordionSwitchesLevelsInModelGossip) {
   ASSERT_TRUE(cluster.runToEnd());
   const double accuracy = cluster.honestMeanAccuracy();
   const auto& m = cluster[0].metrics();
-  std::printf("accordion topk 10%%/1%%: accuracy %.4f, dense/sent bytes %.1f, low layers at the end %.0f\n",
-              accuracy, double(m.dense_bytes_total) / double(m.bytes_sent_total), m.accordion_low_layers);
+  std::printf(
+      "accordion topk 10%%/1%%: accuracy %.4f, dense/sent bytes %.1f, low layers at the end %.0f\n",
+      accuracy, double(m.dense_bytes_total) / double(m.bytes_sent_total), m.accordion_low_layers);
   EXPECT_GT(accuracy, 0.7);
   EXPECT_FALSE(std::isnan(m.accordion_low_layers));
   // Fewer bytes than top-10% everywhere would send: some layers spent windows at HIGH.
@@ -417,10 +425,12 @@ TEST(PeerNode, CrashedNodeResumesFromItsCheckpoint) {
   cluster.create(2, cluster.port(2), dir.path() / "node-2", false);
   for (std::uint32_t i = 0; i < 4; ++i) cluster.connect(i);
   cluster.startAll();
-  ASSERT_TRUE(testing::runUntil(cluster.io, [&] { return cluster.records(2).size() >= 45; }, 60s));
+  ASSERT_TRUE(testing::runUntil(
+      cluster.io, [&] { return cluster.records(2).size() >= 45; }, 60s));
   cluster[2].abort();
   const std::uint64_t crashed_at = cluster.records(2).back().round;
-  ASSERT_TRUE(testing::runUntil(cluster.io, [&] { return cluster.records(0).back().round >= crashed_at + 5; }, 30s));
+  ASSERT_TRUE(testing::runUntil(
+      cluster.io, [&] { return cluster.records(0).back().round >= crashed_at + 5; }, 30s));
   // Restart on the same port from the newest checkpoint (round 40).
   cluster.create(2, cluster.port(2), dir.path() / "node-2", true);
   cluster.connect(2);
@@ -435,20 +445,24 @@ TEST(PeerNode, CrashedNodeResumesFromItsCheckpoint) {
   const std::uint64_t back = after[before].round;
   bool mixed_again = false;
   for (const RoundRecord& r : cluster.records(0)) {
-    if (r.round >= back && std::find(r.mixed.begin(), r.mixed.end(), 2u) != r.mixed.end()) mixed_again = true;
+    if (r.round >= back && std::find(r.mixed.begin(), r.mixed.end(), 2u) != r.mixed.end())
+      mixed_again = true;
   }
   EXPECT_TRUE(mixed_again);
   EXPECT_GT(cluster.honestMeanAccuracy(), 0.75);
   // A restart is not equivocation: it joined past every round it had sent before the crash.
-  for (std::uint32_t i = 0; i < 4; ++i) EXPECT_TRUE(cluster[i].metrics().equivocations_total.empty()) << i;
+  for (std::uint32_t i = 0; i < 4; ++i)
+    EXPECT_TRUE(cluster[i].metrics().equivocations_total.empty()) << i;
 }
 
 TEST(PeerNode, WireLevelMisbehaviourIsCountedAndSurvived) {
   Config c = syntheticConfig();
   c.rounds.count = 150;
   auto topology = completeGraph(4, 1);
-  for (const auto& [attack, reason] : std::vector<std::pair<std::string, std::string>>{
-           {"garbage", "invalid_payload"}, {"wrong_dim", "invalid_payload"}, {"replay", "stale_sequence"}}) {
+  for (const auto& [attack, reason] :
+       std::vector<std::pair<std::string, std::string>>{{"garbage", "invalid_payload"},
+                                                        {"wrong_dim", "invalid_payload"},
+                                                        {"replay", "stale_sequence"}}) {
     Cluster cluster(c, topology, {{3, attack}});
     cluster.startAll();
     ASSERT_TRUE(cluster.runToEnd()) << attack;
@@ -458,7 +472,8 @@ TEST(PeerNode, WireLevelMisbehaviourIsCountedAndSurvived) {
       EXPECT_GE(rejected.at(reason), 140u) << attack << " at node " << i;
       EXPECT_EQ(cluster.records(i).size(), 150u);
       for (const RoundRecord& r : cluster.records(i)) {
-        EXPECT_EQ(std::count(r.mixed.begin(), r.mixed.end(), 3u), attack == "replay" && r.round == 0 ? 1 : 0)
+        EXPECT_EQ(std::count(r.mixed.begin(), r.mixed.end(), 3u),
+                  attack == "replay" && r.round == 0 ? 1 : 0)
             << attack << " round " << r.round;
       }
     }
@@ -475,19 +490,25 @@ TEST(PeerNode, InjectedFaultsTakeEffectAndHeal) {
   Cluster cluster(c, topology);
   EXPECT_THAT(cluster[0].inject("explode"), ::testing::HasSubstr("unknown fault"));
   EXPECT_THAT(cluster[0].inject("drop 2"), ::testing::HasSubstr("[0, 1]"));
-  EXPECT_THAT(cluster[0].inject("attack frobnicate"), ::testing::HasSubstr("not something a node can run"));
+  EXPECT_THAT(cluster[0].inject("attack frobnicate"),
+              ::testing::HasSubstr("not something a node can run"));
   EXPECT_THAT(cluster[0].inject("partition x"), ::testing::HasSubstr("not a node id"));
   cluster.startAll();
-  const auto roundOf = [&](std::uint32_t id) { return cluster.records(id).empty() ? 0 : cluster.records(id).back().round; };
-  ASSERT_TRUE(testing::runUntil(cluster.io, [&] { return roundOf(1) >= 20; }, 30s));
+  const auto roundOf = [&](std::uint32_t id) {
+    return cluster.records(id).empty() ? 0 : cluster.records(id).back().round;
+  };
+  ASSERT_TRUE(testing::runUntil(
+      cluster.io, [&] { return roundOf(1) >= 20; }, 30s));
 
   // Node 1 turns into a sign-flipper: the others exclude it from then on.
   ASSERT_EQ(cluster[1].inject("attack signflip"), "");
   EXPECT_EQ(cluster[1].role(), PeerNode::Role::kVectorAttack);
   const std::uint64_t before = cluster[0].metrics().peer_excluded_total.contains(1)
-                                   ? cluster[0].metrics().peer_excluded_total.at(1) : 0;
+                                   ? cluster[0].metrics().peer_excluded_total.at(1)
+                                   : 0;
   const std::uint64_t switched = roundOf(0);
-  ASSERT_TRUE(testing::runUntil(cluster.io, [&] { return roundOf(0) >= switched + 30; }, 30s));
+  ASSERT_TRUE(testing::runUntil(
+      cluster.io, [&] { return roundOf(0) >= switched + 30; }, 30s));
   EXPECT_GE(cluster[0].metrics().peer_excluded_total.at(1) - before, 25u);
   ASSERT_EQ(cluster[1].inject("attack none"), "");
 
@@ -495,11 +516,13 @@ TEST(PeerNode, InjectedFaultsTakeEffectAndHeal) {
   ASSERT_EQ(cluster[2].inject("drop 0.5"), "");
   std::uint64_t resyncs = 0;
   const std::uint64_t dropping = roundOf(0);
-  ASSERT_TRUE(testing::runUntil(cluster.io, [&] { return roundOf(0) >= dropping + 20; }, 30s));
+  ASSERT_TRUE(testing::runUntil(
+      cluster.io, [&] { return roundOf(0) >= dropping + 20; }, 30s));
   // Uncompressed, every message is a keyframe: a lost one is a missing peer, not a gap.
   std::size_t missing2 = 0;
   for (const RoundRecord& r : cluster.records(0)) {
-    if (r.round > dropping && std::find(r.missing.begin(), r.missing.end(), 2u) != r.missing.end()) ++missing2;
+    if (r.round > dropping && std::find(r.missing.begin(), r.missing.end(), 2u) != r.missing.end())
+      ++missing2;
   }
   EXPECT_GE(missing2, 3u);
   for (std::uint32_t i = 0; i < 4; ++i) resyncs += cluster[i].metrics().resyncs_requested_total;
@@ -511,7 +534,8 @@ TEST(PeerNode, InjectedFaultsTakeEffectAndHeal) {
   ASSERT_EQ(cluster[3].inject("partition 0,1"), "");
   ASSERT_EQ(cluster[2].inject("heal"), "");
   const std::uint64_t cut = roundOf(3);
-  ASSERT_TRUE(testing::runUntil(cluster.io, [&] { return roundOf(3) >= cut + 15; }, 30s));
+  ASSERT_TRUE(testing::runUntil(
+      cluster.io, [&] { return roundOf(3) >= cut + 15; }, 30s));
   const std::size_t healed_from = cluster.records(3).size();
   for (const RoundRecord& r : cluster.records(3)) {
     if (r.round > cut + 10) {
@@ -527,19 +551,21 @@ TEST(PeerNode, InjectedFaultsTakeEffectAndHeal) {
   }
   EXPECT_TRUE(all_three);
   // Lost messages, a partition and attack switches are not equivocation.
-  for (std::uint32_t i = 0; i < 4; ++i) EXPECT_TRUE(cluster[i].metrics().equivocations_total.empty()) << i;
+  for (std::uint32_t i = 0; i < 4; ++i)
+    EXPECT_TRUE(cluster[i].metrics().equivocations_total.empty()) << i;
 }
 
 TEST(HttpEndpoint, ServesMetricsModelAndGuardsControl) {
   std::vector<std::string> applied;
   const std::vector<float> model{1.5f, -2.0f};
-  HttpEndpoint http("127.0.0.1", 0, [&] { return std::optional<std::vector<float>>(model); },
-                    {.token = "s3cret", .apply = [&](const std::string& command) -> std::optional<std::string> {
-                       if (command == "bad") return "unknown fault 'bad'";
-                       if (command == "busy") return std::nullopt;  // the loop did not answer
-                       applied.push_back(command);
-                       return "";
-                     }});
+  HttpEndpoint http(
+      "127.0.0.1", 0, [&] { return std::optional<std::vector<float>>(model); },
+      {.token = "s3cret", .apply = [&](const std::string& command) -> std::optional<std::string> {
+         if (command == "bad") return "unknown fault 'bad'";
+         if (command == "busy") return std::nullopt;  // the loop did not answer
+         applied.push_back(command);
+         return "";
+       }});
   http.publish("phalanx_round{node=\"0\"} 3\n");
   httplib::Client client("127.0.0.1", http.port());
   auto metrics = client.Get("/metrics");
@@ -555,7 +581,11 @@ TEST(HttpEndpoint, ServesMetricsModelAndGuardsControl) {
   EXPECT_EQ(npy->body.size() % 16, 8u);  // 16-aligned header, then two floats
   EXPECT_EQ(client.Post("/control", "slow 10", "text/plain")->status, 401);
   httplib::Headers auth{{"Authorization", "Bearer s3cret"}};
-  EXPECT_EQ(client.Post("/control", httplib::Headers{{"Authorization", "Bearer nope"}}, "slow 10", "text/plain")->status, 401);
+  EXPECT_EQ(client
+                .Post("/control", httplib::Headers{{"Authorization", "Bearer nope"}}, "slow 10",
+                      "text/plain")
+                ->status,
+            401);
   EXPECT_EQ(client.Post("/control", auth, "bad", "text/plain")->status, 400);
   EXPECT_EQ(client.Post("/control", auth, "busy", "text/plain")->status, 504);  // not "applied"
   EXPECT_EQ(client.Post("/control", auth, "slow 10", "text/plain")->status, 200);
@@ -583,8 +613,9 @@ TEST(PeerNodeProtocol, RoundLiesByBNeighboursMoveNoHonestPeer) {
   auto topology = ringGraph(8, 1);
   double clean = 0;
   for (const bool lie : {false, true}) {
-    Cluster cluster(c, topology, lie ? std::map<std::uint32_t, std::string>{{3, "round_lie"}}
-                                     : std::map<std::uint32_t, std::string>{});
+    Cluster cluster(c, topology,
+                    lie ? std::map<std::uint32_t, std::string>{{3, "round_lie"}}
+                        : std::map<std::uint32_t, std::string>{});
     cluster.startAll();
     ASSERT_TRUE(cluster.runToEnd());
     for (std::uint32_t i = 0; i < 8; ++i) {
@@ -592,7 +623,8 @@ TEST(PeerNodeProtocol, RoundLiesByBNeighboursMoveNoHonestPeer) {
       // Every round, once, in order (a catch-up runs the rounds it skips alone).
       const auto& records = cluster.records(i);
       ASSERT_EQ(records.size(), c.rounds.count) << "node " << i;
-      for (std::size_t k = 0; k < records.size(); ++k) ASSERT_EQ(records[k].round, k) << "node " << i;
+      for (std::size_t k = 0; k < records.size(); ++k)
+        ASSERT_EQ(records[k].round, k) << "node " << i;
       EXPECT_FALSE(cluster[i].diverged());
     }
     if (!lie) {
@@ -615,7 +647,8 @@ TEST(PeerNodeProtocol, EquivocationIsCaughtByEveryHonestNeighbourAndNoHonestPeer
     Cluster clean(c, topology);
     clean.startAll();
     ASSERT_TRUE(clean.runToEnd());
-    for (std::uint32_t i = 0; i < 8; ++i) EXPECT_TRUE(clean[i].metrics().equivocations_total.empty()) << i;
+    for (std::uint32_t i = 0; i < 8; ++i)
+      EXPECT_TRUE(clean[i].metrics().equivocations_total.empty()) << i;
     clean_accuracy = clean.honestMeanAccuracy();
   }
   Cluster cluster(c, topology, {{7, "equivocate:alie"}});
@@ -646,18 +679,22 @@ TEST(PeerNodeProtocol, StallersDoNotSetTheHonestPace) {
   auto topology = completeGraph(8, 2);
   Cluster cluster(c, topology, {{6, "stall"}, {7, "stall"}});
   cluster.startAll();
-  ASSERT_TRUE(testing::runUntil(cluster.io, [&] {
-    for (std::uint32_t i = 0; i < 6; ++i) {
-      if (!cluster[i].finished()) return false;
-    }
-    return true;
-  }, 120s));
+  ASSERT_TRUE(testing::runUntil(
+      cluster.io,
+      [&] {
+        for (std::uint32_t i = 0; i < 6; ++i) {
+          if (!cluster[i].finished()) return false;
+        }
+        return true;
+      },
+      120s));
   for (std::uint32_t i = 0; i < 6; ++i) {
     const auto& records = cluster.records(i);
     ASSERT_EQ(records.size(), c.rounds.count);
     std::size_t staller_mixed = 0, quorum = 0;
     for (const RoundRecord& r : records) {
-      staller_mixed += std::count(r.mixed.begin(), r.mixed.end(), 6u) + std::count(r.mixed.begin(), r.mixed.end(), 7u);
+      staller_mixed += std::count(r.mixed.begin(), r.mixed.end(), 6u) +
+                       std::count(r.mixed.begin(), r.mixed.end(), 7u);
       quorum += r.quorum_close;
     }
     EXPECT_LE(staller_mixed, 4u) << "node " << i;  // round 0 (no arrivals measured yet) may wait
@@ -709,15 +746,23 @@ TEST(PeerNodeProtocol, AForgedPeerAnnouncingRound2To62StopsNobody) {
     std::vector<net::PeerAddress> addresses;
     for (std::uint32_t i = 0; i < topology->size(); ++i) {
       if (i == kForged) continue;
-      nodes[i] = std::make_unique<PeerNode>(io, PeerSetup{.config = c, .topology = topology, .id = i, .listen_port = 0,
-                                                         .shard = shardOf(c.data, data.train, topology->size(), i, c.seed),
-                                                         .test = test, .join_timeout = 5s});
+      nodes[i] = std::make_unique<PeerNode>(
+          io, PeerSetup{.config = c,
+                        .topology = topology,
+                        .id = i,
+                        .listen_port = 0,
+                        .shard = shardOf(c.data, data.train, topology->size(), i, c.seed),
+                        .test = test,
+                        .join_timeout = 5s});
       addresses.push_back({i, "127.0.0.1", nodes[i]->listen()});
     }
     const std::uint64_t far = std::uint64_t(1) << 62;
-    net::Transport forged(io, {.self = kForged, .model_dim = nodes.begin()->second->dimension(),
-                               .config_digest = configDigest(c), .neighbours = topology->neighbours(kForged),
-                               .heartbeat_every = 20ms},
+    net::Transport forged(io,
+                          {.self = kForged,
+                           .model_dim = nodes.begin()->second->dimension(),
+                           .config_digest = configDigest(c),
+                           .neighbours = topology->neighbours(kForged),
+                           .heartbeat_every = 20ms},
                           {});
     forged.setRound(far);
     addresses.push_back({kForged, "127.0.0.1", forged.listen()});
@@ -748,12 +793,15 @@ TEST(PeerNodeProtocol, AForgedPeerAnnouncingRound2To62StopsNobody) {
       });
     };
     lie();
-    ASSERT_TRUE(testing::runUntil(io, [&] {
-      for (auto& [_, n] : nodes) {
-        if (!n->finished()) return false;
-      }
-      return true;
-    }, 120s));
+    ASSERT_TRUE(testing::runUntil(
+        io,
+        [&] {
+          for (auto& [_, n] : nodes) {
+            if (!n->finished()) return false;
+          }
+          return true;
+        },
+        120s));
     lies.cancel();
     forged.abort();
     for (auto& [i, r] : records) {

@@ -77,8 +77,8 @@ TEST(Replicas, GapsReplaysAndGarbage) {
   EXPECT_EQ(receiver.applyDelta(3, 4, q4).outcome, Outcome::kGap);
   EXPECT_FALSE(receiver.valid(3));
   EXPECT_EQ(receiver.applyKeyframe(3, 5, sender.keyframe()).outcome, Outcome::kApplied);
-  EXPECT_TRUE(std::equal(sender.values().begin(), sender.values().end(),
-                         receiver.replica(3).begin()));
+  EXPECT_TRUE(
+      std::equal(sender.values().begin(), sender.values().end(), receiver.replica(3).begin()));
 
   const std::vector<std::uint8_t> garbage{1, 2, 3, 4, 5, 6, 7, 8, 9};
   const auto bad = receiver.applyDelta(3, 6, garbage);

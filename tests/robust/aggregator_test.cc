@@ -70,7 +70,7 @@ TEST(Nna, TiesAreBrokenByIndex) {
 TEST(Nna, PivotAloneWhenBudgetCoversEverything) {
   EXPECT_FLOAT_EQ(mixWith(rule("nna"), {{5}, {1}}, 2).z[0], 5.0f);
   EXPECT_FLOAT_EQ(mixWith(rule("nna"), {{5}, {1}}, 1).z[0], 5.0f);  // |S| - b = 1: c itself
-  EXPECT_FLOAT_EQ(mixWith(rule("nna"), {{5}}, 0).z[0], 5.0f);        // no peers heard
+  EXPECT_FLOAT_EQ(mixWith(rule("nna"), {{5}}, 0).z[0], 5.0f);       // no peers heard
 }
 
 TEST(Nna, NonFiniteRowsAreDroppedAndUseBudget) {
@@ -252,7 +252,8 @@ TEST(Mix, InputErrorsAreValuesNotCrashes) {
   const Matrix bad_pivot{{kNan, 0}, {1, 1}};
   EXPECT_THAT(agg->mix({views(bad_pivot), 0, {}}, z).error(), HasSubstr("pivot holds NaN"));
   const Matrix ok{{0, 0}, {1, 1}};
-  EXPECT_THAT(agg->mix({views(ok), 0, std::vector<double>{1}}, z).error(), HasSubstr("1 weights for 2"));
+  EXPECT_THAT(agg->mix({views(ok), 0, std::vector<double>{1}}, z).error(),
+              HasSubstr("1 weights for 2"));
   EXPECT_THAT(agg->mix({{}, 0, {}}, z).error(), HasSubstr("no pivot"));
 }
 

@@ -129,7 +129,8 @@ TEST(Attacks, PoisonValues) {
 }
 
 TEST(Attacks, UnknownNameListsTheAllowedOnes) {
-  EXPECT_THAT(makeAttack(named("confuse")).error(), HasSubstr("unknown attack 'confuse' (allowed: signflip"));
+  EXPECT_THAT(makeAttack(named("confuse")).error(),
+              HasSubstr("unknown attack 'confuse' (allowed: signflip"));
 }
 
 TEST(LineSearch, FollowsTheExactExpandThenContractRecipe) {
@@ -191,7 +192,8 @@ TEST(LineSearch, CoordinateRuleShortcutChoosesTheSameTauAsTheFullRule) {
 }
 
 // nnm on rows followed by `copies` copies of extra, the slow way.
-std::vector<std::vector<float>> nnmOfRowsAndCopies(const Matrix& rows, const std::vector<float>& extra,
+std::vector<std::vector<float>> nnmOfRowsAndCopies(const Matrix& rows,
+                                                   const std::vector<float>& extra,
                                                    std::size_t copies, std::size_t b) {
   std::vector<std::span<const float>> all(rows.begin(), rows.end());
   all.insert(all.end(), copies, std::span<const float>(extra));
@@ -210,7 +212,8 @@ TEST(NnmWithCopies, EqualsNnmOnTheRowsAndCopies) {
   }
   // Extras near one row, far from all, between two, and equal to a row (a tie at distance 0).
   for (const auto& extra : {near, far, midway, rows[4]}) {
-    for (const auto& [copies, b] : {std::pair<std::size_t, std::size_t>{1, 1}, {3, 3}, {4, 2}, {6, 10}, {2, 0}}) {
+    for (const auto& [copies, b] :
+         {std::pair<std::size_t, std::size_t>{1, 1}, {3, 3}, {4, 2}, {6, 10}, {2, 0}}) {
       NnmWithCopies fast(views(rows), copies, b);
       const auto got = fast.apply(extra);
       const auto want = nnmOfRowsAndCopies(rows, extra, copies, b);

@@ -58,7 +58,8 @@ TEST(Properties, NnaStaysWithinTheFarthestHonestDistanceOfThePivot) {
     const std::size_t honest = 5 + seed % 6, b = 1 + seed % 3;
     const Matrix clean = testing::gaussianRows(honest, kDim, 1.0f, seed);
     double radius = 0;
-    for (const auto& r : clean) radius = std::max(radius, std::sqrt(kernels::squaredDistance(r, clean[0])));
+    for (const auto& r : clean)
+      radius = std::max(radius, std::sqrt(kernels::squaredDistance(r, clean[0])));
     const Matrix m = attacked(honest, b, seed);
     const auto z = mixed({.rule = "nna"}, m, b);
     EXPECT_LE(std::sqrt(kernels::squaredDistance(z, m[0])), radius * (1 + 1e-6));
@@ -85,12 +86,19 @@ TEST(Properties, TrimmedMeanStaysInsideTheHonestRange) {
 }
 
 TEST(Properties, PermutingPeersDoesNotChangeAnyRule) {
-  const std::vector<AggregatorConfig> configs{
-      {.rule = "nna"},           {.rule = "mean"},        {.rule = "metropolis"},
-      {.rule = "cwtm"},          {.rule = "cwmed"},       {.rule = "gm"},
-      {.rule = "krum"},          {.rule = "multikrum"},   {.rule = "cc", .tau = 1.0, .iters = 3},
-      {.rule = "clipped_gossip"}, {.rule = "nna", .pre = {"nnm"}},
-      {.rule = "cwtm", .pre = {"arc"}}, {.rule = "mean", .pre = {"clip:2"}}};
+  const std::vector<AggregatorConfig> configs{{.rule = "nna"},
+                                              {.rule = "mean"},
+                                              {.rule = "metropolis"},
+                                              {.rule = "cwtm"},
+                                              {.rule = "cwmed"},
+                                              {.rule = "gm"},
+                                              {.rule = "krum"},
+                                              {.rule = "multikrum"},
+                                              {.rule = "cc", .tau = 1.0, .iters = 3},
+                                              {.rule = "clipped_gossip"},
+                                              {.rule = "nna", .pre = {"nnm"}},
+                                              {.rule = "cwtm", .pre = {"arc"}},
+                                              {.rule = "mean", .pre = {"clip:2"}}};
   for (std::uint64_t seed = 1; seed <= 10; ++seed) {
     const Matrix m = testing::gaussianRows(9, kDim, 1.0f, seed);
     Matrix shuffled = m;
@@ -105,8 +113,8 @@ TEST(Properties, PermutingPeersDoesNotChangeAnyRule) {
 }
 
 TEST(Properties, NoRuleLetsNonFiniteValuesThrough) {
-  for (const char* name : {"nna", "mean", "metropolis", "cwtm", "cwmed", "gm", "krum",
-                           "multikrum", "clipped_gossip"}) {
+  for (const char* name : {"nna", "mean", "metropolis", "cwtm", "cwmed", "gm", "krum", "multikrum",
+                           "clipped_gossip"}) {
     SCOPED_TRACE(name);
     Matrix m = testing::gaussianRows(8, kDim, 1.0f, 3);
     m[2][5] = std::numeric_limits<float>::quiet_NaN();

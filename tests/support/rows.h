@@ -9,9 +9,7 @@ namespace phalanx::testing {
 
 using Matrix = std::vector<std::vector<float>>;
 
-inline std::vector<std::span<const float>> views(const Matrix& m) {
-  return {m.begin(), m.end()};
-}
+inline std::vector<std::span<const float>> views(const Matrix& m) { return {m.begin(), m.end()}; }
 
 // n rows of d values ~ center + N(0, scale^2), from `seed`.
 inline Matrix gaussianRows(std::size_t n, std::size_t d, float scale, std::uint64_t seed,

@@ -8,7 +8,8 @@
 namespace phalanx::testing {
 
 template <typename Pred>
-bool runUntil(asio::io_context& io, Pred done, std::chrono::milliseconds limit = std::chrono::seconds(10)) {
+bool runUntil(asio::io_context& io, Pred done,
+              std::chrono::milliseconds limit = std::chrono::seconds(10)) {
   const auto deadline = std::chrono::steady_clock::now() + limit;
   while (!done() && std::chrono::steady_clock::now() < deadline) {
     io.run_for(std::chrono::milliseconds(5));

@@ -16,12 +16,17 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-Grid gridFrom(const testing::TempDir& dir, const std::string& yaml) { return loadGrid(dir.write("g.yaml", yaml)); }
+Grid gridFrom(const testing::TempDir& dir, const std::string& yaml) {
+  return loadGrid(dir.write("g.yaml", yaml));
+}
 
 TEST(Experiment, ExpandsTheProductAndFilters) {
   testing::TempDir dir;
-  const Grid g = gridFrom(dir, "config: c.yaml\ntopology: {kind: complete, n: 5, byzantine_budget: 1}\nf: 1\n"
-                               "grid: {attack: [none, alie], rule: [nna, \"nnm+cwtm\", \"clipped_gossip:0.1\"], seed: [1, 2]}\n");
+  const Grid g =
+      gridFrom(dir,
+               "config: c.yaml\ntopology: {kind: complete, n: 5, byzantine_budget: 1}\nf: 1\n"
+               "grid: {attack: [none, alie], rule: [nna, \"nnm+cwtm\", \"clipped_gossip:0.1\"], "
+               "seed: [1, 2]}\n");
   EXPECT_EQ(g.config, dir.path() / "c.yaml");
   const auto all = expand(g, {});
   ASSERT_EQ(all.size(), 12u);
@@ -35,9 +40,11 @@ TEST(Experiment, ExpandsTheProductAndFilters) {
 
 TEST(Experiment, CellPlansCarryRulesFieldsAndByzantinePeers) {
   testing::TempDir dir;
-  const Grid g = gridFrom(dir, "config: c.yaml\ntopology: {kind: ring, n: 6, byzantine_budget: 1}\n"
-                               "set: [\"rounds.eval_every=5\"]\n"
-                               "grid: {f: [0, 2], rule: [\"nnm,clip:2.0+cwtm:0.5\"], optimizer.lr: [0.3]}\n");
+  const Grid g =
+      gridFrom(dir,
+               "config: c.yaml\ntopology: {kind: ring, n: 6, byzantine_budget: 1}\n"
+               "set: [\"rounds.eval_every=5\"]\n"
+               "grid: {f: [0, 2], rule: [\"nnm,clip:2.0+cwtm:0.5\"], optimizer.lr: [0.3]}\n");
   const auto cells = expand(g, {});
   ASSERT_EQ(cells.size(), 2u);
   const CellPlan none = planCell(g, cells[0], 30000);
@@ -45,22 +52,25 @@ TEST(Experiment, CellPlansCarryRulesFieldsAndByzantinePeers) {
   const CellPlan two = planCell(g, cells[1], 30000);
   EXPECT_THAT(two.byzantine, ElementsAre(4, 5));  // the last f ids
   EXPECT_EQ(two.attack, "none");
-  EXPECT_THAT(two.sets, ElementsAre("rounds.eval_every=5", "mixing.pre=[\"nnm\", \"clip:2.0\"]", "mixing.tau=0.5",
-                                    "mixing.rule=cwtm", "optimizer.lr=0.3"));
+  EXPECT_THAT(two.sets, ElementsAre("rounds.eval_every=5", "mixing.pre=[\"nnm\", \"clip:2.0\"]",
+                                    "mixing.tau=0.5", "mixing.rule=cwtm", "optimizer.lr=0.3"));
   EXPECT_EQ(two.topology.node(5).port, 30005);
   EXPECT_EQ(two.topology.node(0).metrics_port, 30250);
   EXPECT_EQ(two.topology.degree(0), 2u);
   // A rule without a radius resets it (adaptive clipped_gossip), whatever the base config says.
-  const Grid adaptive = gridFrom(dir, "config: c.yaml\ntopology: {kind: ring, n: 4}\ngrid: {rule: [clipped_gossip]}\n");
+  const Grid adaptive = gridFrom(
+      dir, "config: c.yaml\ntopology: {kind: ring, n: 4}\ngrid: {rule: [clipped_gossip]}\n");
   EXPECT_THAT(planCell(adaptive, expand(adaptive, {})[0], 30000).sets,
               ElementsAre("mixing.pre=[]", "mixing.tau=0", "mixing.rule=clipped_gossip"));
 }
 
 TEST(Experiment, AttackParametersBundlesAndBreakdownSizes) {
   testing::TempDir dir;
-  const Grid g = gridFrom(dir, "config: c.yaml\ntopology: {kind: complete, byzantine_budget: f}\nhonest: 4\ncollude: true\n"
-                               "grid:\n  f: [1]\n  attack: [\"alie:tau=10,sigma=2\"]\n"
-                               "  settings: [{exchange: gradient, compression.feedback: dgc}]\n");
+  const Grid g = gridFrom(
+      dir,
+      "config: c.yaml\ntopology: {kind: complete, byzantine_budget: f}\nhonest: 4\ncollude: true\n"
+      "grid:\n  f: [1]\n  attack: [\"alie:tau=10,sigma=2\"]\n"
+      "  settings: [{exchange: gradient, compression.feedback: dgc}]\n");
   const auto cells = expand(g, {});
   ASSERT_EQ(cells.size(), 1u);
   EXPECT_EQ(cells[0].value("settings"), "exchange=gradient;compression.feedback=dgc");
@@ -69,8 +79,9 @@ TEST(Experiment, AttackParametersBundlesAndBreakdownSizes) {
   EXPECT_EQ(p.topology.defaultBudget(), 1u);
   EXPECT_THAT(p.byzantine, ElementsAre(4));
   EXPECT_EQ(p.attack, "alie");
-  EXPECT_THAT(p.sets, ElementsAre("byzantine.4.collude=true", "byzantine.4.tau=10", "byzantine.4.sigma=2",
-                                  "exchange=gradient", "compression.feedback=dgc"));
+  EXPECT_THAT(p.sets,
+              ElementsAre("byzantine.4.collude=true", "byzantine.4.tau=10", "byzantine.4.sigma=2",
+                          "exchange=gradient", "compression.feedback=dgc"));
 }
 
 TEST(Experiment, BadGridsNameTheField) {
@@ -84,16 +95,26 @@ TEST(Experiment, BadGridsNameTheField) {
     return std::string("no error");
   };
   EXPECT_THAT(message("topology: t.yaml\ngrid: {attack: [none]}\n"), HasSubstr("config: required"));
-  EXPECT_THAT(message("config: c.yaml\ntopology: t.yaml\ngrid: {attack: []}\n"), HasSubstr("grid.attack: a non-empty list"));
-  EXPECT_THAT(message("config: c.yaml\ntopology: t.yaml\ncolour: red\ngrid: {a: [1]}\n"), HasSubstr("colour: unknown field"));
+  EXPECT_THAT(message("config: c.yaml\ntopology: t.yaml\ngrid: {attack: []}\n"),
+              HasSubstr("grid.attack: a non-empty list"));
+  EXPECT_THAT(message("config: c.yaml\ntopology: t.yaml\ncolour: red\ngrid: {a: [1]}\n"),
+              HasSubstr("colour: unknown field"));
 }
 
 TEST(Experiment, CsvHasAttackAndRuleAlwaysAndEveryAxis) {
   testing::TempDir dir;
   const Grid g = gridFrom(dir, "config: c.yaml\ntopology: t.yaml\ngrid: {seed: [1]}\n");
-  CellResult r{.cell = expand(g, {})[0], .status = "ok", .final_acc_mean = 0.5, .final_acc_min = 0.25,
-               .best_acc_mean = 0.75, .consensus_distance = NAN, .byzantine_leakage = NAN, .detection_rate = NAN,
-               .wire_bytes = 1000, .compression_ratio = 2, .wall_seconds = 3};
+  CellResult r{.cell = expand(g, {})[0],
+               .status = "ok",
+               .final_acc_mean = 0.5,
+               .final_acc_min = 0.25,
+               .best_acc_mean = 0.75,
+               .consensus_distance = NAN,
+               .byzantine_leakage = NAN,
+               .detection_rate = NAN,
+               .wire_bytes = 1000,
+               .compression_ratio = 2,
+               .wall_seconds = 3};
   const std::string csv = resultsCsv(g, {r});
   EXPECT_THAT(csv, HasSubstr("attack,rule,seed,status,final_acc_mean,final_acc_min,best_acc_mean"));
   EXPECT_THAT(csv, HasSubstr("none,config,1,ok,0.5,0.25,0.75,,,,1000,2,3\n"));
@@ -101,11 +122,21 @@ TEST(Experiment, CsvHasAttackAndRuleAlwaysAndEveryAxis) {
 
 TEST(Experiment, CellRecordsKeepEveryFigureAndTheCurve) {
   testing::TempDir dir;
-  const Grid g = gridFrom(dir, "config: c.yaml\ntopology: t.yaml\ngrid: {attack: [ipm], rule: [nna]}\n");
-  CellResult r{.cell = expand(g, {})[0], .status = "failed", .final_acc_mean = 0.5, .final_acc_min = 0.25,
-               .best_acc_mean = 0.75, .consensus_distance = NAN, .byzantine_leakage = 0.125, .detection_rate = 1,
-               .wire_bytes = 1e9, .compression_ratio = NAN, .wall_seconds = 12.5,
-               .rounds = {0, 25, 50}, .accuracy_mean = {0.1, NAN, 0.5}};
+  const Grid g =
+      gridFrom(dir, "config: c.yaml\ntopology: t.yaml\ngrid: {attack: [ipm], rule: [nna]}\n");
+  CellResult r{.cell = expand(g, {})[0],
+               .status = "failed",
+               .final_acc_mean = 0.5,
+               .final_acc_min = 0.25,
+               .best_acc_mean = 0.75,
+               .consensus_distance = NAN,
+               .byzantine_leakage = 0.125,
+               .detection_rate = 1,
+               .wire_bytes = 1e9,
+               .compression_ratio = NAN,
+               .wall_seconds = 12.5,
+               .rounds = {0, 25, 50},
+               .accuracy_mean = {0.1, NAN, 0.5}};
   const std::string json = cellRecordJson(r, 1);
   EXPECT_THAT(json, HasSubstr("\"consensus_distance\":null"));
   EXPECT_THAT(json, HasSubstr("\"exit_code\":1"));
@@ -120,49 +151,73 @@ TEST(Experiment, CellRecordsKeepEveryFigureAndTheCurve) {
   EXPECT_FALSE(cellFromRecord(r.cell, "{\"status\": \"ok\", \"wall_seconds\": 3}").has_value());
   EXPECT_FALSE(cellFromRecord(r.cell, "not json").has_value());
   const auto no_curve = cellFromRecord(
-      r.cell, "{\"status\": \"ok\", \"final_acc_mean\": 0.8, \"rounds\": [-1], \"accuracy_mean\": [0.5]}");
+      r.cell,
+      "{\"status\": \"ok\", \"final_acc_mean\": 0.8, \"rounds\": [-1], \"accuracy_mean\": [0.5]}");
   ASSERT_TRUE(no_curve.has_value());
   EXPECT_EQ(no_curve->final_acc_mean, 0.8);
   EXPECT_TRUE(no_curve->rounds.empty());
   // A chart per attack only where some cell has a curve.
   const auto plots = resultPlots(g, {*no_curve});
-  EXPECT_TRUE(std::none_of(plots.begin(), plots.end(), [](const auto& p) { return p.first == "accuracy-ipm.svg"; }));
+  EXPECT_TRUE(std::none_of(plots.begin(), plots.end(),
+                           [](const auto& p) { return p.first == "accuracy-ipm.svg"; }));
   const auto with_curve = resultPlots(g, {r});
-  EXPECT_TRUE(std::any_of(with_curve.begin(), with_curve.end(), [](const auto& p) { return p.first == "accuracy-ipm.svg"; }));
+  EXPECT_TRUE(std::any_of(with_curve.begin(), with_curve.end(),
+                          [](const auto& p) { return p.first == "accuracy-ipm.svg"; }));
 }
 
 TEST(Experiment, MarkdownHasBreakdownAndPerCellTablesWhereOtherAxesVary) {
   testing::TempDir dir;
-  const Grid g = gridFrom(dir, "config: c.yaml\ntopology: {kind: complete, byzantine_budget: f}\nhonest: 4\n"
-                               "grid: {attack: [ipm], f: [0, 2], rule: [nna, mean]}\n");
+  const Grid g =
+      gridFrom(dir,
+               "config: c.yaml\ntopology: {kind: complete, byzantine_budget: f}\nhonest: 4\n"
+               "grid: {attack: [ipm], f: [0, 2], rule: [nna, mean]}\n");
   std::vector<CellResult> results;
   for (const Cell& c : expand(g, {})) {
     // Accuracy falls with f for the mean only: 0.9 - 0.3 f for mean, 0.9 for nna.
     const double f = std::stod(c.value("f"));
     const double acc = c.value("rule") == "mean" ? 0.9 - 0.3 * f : 0.9;
-    results.push_back({.cell = c, .status = "ok", .final_acc_mean = acc, .final_acc_min = acc, .best_acc_mean = acc,
-                       .consensus_distance = NAN, .byzantine_leakage = NAN, .detection_rate = NAN,
-                       .wire_bytes = 2e6, .compression_ratio = 1, .wall_seconds = 1});
+    results.push_back({.cell = c,
+                       .status = "ok",
+                       .final_acc_mean = acc,
+                       .final_acc_min = acc,
+                       .best_acc_mean = acc,
+                       .consensus_distance = NAN,
+                       .byzantine_leakage = NAN,
+                       .detection_rate = NAN,
+                       .wire_bytes = 2e6,
+                       .compression_ratio = 1,
+                       .wall_seconds = 1});
   }
   const std::string md = resultsMarkdown(g, results, {});
   EXPECT_THAT(md, HasSubstr("| attack | nna | mean |"));  // rules vary: the pivots stay
-  EXPECT_THAT(md, HasSubstr("## Breakdown under ipm: final honest accuracy (rows: rule, columns: Byzantine peers f)"));
+  EXPECT_THAT(md, HasSubstr("## Breakdown under ipm: final honest accuracy (rows: rule, columns: "
+                            "Byzantine peers f)"));
   EXPECT_THAT(md, HasSubstr("| rule | 0 | 2 |"));
   EXPECT_THAT(md, HasSubstr("| mean | 0.9000 | 0.3000 |"));
   EXPECT_THAT(md, HasSubstr("| nna | 0.9000 | 0.9000 |"));
   EXPECT_THAT(md, HasSubstr("| ipm | mean | `2` | ok | 0.3000 | 0.3000 | — | 2.0 | 1.0x |"));
 
   // Only a codec varies: no attack x rule average over codecs, one row per cell instead.
-  const Grid codecs = gridFrom(dir, "config: c.yaml\ntopology: t.yaml\ngrid: {compression.codec: [none, sign]}\n");
+  const Grid codecs =
+      gridFrom(dir, "config: c.yaml\ntopology: t.yaml\ngrid: {compression.codec: [none, sign]}\n");
   std::vector<CellResult> two;
   for (const Cell& c : expand(codecs, {})) {
-    two.push_back({.cell = c, .status = "ok", .final_acc_mean = 0.8, .final_acc_min = 0.7, .best_acc_mean = 0.8,
-                   .consensus_distance = NAN, .byzantine_leakage = NAN, .detection_rate = NAN,
-                   .wire_bytes = 1e6, .compression_ratio = 32, .wall_seconds = 1});
+    two.push_back({.cell = c,
+                   .status = "ok",
+                   .final_acc_mean = 0.8,
+                   .final_acc_min = 0.7,
+                   .best_acc_mean = 0.8,
+                   .consensus_distance = NAN,
+                   .byzantine_leakage = NAN,
+                   .detection_rate = NAN,
+                   .wire_bytes = 1e6,
+                   .compression_ratio = 32,
+                   .wall_seconds = 1});
   }
   const std::string md2 = resultsMarkdown(codecs, two, {});
   EXPECT_THAT(md2, ::testing::Not(HasSubstr("rows: attack, columns: rule")));
-  EXPECT_THAT(md2, HasSubstr("| none | config | `sign` | ok | 0.8000 | 0.7000 | — | 1.0 | 32.0x |"));
+  EXPECT_THAT(md2,
+              HasSubstr("| none | config | `sign` | ok | 0.8000 | 0.7000 | — | 1.0 | 32.0x |"));
 }
 
 }  // namespace

@@ -1,10 +1,12 @@
 // What launch and monitor compute, by hand: the summary's figures from per-round logs,
 // consensus distance, Prometheus parsing, the launch plan (local and over ssh), the report.
+#include "tools/run_analysis.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <cctype>
+#include <cmath>
 #include <fstream>
 #include <iterator>
 
@@ -14,17 +16,21 @@
 #include "tools/launch.h"
 #include "tools/monitor.h"
 #include "tools/report.h"
-#include "tools/run_analysis.h"
 
 namespace phalanx::tools {
 namespace {
 
 using ::testing::HasSubstr;
 
-RoundPoint point(std::uint64_t round, std::vector<std::uint32_t> mixed, std::vector<std::uint32_t> excluded,
+RoundPoint point(std::uint64_t round, std::vector<std::uint32_t> mixed,
+                 std::vector<std::uint32_t> excluded,
                  std::optional<double> accuracy = std::nullopt) {
-  return {.round = round, .test_accuracy = accuracy, .bytes_sent_total = 100 * (round + 1),
-          .dense_bytes_total = 1000 * (round + 1), .mixed = std::move(mixed), .excluded = std::move(excluded),
+  return {.round = round,
+          .test_accuracy = accuracy,
+          .bytes_sent_total = 100 * (round + 1),
+          .dense_bytes_total = 1000 * (round + 1),
+          .mixed = std::move(mixed),
+          .excluded = std::move(excluded),
           .round_seconds = 0.5};
 }
 
@@ -58,8 +64,9 @@ TEST(RunAnalysis, SummaryFiguresByHand) {
   EXPECT_DOUBLE_EQ(s.series.detection[0], 1.0);  // round 0: both honest peers excluded 2
   EXPECT_DOUBLE_EQ(s.series.detection[1], 0.5);
   const std::string json = summaryJson(s);
-  for (const char* key : {"honest_accuracy_mean", "honest_accuracy_min", "consensus_distance", "byzantine_leakage",
-                          "detection_rate", "compression_ratio", "rounds", "crashed"}) {
+  for (const char* key :
+       {"honest_accuracy_mean", "honest_accuracy_min", "consensus_distance", "byzantine_leakage",
+        "detection_rate", "compression_ratio", "rounds", "crashed"}) {
     EXPECT_THAT(json, HasSubstr(std::string("\"") + key + "\"")) << key;
   }
 }
@@ -76,14 +83,16 @@ TEST(RunAnalysis, ConsensusDistanceByHand) {
   const std::vector<std::vector<float>> models{{0, 0}, {2, 2}};
   EXPECT_DOUBLE_EQ(consensusDistance(models), 2.0);
   EXPECT_DOUBLE_EQ(consensusDistance(std::vector<std::vector<float>>{{5, 5}}), 0.0);
-  EXPECT_THROW(consensusDistance(std::vector<std::vector<float>>{{1}, {1, 2}}), std::invalid_argument);
+  EXPECT_THROW(consensusDistance(std::vector<std::vector<float>>{{1}, {1, 2}}),
+               std::invalid_argument);
 }
 
 TEST(RunAnalysis, PeerHistorySkipsBrokenLines) {
   testing::TempDir dir;
-  const auto file = dir.write("node-4.jsonl",
-                              "{\"node\": 4, \"round\": 0, \"mixed\": [1,2], \"excluded\": [2], \"bytes_sent_total\": 7}\n"
-                              "{\"node\": 4, \"round\": 1, \"test_accuracy\": 0.5, \"mixed\": [], \"exc");
+  const auto file = dir.write(
+      "node-4.jsonl",
+      "{\"node\": 4, \"round\": 0, \"mixed\": [1,2], \"excluded\": [2], \"bytes_sent_total\": 7}\n"
+      "{\"node\": 4, \"round\": 1, \"test_accuracy\": 0.5, \"mixed\": [], \"exc");
   const PeerHistory h = readPeerHistory(file, 4, false);
   ASSERT_EQ(h.rounds.size(), 1u);
   EXPECT_EQ(h.malformed_lines, 1u);
@@ -94,7 +103,8 @@ TEST(RunAnalysis, PeerHistorySkipsBrokenLines) {
 
 TEST(RunAnalysis, MonitorSamplesRoundTrip) {
   testing::TempDir dir;
-  const MonitorSample a{.seconds = 1.5, .round = 7, .consensus_distance = 0.125, .accuracy_mean = 0.5};
+  const MonitorSample a{
+      .seconds = 1.5, .round = 7, .consensus_distance = 0.125, .accuracy_mean = 0.5};
   const auto file = dir.write("monitor.jsonl", monitorSampleJson(a) + "\nnot json\n");
   const auto back = readMonitorSamples(file);
   ASSERT_EQ(back.size(), 1u);
@@ -114,7 +124,8 @@ TEST(RunAnalysis, IdLists) {
 TEST(Monitor, ParsesPrometheusText) {
   const auto samples = parsePrometheus(
       "# HELP phalanx_round Rounds.\n# TYPE phalanx_round gauge\nphalanx_round{node=\"3\"} 42\n"
-      "phalanx_peer_excluded_total{node=\"3\",peer=\"9\"} 17\nphalanx_test_accuracy{node=\"3\"} NaN\n"
+      "phalanx_peer_excluded_total{node=\"3\",peer=\"9\"} 17\nphalanx_test_accuracy{node=\"3\"} "
+      "NaN\n"
       "garbage line\nplain_metric 2.5\n");
   ASSERT_EQ(samples.size(), 4u);
   EXPECT_EQ(samples[0].name, "phalanx_round");
@@ -129,26 +140,38 @@ TEST(Launch, PlansLocalPeersAndSshForOthers) {
   const topologies::Topology t({{.id = 0, .host = "127.0.0.1", .port = 9000, .metrics_port = 9100},
                                 {.id = 1, .host = "10.1.2.3", .port = 9000, .metrics_port = 9100}},
                                {{0, 1}}, 0);
-  const LaunchPlan plan = planLaunch({.topology_file = "/runs/t.yaml", .config_file = "/runs/c.yaml",
-                                      .out = "/runs/out dir", .binary = "/opt/phalanx", .remote_binary = "/usr/bin/phalanx",
-                                      .rounds = 50, .sets = {"mixing.rule=mean"}, .byzantine = {1}, .attack = "alie"},
+  const LaunchPlan plan = planLaunch({.topology_file = "/runs/t.yaml",
+                                      .config_file = "/runs/c.yaml",
+                                      .out = "/runs/out dir",
+                                      .binary = "/opt/phalanx",
+                                      .remote_binary = "/usr/bin/phalanx",
+                                      .rounds = 50,
+                                      .sets = {"mixing.rule=mean"},
+                                      .byzantine = {1},
+                                      .attack = "alie"},
                                      t, {"127.0.0.1", "localhost"});
   ASSERT_EQ(plan.peers.size(), 2u);
   EXPECT_TRUE(plan.peers[0].local);
   EXPECT_EQ(plan.peers[0].shellCommand(),
-            "/opt/phalanx node --topology /runs/t.yaml --config /runs/c.yaml --id 0 --out '/runs/out dir' "
+            "/opt/phalanx node --topology /runs/t.yaml --config /runs/c.yaml --id 0 --out "
+            "'/runs/out dir' "
             "--rounds 50 --set mixing.rule=mean --set byzantine.1.attack=alie");
   EXPECT_FALSE(plan.peers[1].local);
   ASSERT_EQ(plan.peers[1].argv.size(), 3u);
   EXPECT_EQ(plan.peers[1].argv[0], "ssh");
   EXPECT_EQ(plan.peers[1].argv[1], "10.1.2.3");
   EXPECT_EQ(plan.peers[1].argv[2],
-            "mkdir -p '/runs/out dir' && exec /usr/bin/phalanx node --topology /runs/t.yaml --config /runs/c.yaml "
-            "--id 1 --out '/runs/out dir' --rounds 50 --set mixing.rule=mean --set byzantine.1.attack=alie");
+            "mkdir -p '/runs/out dir' && exec /usr/bin/phalanx node --topology /runs/t.yaml "
+            "--config /runs/c.yaml "
+            "--id 1 --out '/runs/out dir' --rounds 50 --set mixing.rule=mean --set "
+            "byzantine.1.attack=alie");
   EXPECT_THAT(plan.command_line, HasSubstr("--byzantine 1 --attack alie"));
   EXPECT_EQ(shellQuote("it's"), "'it'\\''s'");
-  const LaunchPlan wrapped = planLaunch({.topology_file = "t.yaml", .config_file = "c.yaml", .out = "o",
-                                         .binary = "phalanx", .wrap = "ip netns exec phx{id}"},
+  const LaunchPlan wrapped = planLaunch({.topology_file = "t.yaml",
+                                         .config_file = "c.yaml",
+                                         .out = "o",
+                                         .binary = "phalanx",
+                                         .wrap = "ip netns exec phx{id}"},
                                         t, {"127.0.0.1"});
   EXPECT_TRUE(wrapped.peers[1].local);
   EXPECT_EQ(wrapped.peers[1].shellCommand(),
@@ -156,12 +179,14 @@ TEST(Launch, PlansLocalPeersAndSshForOthers) {
 }
 
 TEST(Report, IsSelfContainedWithEveryPlotAndEscapesTheConfig) {
-  std::vector<PeerHistory> peers{{.id = 0, .rounds = {point(0, {1}, {1}, 0.5), point(1, {1}, {}, 0.7)}},
-                                 {.id = 1, .byzantine = true, .rounds = {point(0, {0}, {})}}};
+  std::vector<PeerHistory> peers{
+      {.id = 0, .rounds = {point(0, {1}, {1}, 0.5), point(1, {1}, {}, 0.7)}},
+      {.id = 1, .byzantine = true, .rounds = {point(0, {0}, {})}}};
   const std::vector<MonitorSample> samples{{.seconds = 1, .round = 1, .consensus_distance = 0.5}};
   const RunSummary s = summarize(peers, samples, {});
-  const std::string html = reportHtml(s, samples, {.title = "t", .config_text = "rule: <nna> & co",
-                                                  .summary_json = summaryJson(s)});
+  const std::string html =
+      reportHtml(s, samples,
+                 {.title = "t", .config_text = "rule: <nna> & co", .summary_json = summaryJson(s)});
   EXPECT_THAT(html, HasSubstr("rule: &lt;nna&gt; &amp; co"));
   EXPECT_EQ(reportCharts(s, samples).size(), 4u);
   std::size_t svgs = 0;
@@ -170,6 +195,64 @@ TEST(Report, IsSelfContainedWithEveryPlotAndEscapesTheConfig) {
   EXPECT_THAT(html, HasSubstr("Exclusions per peer"));
   EXPECT_THAT(html, ::testing::Not(HasSubstr("<script")));
   EXPECT_THAT(html, ::testing::Not(HasSubstr("http://cdn")));
+}
+
+TEST(Report, TicksAreRoundStepsThatCoverTheRange) {
+  for (const auto& [lo, hi] : std::vector<std::pair<double, double>>{
+           {0, 1}, {0.0123, 0.9}, {0, 299}, {-3.5, 17}, {1e-4, 3e-4}, {5, 5}}) {
+    const auto ticks = niceTicks(lo, hi);
+    ASSERT_GE(ticks.size(), 2u) << lo << ".." << hi;
+    EXPECT_LE(ticks.front(), lo + 1e-12);
+    const double top = hi > lo ? hi : lo + 1;  // an empty range is widened by one
+    EXPECT_GE(ticks.back(), top - 1e-9 * std::abs(top));
+    EXPECT_LE(ticks.size(), 11u);
+    const double step = ticks[1] - ticks[0];
+    const double mantissa = step / std::pow(10.0, std::floor(std::log10(step)));
+    EXPECT_TRUE(std::abs(mantissa - 1) < 1e-6 || std::abs(mantissa - 2) < 1e-6 ||
+                std::abs(mantissa - 5) < 1e-6)
+        << step;
+    for (std::size_t k = 1; k < ticks.size(); ++k) EXPECT_NEAR(ticks[k] - ticks[k - 1], step, 1e-9);
+  }
+  const auto unit = niceTicks(0, 1);
+  ASSERT_EQ(unit.size(), 6u);  // 0, 0.2, ..., 1
+  for (std::size_t k = 0; k < unit.size(); ++k) EXPECT_NEAR(unit[k], 0.2 * double(k), 1e-12);
+}
+
+TEST(Report, AccuracyAndDetectionAxesSpanZeroToOne) {
+  // Accuracies between 0.5 and 0.6: the axis still runs from 0 to 1.
+  const Chart c{.title = "a",
+                .x_label = "round",
+                .y_label = "accuracy",
+                .series = {{"mean", "#000", {0, 10}, {0.5, 0.6}}},
+                .y_bounds = std::pair{0.0, 1.0}};
+  const std::string svg = svgChart(c);
+  EXPECT_THAT(svg, HasSubstr("text-anchor='end'>0</text>"));
+  EXPECT_THAT(svg, HasSubstr("text-anchor='end'>1</text>"));
+  EXPECT_THAT(svg, HasSubstr("text-anchor='end'>0.4</text>"));
+}
+
+TEST(Report, SummaryTilesShowTheFiguresAndTheCleanBaseline) {
+  std::vector<PeerHistory> peers{
+      {.id = 0, .rounds = {point(0, {1}, {1}, 0.5), point(1, {1}, {}, 0.7)}},
+      {.id = 1, .byzantine = true, .rounds = {point(0, {0}, {})}}};
+  const RunSummary attacked = summarize(peers, {}, {2});
+  std::vector<PeerHistory> clean_peers{
+      {.id = 0, .rounds = {point(0, {1}, {}, 0.6), point(1, {1}, {}, 0.75)}}};
+  const RunSummary clean = summarize(clean_peers, {}, {});
+  const std::string tiles = summaryTiles(attacked, &clean);
+  EXPECT_THAT(tiles, HasSubstr("honest test accuracy (mean)"));
+  EXPECT_THAT(tiles, HasSubstr("0.7000"));
+  EXPECT_THAT(tiles, HasSubstr("clean baseline 0.7500; this run -5.0 points"));
+  EXPECT_THAT(tiles, HasSubstr("<div class='tile alarm'><div class='tile-label'>crashed peers"));
+  EXPECT_THAT(tiles, HasSubstr("detection rate"));
+  const auto charts = reportCharts(attacked, {}, &clean);
+  ASSERT_EQ(charts[0].name, "accuracy");
+  EXPECT_THAT(charts[0].svg, HasSubstr("clean baseline (mean)"));
+  EXPECT_THAT(charts[0].svg, HasSubstr("stroke-dasharray"));
+  const std::string html =
+      reportHtml(attacked, {}, {.summary_json = summaryJson(attacked), .baseline = clean});
+  EXPECT_THAT(html, HasSubstr("class='tiles'"));
+  EXPECT_THAT(html, HasSubstr("Summary as JSON"));
 }
 
 TEST(Grafana, DashboardQueriesOnlyMetricsANodeExports) {
@@ -185,7 +268,9 @@ TEST(Grafana, DashboardQueriesOnlyMetricsANodeExports) {
   std::size_t checked = 0;
   for (std::size_t at = 0; (at = dashboard.find("phalanx_", at)) != std::string::npos;) {
     std::size_t end = at;
-    while (end < dashboard.size() && (std::isalnum(static_cast<unsigned char>(dashboard[end])) || dashboard[end] == '_')) ++end;
+    while (end < dashboard.size() &&
+           (std::isalnum(static_cast<unsigned char>(dashboard[end])) || dashboard[end] == '_'))
+      ++end;
     const std::string name = dashboard.substr(at, end - at);
     EXPECT_THAT(exported, HasSubstr(name + "{")) << name;
     ++checked;

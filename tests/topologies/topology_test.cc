@@ -1,5 +1,7 @@
 // Topology files, generators, Metropolis weights, checks and conversions, on graphs small
 // enough to verify by hand.
+#include "topologies/topology.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -10,7 +12,6 @@
 #include "topologies/analysis.h"
 #include "topologies/convert.h"
 #include "topologies/generators.h"
-#include "topologies/topology.h"
 
 namespace phalanx::topologies {
 namespace {
@@ -75,7 +76,8 @@ TEST(TopologyFile, GeneratorSectionMapsOntoNodesInIdOrder) {
   const Topology t = parseTopology(R"(
 nodes: [{id: 5, port: 7005}, {id: 2, port: 7002}, {id: 9, port: 7009}, {id: 7, port: 7007}]
 generator: {kind: ring}
-)", "g.yaml");
+)",
+                                   "g.yaml");
   // Ring 0-1-2-3-0 over ids 2, 5, 7, 9.
   EXPECT_EQ(t.edges(), (std::vector<Edge>{{2, 5}, {2, 9}, {5, 7}, {7, 9}}));
 }
@@ -91,8 +93,7 @@ TEST(TopologyFile, ErrorsNameTheFileAndTheField) {
               HasSubstr("t.yaml: nodes[0].port: missing"));
   EXPECT_THAT(parseError("nodes: [{id: 0, port: 1, colour: red}]\nedges: []"),
               HasSubstr("nodes[0].colour: unknown field"));
-  EXPECT_THAT(parseError("nodes: [{id: 0, port: 70000}]\nedges: []"),
-              HasSubstr("nodes[0].port"));
+  EXPECT_THAT(parseError("nodes: [{id: 0, port: 70000}]\nedges: []"), HasSubstr("nodes[0].port"));
   EXPECT_THAT(parseError("nodes: [{id: 0, port: 1}, {id: 1, port: 1}]\nedges: []"),
               HasSubstr("reuses port 1"));
   EXPECT_THAT(parseError("nodes: [{id: 0, port: 1}]"), HasSubstr("give exactly one of"));
@@ -185,8 +186,8 @@ TEST(Analysis, SpectralGapMatchesClosedForms) {
               1e-12);
   // Ring of n with weights 1/3: eigenvalues 1/3 + 2/3 cos(2πk/n).
   const double second = 1.0 / 3 + 2.0 / 3 * std::cos(2 * std::numbers::pi / 5);
-  EXPECT_NEAR(checkTopology(fromEdges(5, *generateEdges("ring", 5, {}))).spectral_gap,
-              1.0 - second, 1e-12);
+  EXPECT_NEAR(checkTopology(fromEdges(5, *generateEdges("ring", 5, {}))).spectral_gap, 1.0 - second,
+              1e-12);
   // Ring of 4: eigenvalue 1/3 + 2/3 cos(π) = -1/3 has the largest magnitude after 1.
   EXPECT_NEAR(checkTopology(fromEdges(4, *generateEdges("ring", 4, {}))).spectral_gap,
               1.0 - 1.0 / 3, 1e-12);
@@ -234,12 +235,11 @@ TEST(Convert, DecentralizePyFormatsAndEdgeLists) {
   EXPECT_THAT(error("3\n0 5\n", "decentralizepy-edges"), HasSubstr("bad.txt:2: node 5"));
   EXPECT_THAT(error("x\n", "decentralizepy-edges"), HasSubstr("bad.txt:1: the first line"));
   EXPECT_THAT(error("1 2 3\n", "edgelist"), HasSubstr("bad.txt:1: expected two node ids"));
-  EXPECT_THAT(error("2\n1\n0\n1\n", "decentralizepy-adjacency"),
-              HasSubstr("more adjacency lines"));
+  EXPECT_THAT(error("2\n1\n0\n1\n", "decentralizepy-adjacency"), HasSubstr("more adjacency lines"));
   EXPECT_THAT(error("1 1\n", "edgelist"), HasSubstr("joins a node to itself"));
   EXPECT_THAT(error("", "graphml"), HasSubstr("unknown graph format"));
-  const Topology gapped(std::vector<NodeSpec>{{.id = 0, .port = 1}, {.id = 2, .port = 2}},
-                        {{0, 2}}, 0);
+  const Topology gapped(std::vector<NodeSpec>{{.id = 0, .port = 1}, {.id = 2, .port = 2}}, {{0, 2}},
+                        0);
   EXPECT_THROW(writeGraphFile(gapped, "decentralizepy-edges"), TopologyError);
 }
 
