@@ -341,8 +341,8 @@ void PeerNode::beginRound() {
   if (role_ == Role::kVectorAttack && aheadOfHonestNeighbours(t)) {
     // A rushing attacker whose round ended before any honest vector came (they were slower
     // than its half deadline) must not run on: a round ahead, it hears only stale messages,
-    // sends nothing, costs each honest neighbour a full deadline and drifts further ahead
-    // (a 26-peer run went from 0.2 s to 5 s rounds that way). It waits for them instead.
+    // sends nothing, costs each honest neighbour a full deadline and drifts further ahead.
+    // It waits for them instead.
     hold_timer_.expires_after(std::chrono::milliseconds(2));
     hold_timer_.async_wait([this](const asio::error_code& ec) {
       if (!ec) beginRound();

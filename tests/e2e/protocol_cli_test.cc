@@ -95,7 +95,7 @@ TEST(ProtocolCli, StallersVectorsEnterNoHonestMix) {
 
 TEST(ProtocolCli, HandStartedAttackersAreFreedByTheQuorum) {
   // Two ALIE attackers that do not know of each other (started with `phalanx node --attack`,
-  // no byzantine section in the config): they no longer wait for each other until their half
+  // no byzantine section in the config): they do not wait for each other until their half
   // deadline, so the honest peers hear them and exclude them, round after round.
   testing::TempDir dir;
   const fs::path topology = dir.path() / "t.yaml", out = dir.path() / "run";
