@@ -335,16 +335,8 @@ CellResult readCellResult(const Cell& cell, const std::filesystem::path& run,
     r.compression_ratio = jsonNumber(j, "compression_ratio");
     if (j.contains("crashed")) crashed = j["crashed"].get<std::vector<std::uint32_t>>();
   }
-  std::vector<PeerHistory> peers;
-  if (std::filesystem::exists(run)) {
-    for (const auto& entry : std::filesystem::directory_iterator(run)) {
-      const std::string name = entry.path().filename().string();
-      if (!name.starts_with("node-") || !name.ends_with(".jsonl")) continue;
-      const auto id = std::uint32_t(std::stoul(name.substr(5)));
-      peers.push_back(readPeerHistory(
-          entry.path(), id, std::find(byzantine.begin(), byzantine.end(), id) != byzantine.end()));
-    }
-  }
+  const std::vector<PeerHistory> peers =
+      readRunFolder(run, std::set<std::uint32_t>(byzantine.begin(), byzantine.end()));
   const RunSummary s = summarize(peers, {}, crashed);
   r.rounds = s.series.rounds;
   r.accuracy_mean = s.series.accuracy_mean;

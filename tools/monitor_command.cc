@@ -83,17 +83,8 @@ std::optional<Folder> readFolder(const fs::path& dir, const std::string& byzanti
       if (j.contains("crashed")) crashed = j["crashed"].get<std::vector<std::uint32_t>>();
     }
   }
-  std::vector<PeerHistory> peers;
-  if (fs::is_directory(dir)) {
-    for (const auto& entry : fs::directory_iterator(dir)) {
-      const std::string name = entry.path().filename().string();
-      if (!name.starts_with("node-") || !name.ends_with(".jsonl")) continue;
-      const std::uint32_t id = std::uint32_t(std::stoul(name.substr(5)));
-      peers.push_back(readPeerHistory(entry.path(), id, byzantine.contains(id)));
-    }
-  }
+  const std::vector<PeerHistory> peers = readRunFolder(dir, byzantine);
   if (peers.empty()) return std::nullopt;
-  std::sort(peers.begin(), peers.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
   Folder f;
   f.samples = readMonitorSamples(dir / "monitor.jsonl");
   f.summary = summarize(peers, f.samples, crashed);

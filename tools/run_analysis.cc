@@ -38,6 +38,20 @@ nlohmann::json numberOrNull(double v) {
 
 }  // namespace
 
+std::vector<PeerHistory> readRunFolder(const std::filesystem::path& dir,
+                                       const std::set<std::uint32_t>& byzantine) {
+  std::vector<PeerHistory> peers;
+  if (!std::filesystem::is_directory(dir)) return peers;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (!name.starts_with("node-") || !name.ends_with(".jsonl")) continue;
+    const auto id = std::uint32_t(std::stoul(name.substr(5)));
+    peers.push_back(readPeerHistory(entry.path(), id, byzantine.contains(id)));
+  }
+  std::sort(peers.begin(), peers.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+  return peers;
+}
+
 PeerHistory readPeerHistory(const std::filesystem::path& jsonl, std::uint32_t id, bool byzantine) {
   PeerHistory h{.id = id, .byzantine = byzantine};
   std::ifstream in(jsonl);

@@ -35,6 +35,11 @@ struct PeerHistory {
 // Reads DIR/node-K.jsonl; an absent file gives no rounds.
 PeerHistory readPeerHistory(const std::filesystem::path& jsonl, std::uint32_t id, bool byzantine);
 
+// Every DIR/node-K.jsonl of a run folder, by id; `byzantine` marks the attackers. An absent
+// folder gives none.
+std::vector<PeerHistory> readRunFolder(const std::filesystem::path& dir,
+                                       const std::set<std::uint32_t>& byzantine);
+
 // Ξ² = (1/h) Σ_i ‖x_i − x̄_H‖² over the honest models (all of one length; fewer than two: 0).
 double consensusDistance(std::span<const std::vector<float>> honest_models);
 
