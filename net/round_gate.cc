@@ -5,17 +5,16 @@
 
 namespace phalanx::net {
 
-using Clock = std::chrono::steady_clock;
-
-RoundGate::RoundGate(asio::io_context& io, const Transport& transport,
+RoundGate::RoundGate(Clock& clock, const Transport& transport,
                      std::span<const std::uint32_t> neighbours, GateConfig config,
                      std::uint64_t first_round)
-    : transport_(transport),
+    : clock_(clock),
+      transport_(transport),
       neighbours_(neighbours.begin(), neighbours.end()),
       config_(config),
       inbox_(neighbours, first_round, config.window),
       deadline_(config.deadline),
-      timer_(io) {}
+      timer_(clock.timer()) {}
 
 void RoundGate::noteRound(std::uint32_t sender, std::uint64_t round) {
   if (std::find(neighbours_.begin(), neighbours_.end(), sender) == neighbours_.end()) return;
@@ -42,16 +41,13 @@ Admission RoundGate::add(v1::RoundMessage&& message) {
   return a;
 }
 
-double RoundGate::elapsedMs() const {
-  return std::chrono::duration<double, std::milli>(Clock::now() - opened_).count();
-}
+double RoundGate::elapsedMs() const { return millisecondsBetween(opened_, clock_.now()); }
 
 void RoundGate::arm(double at_ms) {
   const std::uint64_t generation = generation_;
   const double in_ms = std::max(0.0, at_ms - elapsedMs());
-  timer_.expires_after(std::chrono::microseconds(std::int64_t(in_ms * 1000)));
-  timer_.async_wait([this, generation](const asio::error_code& ec) {
-    if (ec || generation != generation_ || !done_) return;  // cancelled, or a later round's wait
+  timer_->start(std::chrono::microseconds(std::int64_t(in_ms * 1000)), [this, generation] {
+    if (generation != generation_ || !done_) return;  // a later round's wait
     const double now = elapsedMs();
     if (grace_end_ms_ >= 0 && now >= grace_end_ms_) return finish(Close::kQuorum);
     if (now >= deadline_ms_) return finish(Close::kDeadline);
@@ -61,7 +57,7 @@ void RoundGate::arm(double at_ms) {
 
 void RoundGate::wait(std::function<void(RoundResult&&)> done) {
   done_ = std::move(done);
-  opened_ = Clock::now();
+  opened_ = clock_.now();
   ++generation_;
   ++waits_;
   deadline_ms_ = deadline_.deadlineMs();
@@ -90,7 +86,7 @@ bool RoundGate::catchUp() {
 }
 
 void RoundGate::cancel() {
-  timer_.cancel();
+  timer_->cancel();
   done_ = nullptr;
   ++generation_;
 }
@@ -113,7 +109,7 @@ void RoundGate::poke() {
 }
 
 void RoundGate::finish(Close why) {
-  timer_.cancel();
+  timer_->cancel();
   RoundResult result;
   result.round = inbox_.openRound();
   result.closed = why;

@@ -10,10 +10,9 @@
 // so neither a crashed peer nor up to b Byzantine stragglers set the honest pace. It also keeps
 // what each neighbour claims about its round and catches up only on evidence from more than b
 // of them, never past the last round. Owned by the node's network thread; every method on the
-// io_context's thread.
+// clock's thread.
 #pragma once
 
-#include <asio.hpp>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -24,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "net/clock.h"
 #include "net/deadline.h"
 #include "net/inbox.h"
 #include "net/transport.h"
@@ -66,9 +66,8 @@ struct GateConfig {
 
 class RoundGate {
  public:
-  RoundGate(asio::io_context& io, const Transport& transport,
-            std::span<const std::uint32_t> neighbours, GateConfig config,
-            std::uint64_t first_round);
+  RoundGate(Clock& clock, const Transport& transport, std::span<const std::uint32_t> neighbours,
+            GateConfig config, std::uint64_t first_round);
 
   // Feed every RoundMessage the transport delivers.
   Admission add(v1::RoundMessage&& message);
@@ -115,14 +114,15 @@ class RoundGate {
   void arm(double at_ms);
   void finish(Close why);
 
+  Clock& clock_;
   const Transport& transport_;
   std::vector<std::uint32_t> neighbours_;
   GateConfig config_;
   RoundInbox inbox_;
   DeadlineEstimator deadline_;
-  asio::steady_timer timer_;
+  std::unique_ptr<Timer> timer_;
   std::function<void(RoundResult&&)> done_;
-  std::chrono::steady_clock::time_point opened_;
+  Clock::TimePoint opened_;
   double deadline_ms_ = 0;        // this round's deadline, fixed when it opened
   double grace_end_ms_ = -1;      // when the quorum's grace ends; < 0: no quorum yet
   std::uint64_t generation_ = 0;  // stale timer callbacks compare against it

@@ -1,32 +1,19 @@
-// Peer-to-peer TCP transport (DESIGN.md "Rounds over a real network", STYLE.md "Async
-// model"): a listener plus an outgoing connection to every neighbour, handshake checks,
-// one connection kept per pair, bounded write queues, heartbeats and liveness, reconnects
-// with exponential backoff and jitter, Goodbye on shutdown. It moves v1::Envelopes and knows
-// nothing of what is inside a RoundMessage's payload.
-//
-// Threading: a Transport lives on one asio::io_context run by one thread; every method must
-// be called on that thread (post to it), and every handler is called on it. Destroy the
-// Transport only after stop() (or abort()) and after the io_context has stopped running it.
-//
-// Session states:   connect/accept --send Hello--> handshake --peer Hello ok--> open
-//                        |                            |  (bad Hello: Goodbye(reason), close)
-//                        +------ error / EOF / Goodbye / liveness timeout ----> closed
+// What the round loop needs of a network (DESIGN.md "Seams"): send an envelope or a round message
+// with a shared payload to a neighbour, receive through handlers, connection events, heartbeats
+// carrying the round. Implemented by TcpTransport (Asio TCP, the daemon), MemoryTransport
+// (virtual time, `phalanx simulate`) and wrapped by FaultyTransport (injected faults).
 #pragma once
 
-#include <algorithm>
-#include <asio.hpp>
-#include <asio/ssl.hpp>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
-#include <random>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "net/frame.h"
 #include "net/proto/phalanx.pb.h"
 
 namespace phalanx::net {
@@ -87,94 +74,43 @@ struct TransportStats {
   std::uint64_t reconnects = 0;  // connects beyond the first per peer
 };
 
+// The Hello this node sends, and the checks a peer's Hello must pass (one home for both: every
+// transport runs the same handshake). nullopt: accepted; otherwise the refusal, with `detail`.
+v1::Envelope helloFor(const TransportConfig& config);
+std::optional<v1::Goodbye::Reason> checkHello(const TransportConfig& config, const v1::Hello& hello,
+                                              std::string& detail);
+// Metric label of a Goodbye reason: "wrong_cluster", ... ("protocol_error" when unknown).
+std::string reasonLabel(v1::Goodbye::Reason reason);
+
+// Threading: every method on the owner's thread (real time: the io_context's; virtual time: the
+// owner's actor), and every handler is called there.
 class Transport {
  public:
-  Transport(asio::io_context& io, TransportConfig config, TransportHandlers handlers);
-  ~Transport();
-  Transport(const Transport&) = delete;
-  Transport& operator=(const Transport&) = delete;
+  using Payload = std::shared_ptr<const std::vector<std::uint8_t>>;
+  virtual ~Transport() = default;
 
-  // With TLS, an unreadable CA, certificate or key throws std::system_error here.
-  // Starts listening; returns the bound port. Errors (port taken) throw std::system_error.
-  std::uint16_t listen();
-
-  // Starts dialling every neighbour at these addresses (and keeps redialling when down).
-  void connect(std::vector<PeerAddress> addresses);
+  // Starts listening where there is something to listen on; returns the bound port (0: none).
+  virtual std::uint16_t listen() = 0;
+  // Starts connecting to every neighbour (and keeps reconnecting while they are down).
+  virtual void connect(std::vector<PeerAddress> addresses) = 0;
 
   // Queues one envelope to `peer`. False (and counted) when there is no open connection to
   // it or its queue is full: a slow peer never grows memory without bound.
-  bool send(std::uint32_t peer, const v1::Envelope& envelope);
-
+  virtual bool send(std::uint32_t peer, const v1::Envelope& envelope) = 0;
   // Queues a RoundMessage whose payload is shared, not copied: one encoded delta goes to every
-  // neighbour from the same buffer, written straight from it. header.payload() must be empty.
-  using Payload = std::shared_ptr<const std::vector<std::uint8_t>>;
-  bool sendRound(std::uint32_t peer, const v1::RoundMessage& header, Payload payload);
-
-  // Fault injection (a network partition): frames to and from these peers are dropped and
-  // counted, heartbeats included, so their connections die of liveness timeouts and keep
-  // being redialled until the partition heals (an empty set).
-  void setPartitioned(std::vector<std::uint32_t> peers) { partitioned_ = std::move(peers); }
-  bool partitioned(std::uint32_t peer) const {
-    return std::find(partitioned_.begin(), partitioned_.end(), peer) != partitioned_.end();
-  }
+  // neighbour from the same buffer. header.payload() must be empty.
+  virtual bool sendRound(std::uint32_t peer, const v1::RoundMessage& header, Payload payload) = 0;
 
   // Heartbeats carry this round.
-  void setRound(std::uint64_t round) { round_ = round; }
-
-  // Peers with an open connection now.
-  std::vector<std::uint32_t> livePeers() const;
-  const TransportStats& stats() const { return stats_; }
-  std::uint16_t port() const { return port_; }
+  virtual void setRound(std::uint64_t round) = 0;
+  // Peers with an open connection now, ascending.
+  virtual std::vector<std::uint32_t> livePeers() const = 0;
+  virtual const TransportStats& stats() const = 0;
 
   // Goodbye(LEAVING) to every peer, then close everything; nothing is redialled.
-  void stop();
+  virtual void stop() = 0;
   // Closes everything at once without a Goodbye: what a crash looks like to the peers.
-  void abort();
-
- private:
-  class Session;
-  friend class Session;
-
-  void accept();
-  // An accepted socket: a pending handshake, within the per-address and total caps.
-  void admit(asio::ip::tcp::socket socket);
-  bool neighbourAddress(const asio::ip::address& a) const;
-  void dial(std::uint32_t peer);
-  void scheduleDial(std::uint32_t peer, bool after_failure,
-                    std::chrono::milliseconds extra = std::chrono::milliseconds(0));
-  void heartbeat();
-  // Session callbacks.
-  std::optional<v1::Goodbye::Reason> checkHello(const v1::Hello& hello, std::string& detail) const;
-  bool adopt(const std::shared_ptr<Session>& session);
-  void closed(const std::shared_ptr<Session>& session, std::string_view why);
-  // When `session` is the pair's connection, hands that role to another open connection to
-  // the same peer. False when it is the pair's connection and there is none.
-  bool handOver(const std::shared_ptr<Session>& session);
-  void reject(std::string_view reason) { ++stats_.rejected[std::string(reason)]; }
-
-  asio::io_context& io_;
-  TransportConfig config_;
-  TransportHandlers handlers_;
-  asio::ssl::context ssl_;  // used only with config_.tls.enabled
-  asio::ip::tcp::acceptor acceptor_;
-  asio::steady_timer heartbeat_timer_;
-  std::uint16_t port_ = 0;
-  std::uint64_t round_ = 0;
-  bool stopped_ = false;
-  std::map<std::uint32_t, std::shared_ptr<Session>> open_;  // one per peer
-  std::vector<std::shared_ptr<Session>> sessions_;          // every live socket
-  // What it takes to (re)dial one neighbour.
-  struct Dialer {
-    PeerAddress address;
-    asio::steady_timer timer;
-    std::chrono::milliseconds backoff;
-    bool dialling = false;  // a resolve or connect is in flight
-  };
-  std::map<std::uint32_t, std::unique_ptr<Dialer>> dialers_;
-  std::mt19937_64 jitter_;
-  std::vector<std::uint32_t> partitioned_;
-  TransportStats stats_;
-  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // guards late handlers
+  virtual void abort() = 0;
 };
 
 }  // namespace phalanx::net

@@ -16,7 +16,7 @@
 namespace phalanx::node {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using Clock = net::Clock;
 
 // Attacks node/ carries out itself rather than through robust/ (kWireAttackNames: config.h).
 constexpr const char* kLabelFlip = "labelflip";
@@ -124,7 +124,15 @@ std::string roundRecordJson(std::uint32_t node, const RoundRecord& r) {
 }
 
 PeerNode::PeerNode(asio::io_context& io, PeerSetup setup)
-    : io_(io),
+    : PeerNode(nullptr, &io, std::move(setup), {}) {}
+
+PeerNode::PeerNode(net::Clock& clock, PeerSetup setup, TransportMaker make_transport)
+    : PeerNode(&clock, nullptr, std::move(setup), std::move(make_transport)) {}
+
+PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
+                   TransportMaker make_transport)
+    : own_clock_(clock ? nullptr : std::make_unique<net::AsioClock>(*io)),
+      clock_(clock ? *clock : *own_clock_),
       setup_(std::move(setup)),
       log_(setup_.log ? setup_.log : spdlog::default_logger()),
       attack_name_(attackFor(setup_)),
@@ -135,9 +143,9 @@ PeerNode::PeerNode(asio::io_context& io, PeerSetup setup)
       public_replica_(trainer_.model().dimension()),
       replicas_(trainer_.model().dimension()),
       equivocation_(setup_.topology->budgetOf(setup_.id)),
-      join_timer_(io),
-      slow_timer_(io),
-      hold_timer_(io) {
+      join_timer_(clock_.timer()),
+      slow_timer_(clock_.timer()),
+      hold_timer_(clock_.timer()) {
   const Config& config = setup_.config;
   dim_ = trainer_.model().dimension();
   metrics_.node = setup_.id;
@@ -223,8 +231,13 @@ PeerNode::PeerNode(asio::io_context& io, PeerSetup setup)
               .cert = config.security.cert,
               .key = config.security.key};
   }
-  transport_ = std::make_unique<net::Transport>(
-      io_, tc,
+  if (!make_transport) {
+    make_transport = [io](net::TransportConfig config, net::TransportHandlers handlers) {
+      return std::make_unique<net::TcpTransport>(*io, std::move(config), std::move(handlers));
+    };
+  }
+  auto faults = std::make_unique<net::FaultyTransport>(
+      clock_,
       net::TransportHandlers{
           .on_round =
               [this](std::uint32_t peer, net::v1::RoundMessage& m) {
@@ -248,7 +261,11 @@ PeerNode::PeerNode(asio::io_context& io, PeerSetup setup)
               [this](std::uint32_t peer, std::string_view why) {
                 log_->info("round {}: peer {} disconnected: {}", gate_->openRound(), peer, why);
                 gate_->poke();
-              }});
+              }},
+      [&](net::TransportHandlers handlers) { return make_transport(tc, std::move(handlers)); },
+      config.seed * 104729 + setup_.id);
+  faults_ = faults.get();
+  transport_ = std::move(faults);
 
   // A Byzantine peer waits only for the honest neighbours it knows of (waiting for its fellow
   // attackers, who wait for it, would cost every round a deadline), and for half a deadline.
@@ -269,7 +286,7 @@ PeerNode::PeerNode(asio::io_context& io, PeerSetup setup)
   // adaptive deadline there would close rounds on a loaded machine's scheduling noise, and peers
   // that must aggregate the same messages (gradient exchange) would drift apart.
   gate_ = std::make_unique<net::RoundGate>(
-      io_, *transport_, awaited_,
+      clock_, *transport_, awaited_,
       net::GateConfig{.deadline = {.fixed_ms = ceiling_ms,
                                    .adaptive = rc.quorum && rc.adaptive_deadline,
                                    .k = rc.deadline_k,
@@ -305,21 +322,18 @@ void PeerNode::start(std::function<void(const RoundRecord&)> on_round,
       "round {}: starting as {} ({} parameters, {} neighbours, rule {}, codec {}, {} rounds)",
       first_round_, attack_name_.empty() ? "honest" : "byzantine: " + attack_name_, dim_,
       neighbours_.size(), setup_.config.mixing.rule, setup_.config.compression.codec, rounds_);
-  waitForNeighbours(Clock::now());
+  waitForNeighbours(clock_.now());
 }
 
-void PeerNode::waitForNeighbours(Clock::time_point since) {
+void PeerNode::waitForNeighbours(Clock::TimePoint since) {
   if (finished_) return;
   // Everyone connected, and every awaited neighbour heard from once (its round is known).
   const auto live = transport_->livePeers();
   const bool everyone = live.size() == neighbours_.size() &&
                         std::all_of(awaited_.begin(), awaited_.end(),
                                     [&](std::uint32_t j) { return gate_->knowsRoundOf(j); });
-  if (!everyone && Clock::now() - since < setup_.join_timeout) {
-    join_timer_.expires_after(std::chrono::milliseconds(20));
-    join_timer_.async_wait([this, since](const asio::error_code& ec) {
-      if (!ec) waitForNeighbours(since);
-    });
+  if (!everyone && clock_.now() - since < setup_.join_timeout) {
+    join_timer_->start(std::chrono::milliseconds(20), [this, since] { waitForNeighbours(since); });
     return;
   }
   // A late joiner (or a restart) adopts the round most of its neighbours are in.
@@ -343,25 +357,22 @@ void PeerNode::beginRound() {
     // than its half deadline) must not run on: a round ahead, it hears only stale messages,
     // sends nothing, costs each honest neighbour a full deadline and drifts further ahead.
     // It waits for them instead.
-    hold_timer_.expires_after(std::chrono::milliseconds(2));
-    hold_timer_.async_wait([this](const asio::error_code& ec) {
-      if (!ec) beginRound();
-    });
+    hold_timer_->start(std::chrono::milliseconds(2), [this] { beginRound(); });
     return;
   }
   transport_->setRound(attack_name_ == "round_lie" ? liedRound(t) : t);
-  round_started_ = Clock::now();
+  round_started_ = clock_.now();
   // An injected slow peer starts every round late; a staller, just before the neighbours'
   // deadline ceiling.
-  const auto late =
-      slow_ +
+  // The computation's virtual time is the honest step's (an attacker's vector costs little).
+  const std::chrono::microseconds late =
+      (role_ == Role::kHonest ? setup_.compute_time : std::chrono::microseconds(0)) + slow_ +
       (attack_name_ == "stall"
            ? std::chrono::milliseconds(std::int64_t(0.9 * double(setup_.config.rounds.deadline_ms)))
            : std::chrono::milliseconds(0));
   if (late.count() > 0) {
-    slow_timer_.expires_after(late);
-    slow_timer_.async_wait([this, t](const asio::error_code& ec) {
-      if (!ec && !finished_) runRound(t);
+    slow_timer_->start(late, [this, t] {
+      if (!finished_) runRound(t);
     });
     return;
   }
@@ -396,28 +407,12 @@ bool PeerNode::sendTo(std::uint32_t peer, std::uint64_t round, net::v1::RoundMes
   header.set_sequence(sequence ? *sequence : ++next_sequence_[peer]);
   header.set_kind(kind);
   header.set_codec(payload->size() > 1 ? (*payload)[1] : 0);
-  std::uniform_real_distribution<double> coin(0.0, 1.0);
-  if (drop_ > 0 && coin(fault_rng_) < drop_) return true;  // lost on the way: the peer sees a gap
-  net::Transport::Payload out = payload;
-  if (corrupt_ > 0 && coin(fault_rng_) < corrupt_ && !payload->empty()) {
-    auto damaged = std::make_shared<std::vector<std::uint8_t>>(*payload);
-    std::uniform_int_distribution<std::size_t> at(0, damaged->size() - 1);
-    for (int k = 0; k < 8; ++k) (*damaged)[at(fault_rng_)] ^= 0xFF;
-    out = std::move(damaged);
-  }
   if (attack_name_ == "round_lie") {  // the same message again under a lie about its round
     net::v1::RoundMessage lie = header;
     lie.set_round(liedRound(round));
-    transport_->sendRound(peer, lie, out);
+    transport_->sendRound(peer, lie, payload);
   }
-  if (delay_.count() > 0) {
-    auto timer = std::make_shared<asio::steady_timer>(io_, delay_);
-    timer->async_wait([this, timer, peer, header, out](const asio::error_code& ec) {
-      if (!ec && !finished_) transport_->sendRound(peer, header, out);
-    });
-  } else if (!transport_->sendRound(peer, header, out)) {
-    return false;
-  }
+  if (!transport_->sendRound(peer, header, payload)) return false;
   ++metrics_.messages_sent_total;
   metrics_.dense_bytes_total += dim_ * sizeof(float) + compress::kHeaderBytes;
   if (kind == net::v1::RoundMessage::KEYFRAME) ++metrics_.keyframes_sent_total;
@@ -852,7 +847,7 @@ void PeerNode::endRound(net::RoundResult&& result) {
     for (std::uint64_t skipped = t + 1; skipped < gate_->openRound(); ++skipped) {
       RoundRecord alone;
       alone.round = skipped;
-      round_started_ = Clock::now();
+      round_started_ = clock_.now();
       last_loss_ = trainer_.step(skipped);
       accordionStep(skipped);
       alone.train_loss = last_loss_;
@@ -861,7 +856,7 @@ void PeerNode::endRound(net::RoundResult&& result) {
       if (!recordRound(skipped, alone, !kernels::allFinite(trainer_.parameters()))) return;
     }
   }
-  asio::post(io_, [this] { beginRound(); });
+  clock_.post([this] { beginRound(); });
 }
 
 bool PeerNode::recordRound(std::uint64_t t, RoundRecord& record, bool diverged) {
@@ -879,7 +874,7 @@ bool PeerNode::recordRound(std::uint64_t t, RoundRecord& record, bool diverged) 
   }
   const auto& caught = equivocation_.convictedPeers();
   record.equivocators.assign(caught.begin(), caught.end());
-  record.round_seconds = std::chrono::duration<double>(Clock::now() - round_started_).count();
+  record.round_seconds = net::millisecondsBetween(round_started_, clock_.now()) / 1000;
   metrics_.round = t + 1;
   metrics_.train_loss = record.train_loss;
   metrics_.learning_rate = record.learning_rate;
@@ -938,9 +933,9 @@ void PeerNode::saveCheckpoint(std::uint64_t next_round) {
 bool PeerNode::markFinished() {
   if (finished_) return false;
   finished_ = true;
-  join_timer_.cancel();
-  slow_timer_.cancel();
-  hold_timer_.cancel();
+  join_timer_->cancel();
+  slow_timer_->cancel();
+  hold_timer_->cancel();
   gate_->cancel();
   return true;
 }
@@ -1043,14 +1038,18 @@ std::string PeerNode::inject(const std::string& command) {
     if (error = number(0, 3600, v); error.empty()) {
       log_->warn("round {}: injected hang of {} s", gate_->openRound(), v);
       // Posted, so that the command is answered as applied before the whole node stops.
-      asio::post(io_, [v] { std::this_thread::sleep_for(std::chrono::duration<double>(v)); });
+      clock_.post([v] { std::this_thread::sleep_for(std::chrono::duration<double>(v)); });
     }
-  } else if (verb == "slow" || verb == "delay") {
-    if (error = number(0, 600000, v); error.empty()) {
-      (verb == "slow" ? slow_ : delay_) = std::chrono::milliseconds(std::int64_t(v));
-    }
-  } else if (verb == "drop" || verb == "corrupt") {
-    if (error = number(0, 1, v); error.empty()) (verb == "drop" ? drop_ : corrupt_) = v;
+  } else if (verb == "slow") {
+    if (error = number(0, 600000, v); error.empty())
+      slow_ = std::chrono::milliseconds(std::int64_t(v));
+  } else if (verb == "delay") {
+    if (error = number(0, 600000, v); error.empty())
+      faults_->setDelay(std::chrono::milliseconds(std::int64_t(v)));
+  } else if (verb == "drop") {
+    if (error = number(0, 1, v); error.empty()) faults_->setDrop(v);
+  } else if (verb == "corrupt") {
+    if (error = number(0, 1, v); error.empty()) faults_->setCorrupt(v);
   } else if (verb == "partition") {
     std::vector<std::uint32_t> ids;
     std::istringstream list(arg);
@@ -1064,13 +1063,12 @@ std::string PeerNode::inject(const std::string& command) {
       ids.push_back(std::uint32_t(value));
     }
     if (ids.empty()) return "partition: expected ids, e.g. partition 3,7";
-    transport_->setPartitioned(ids);
+    faults_->setPartitioned(ids);
   } else if (verb == "attack") {
     error = arg.empty() ? "attack: expected a name (or none)" : switchAttack(arg);
   } else if (verb == "heal") {
-    slow_ = delay_ = std::chrono::milliseconds(0);
-    drop_ = corrupt_ = 0;
-    transport_->setPartitioned({});
+    slow_ = std::chrono::milliseconds(0);
+    faults_->heal();
   } else {
     error = fmt::format(
         "unknown fault '{}' (crash, hang S, slow MS, drop P, delay MS, corrupt P, "

@@ -6,9 +6,9 @@
 // the codec's level per layer. A Byzantine peer sends what its attack computes from the honest
 // vectors it heard this round (it waits for them first: a rushing adversary).
 //
-// Threading: a PeerNode lives on one asio::io_context run by one thread, with its Transport
-// and RoundGate; every method must be called on that thread. Destroy it after stop() or
-// abort() and after the io_context has stopped running it.
+// Threading: a PeerNode lives on one clock (an asio::io_context run by one thread, or its actor in
+// virtual time) with its Transport and RoundGate; every method must be called there. Destroy it
+// after stop() or abort() and after the clock has stopped running it.
 #pragma once
 
 #include <spdlog/logger.h>
@@ -30,7 +30,10 @@
 
 #include "compress/accordion.h"
 #include "compress/compressor.h"
+#include "net/clock.h"
+#include "net/faulty_transport.h"
 #include "net/round_gate.h"
+#include "net/tcp_transport.h"
 #include "net/transport.h"
 #include "node/checkpoint.h"
 #include "node/config.h"
@@ -64,7 +67,10 @@ struct PeerSetup {
   std::filesystem::path checkpoint_dir;           // empty: no checkpoints
   bool resume = false;                            // start from the newest usable checkpoint
   std::chrono::milliseconds join_timeout{30000};  // round 0 waits this long for every neighbour
-  std::shared_ptr<spdlog::logger> log;            // null: spdlog's default
+  // Virtual time only (node/simulation.h): how long each round's computation takes before its
+  // message leaves (in real time the computation takes what it takes).
+  std::chrono::microseconds compute_time{0};
+  std::shared_ptr<spdlog::logger> log;  // null: spdlog's default
 };
 
 // What one round did, for the JSON-lines log and for tests.
@@ -91,9 +97,15 @@ class PeerNode {
  public:
   enum class Role { kHonest, kVectorAttack, kSilent, kWireAttack };
 
+  // Builds the node's transport from its config and handlers (TcpTransport when empty).
+  using TransportMaker =
+      std::function<std::unique_ptr<net::Transport>(net::TransportConfig, net::TransportHandlers)>;
+
   // Throws ConfigError (unknown id, bad codec, rule or attack) and CheckpointError (--resume
-  // with an unusable checkpoint folder).
+  // with an unusable checkpoint folder). On an io_context: real time over TCP.
   PeerNode(asio::io_context& io, PeerSetup setup);
+  // On any clock and transport (virtual time and the in-memory network: node/simulation.h).
+  PeerNode(net::Clock& clock, PeerSetup setup, TransportMaker make_transport);
   ~PeerNode();
   PeerNode(const PeerNode&) = delete;
   PeerNode& operator=(const PeerNode&) = delete;
@@ -134,7 +146,8 @@ class PeerNode {
   const net::Transport& transport() const { return *transport_; }
 
  private:
-  void waitForNeighbours(std::chrono::steady_clock::time_point since);
+  PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup, TransportMaker make_transport);
+  void waitForNeighbours(net::Clock::TimePoint since);
   void beginRound();
   void runRound(std::uint64_t t);
   // Whether no live honest neighbour's vector for round t has come yet and none has moved past
@@ -195,7 +208,8 @@ class PeerNode {
       const std::string& name) const;
   double metropolisWeight(std::uint32_t a, std::uint32_t b) const;
 
-  asio::io_context& io_;
+  std::unique_ptr<net::Clock> own_clock_;  // on an io_context: the real clock over it
+  net::Clock& clock_;
   PeerSetup setup_;
   std::shared_ptr<spdlog::logger> log_;
   std::string attack_name_;  // before role_: role_ is derived from it
@@ -225,28 +239,29 @@ class PeerNode {
   };
   std::map<std::uint32_t, ResyncGrant> resync_grants_;
   EquivocationDetector equivocation_;
-  std::unique_ptr<net::Transport> transport_;
+  std::unique_ptr<net::Transport> transport_;  // the FaultyTransport around the real one
+  net::FaultyTransport* faults_ = nullptr;
   std::unique_ptr<net::RoundGate> gate_;
   std::unique_ptr<CheckpointStore> checkpoints_;
-  asio::steady_timer join_timer_;
+  std::unique_ptr<net::Timer> join_timer_;
   std::uint64_t first_round_ = 0;
   std::vector<float> mix_out_;
   double last_loss_ = NodeMetrics::kUnknown;
-  std::chrono::steady_clock::time_point round_started_;
+  net::Clock::TimePoint round_started_;
   NodeMetrics metrics_;
   std::map<std::string, std::uint64_t> own_rejections_;  // by reason, beyond the transport's
   std::function<void(const RoundRecord&)> on_round_;
   std::function<void()> on_finish_;
   bool started_ = false, finished_ = false, diverged_ = false;
   bool nonfinite_vector_ = false;  // this round's vector to send was NaN/Inf
-  // Injected faults.
-  std::chrono::milliseconds slow_{0}, delay_{0};
-  double drop_ = 0, corrupt_ = 0;
-  std::mt19937_64 fault_rng_{0x5eed};
-  net::Transport::Payload replayed_;  // replay: the first keyframe this node sent
+  // Injected faults beyond the transport's (faults_).
+  std::chrono::milliseconds slow_{0};
+  std::mt19937_64 fault_rng_{0x5eed};  // the garbage attack's bytes
+  net::Transport::Payload replayed_;   // replay: the first keyframe this node sent
   bool attack_fallback_logged_ = false;
-  asio::steady_timer slow_timer_;
-  asio::steady_timer hold_timer_;  // a rushing attacker waiting for the honest peers' round
+  std::unique_ptr<net::Timer> slow_timer_;
+  std::unique_ptr<net::Timer>
+      hold_timer_;  // a rushing attacker waiting for the honest peers' round
 };
 
 }  // namespace phalanx::node

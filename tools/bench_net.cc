@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "net/transport.h"
+#include "net/tcp_transport.h"
 #include "tools/command.h"
 
 namespace phalanx::tools {
@@ -62,7 +62,7 @@ double rawGbps(const NetBenchOptions& o) {
 // Two transports, each on its own io_context thread, exchanging RoundMessages.
 struct Pair {
   asio::io_context io_a, io_b;
-  std::unique_ptr<net::Transport> a, b;
+  std::unique_ptr<net::TcpTransport> a, b;
   std::promise<void> connected;
   std::function<void(std::uint32_t, net::v1::RoundMessage&)> on_b, on_a;
   std::thread ta, tb;
@@ -88,13 +88,13 @@ struct Pair {
     };
     std::promise<void> up_a, up_b;
     auto fa = up_a.get_future(), fb = up_b.get_future();
-    a = std::make_unique<net::Transport>(
+    a = std::make_unique<net::TcpTransport>(
         io_a, config(0, 1),
         net::TransportHandlers{
             .on_round = [this](std::uint32_t p, net::v1::RoundMessage& m) { on_a(p, m); },
             .on_up = [p = std::make_shared<std::promise<void>>(std::move(up_a))](
                          std::uint32_t) { p->set_value(); }});
-    b = std::make_unique<net::Transport>(
+    b = std::make_unique<net::TcpTransport>(
         io_b, config(1, 0),
         net::TransportHandlers{
             .on_round = [this](std::uint32_t p, net::v1::RoundMessage& m) { on_b(p, m); },

@@ -29,5 +29,6 @@ Command addLaunchCommand(CLI::App& root);
 Command addInjectCommand(CLI::App& root);
 Command addMonitorCommand(CLI::App& root);
 Command addExperimentCommand(CLI::App& root);
+Command addSimulateCommand(CLI::App& root);
 
 }  // namespace phalanx::tools

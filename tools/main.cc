@@ -21,7 +21,8 @@ int main(int argc, char** argv) {
   std::vector<Command> commands{
       addTrainCommand(app),    addLabCommand(app),     addBenchCommand(app),
       addTopologyCommand(app), addNodeCommand(app),    addLaunchCommand(app),
-      addInjectCommand(app),   addMonitorCommand(app), addExperimentCommand(app)};
+      addInjectCommand(app),   addMonitorCommand(app), addExperimentCommand(app),
+      addSimulateCommand(app)};
 
   try {
     app.parse(argc, argv);

@@ -11,8 +11,9 @@
 #include <memory>
 #include <set>
 
+#include "net/faulty_transport.h"
 #include "net/round_gate.h"
-#include "net/transport.h"
+#include "net/tcp_transport.h"
 #include "tests/support/run_until.h"
 
 namespace phalanx::net {
@@ -25,7 +26,8 @@ constexpr std::uint32_t kPeers = 8;
 struct Peer {
   std::uint32_t id = 0;
   std::uint16_t port = 0;
-  std::unique_ptr<Transport> transport;
+  std::unique_ptr<AsioClock> clock;
+  std::unique_ptr<FaultyTransport> transport;  // over a TcpTransport
   std::unique_ptr<RoundGate> gate;
   std::vector<RoundResult> results;
   std::map<std::uint32_t, std::uint64_t> next_out;  // sequence to send, per neighbour
@@ -68,8 +70,9 @@ class Rounds {
     for (std::uint32_t j = 0; j < kPeers; ++j) {
       if (j != id) c.neighbours.push_back(j);
     }
-    p.transport = std::make_unique<Transport>(
-        io, c,
+    p.clock = std::make_unique<AsioClock>(io);
+    p.transport = std::make_unique<FaultyTransport>(
+        *p.clock,
         TransportHandlers{
             .on_round = [&p](std::uint32_t, v1::RoundMessage& m) { p.gate->add(std::move(m)); },
             .on_resync = [&p](std::uint32_t from,
@@ -84,9 +87,11 @@ class Rounds {
                   }
                 },
             .on_up = [&p](std::uint32_t peer) { p.keyframe_to.insert(peer); },
-            .on_down = [&p](std::uint32_t, std::string_view) { p.gate->poke(); }});
+            .on_down = [&p](std::uint32_t, std::string_view) { p.gate->poke(); }},
+        [&](TransportHandlers h) { return std::make_unique<TcpTransport>(io, c, std::move(h)); },
+        id);
     p.port = p.transport->listen();
-    p.gate = std::make_unique<RoundGate>(io, *p.transport, c.neighbours,
+    p.gate = std::make_unique<RoundGate>(*p.clock, *p.transport, c.neighbours,
                                          GateConfig{.deadline = {.fixed_ms = 200}}, first_round);
   }
 
@@ -233,9 +238,7 @@ TEST(Rounds, AllToAllThenCrashRestartPartitionAndHeal) {
   // The partition was real: frames across it were dropped on the way out or on arrival.
   std::uint64_t blocked = 0;
   for (std::uint32_t i = 0; i < kPeers; ++i) {
-    const auto& st = r[i].transport->stats();
-    if (st.rejected.contains("partitioned")) blocked += st.rejected.at("partitioned");
-    for (const auto& [peer, ps] : st.peers) blocked += ps.dropped_sends;
+    blocked += r[i].transport->partitionDrops();
   }
   EXPECT_GT(blocked, 0u);
 }
@@ -245,7 +248,7 @@ TEST(Rounds, AllToAllThenCrashRestartPartitionAndHeal) {
 // move it to the lower of the two (the (b+1)-th highest), never past the last round.
 TEST(Rounds, CatchingUpNeedsMoreThanBClaimsAndStopsAtTheLastRound) {
   asio::io_context io;
-  std::vector<std::unique_ptr<Transport>> t;
+  std::vector<std::unique_ptr<TcpTransport>> t;
   std::vector<PeerAddress> addresses;
   for (std::uint32_t id = 0; id < 4; ++id) {
     TransportConfig c{.self = id,
@@ -256,13 +259,14 @@ TEST(Rounds, CatchingUpNeedsMoreThanBClaimsAndStopsAtTheLastRound) {
     for (std::uint32_t j = 0; j < 4; ++j) {
       if (j != id) c.neighbours.push_back(j);
     }
-    t.push_back(std::make_unique<Transport>(io, c, TransportHandlers{}));
+    t.push_back(std::make_unique<TcpTransport>(io, c, TransportHandlers{}));
     addresses.push_back({id, "127.0.0.1", t.back()->listen()});
   }
   for (auto& x : t) x->connect(addresses);
   ASSERT_TRUE(testing::runUntil(io, [&] { return t[0]->livePeers().size() == 3; }));
   const std::vector<std::uint32_t> neighbours{1, 2, 3};
-  RoundGate gate(io, *t[0], neighbours, GateConfig{.budget = 1, .last_round = 99}, 0);
+  AsioClock clock(io);
+  RoundGate gate(clock, *t[0], neighbours, GateConfig{.budget = 1, .last_round = 99}, 0);
 
   for (const std::uint64_t lie :
        {std::uint64_t(1) << 62, std::uint64_t(0), std::uint64_t(50), std::uint64_t(7)}) {
@@ -278,7 +282,7 @@ TEST(Rounds, CatchingUpNeedsMoreThanBClaimsAndStopsAtTheLastRound) {
   gate.noteRound(2, std::uint64_t(1) << 62);  // two liars (more than b): capped at the last round
   EXPECT_EQ(gate.evidencedRound(), 99u);
   // A claim from a node that is not a neighbour counts for nothing.
-  RoundGate other(io, *t[0], neighbours, GateConfig{.budget = 0, .last_round = 99}, 0);
+  RoundGate other(clock, *t[0], neighbours, GateConfig{.budget = 0, .last_round = 99}, 0);
   other.noteRound(7, 40);
   EXPECT_EQ(other.evidencedRound(), 0u);
   for (auto& x : t) x->abort();

@@ -7,7 +7,7 @@
 #include <set>
 
 #include "net/frame.h"
-#include "net/transport.h"
+#include "net/tcp_transport.h"
 #include "tests/support/process.h"
 #include "tests/support/run_until.h"
 #include "tests/support/temp_dir.h"
@@ -34,7 +34,7 @@ class TlsTest : public ::testing::Test {
   }
 
   struct Node {
-    std::unique_ptr<Transport> t;
+    std::unique_ptr<TcpTransport> t;
     std::set<std::uint32_t> up;
     std::vector<std::string> payloads;
     std::uint16_t port = 0;
@@ -55,7 +55,7 @@ class TlsTest : public ::testing::Test {
     }
     if (tls) c.tls = files(cert_of);
     Node* raw = n.get();
-    n->t = std::make_unique<Transport>(
+    n->t = std::make_unique<TcpTransport>(
         io_, c,
         TransportHandlers{
             .on_round = [raw](std::uint32_t,
@@ -116,7 +116,7 @@ TEST_F(TlsTest, MissingKeyFilesFailAtStart) {
            .ca = "/nonexistent/ca.pem",
            .cert = "/nonexistent/c.pem",
            .key = "/nonexistent/k.pem"};
-  Transport t(io_, c, {});
+  TcpTransport t(io_, c, {});
   EXPECT_THROW(t.listen(), std::system_error);
 }
 

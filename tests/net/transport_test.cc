@@ -1,6 +1,6 @@
 // The transport in one process on 127.0.0.1, port 0: eight endpoints all-to-all, crashes,
 // restarts, shutdown, and hostile connections — driven by io.run_for, never sleep.
-#include "net/transport.h"
+#include "net/tcp_transport.h"
 
 #include <gtest/gtest.h>
 
@@ -20,7 +20,7 @@ using namespace std::chrono_literals;
 using asio::ip::tcp;
 
 struct Endpoint {
-  std::unique_ptr<Transport> transport;
+  std::unique_ptr<TcpTransport> transport;
   std::map<std::uint32_t, std::vector<v1::RoundMessage>> received;
   std::set<std::uint32_t> up;
   std::vector<std::string> downs;
@@ -62,7 +62,7 @@ class Cluster {
              std::chrono::milliseconds handshake_timeout = 2000ms) {
     Endpoint& e = *nodes_[id];
     e = Endpoint{};
-    e.transport = std::make_unique<Transport>(
+    e.transport = std::make_unique<TcpTransport>(
         io, config(id, port, handshake_timeout),
         TransportHandlers{
             .on_round = [&e](std::uint32_t peer,
@@ -359,7 +359,7 @@ TEST(Transport, ASlowPeerHitsTheQueueBoundNotMemory) {
                          .neighbours = {1},
                          .max_queued_bytes = 1 << 20};
   std::set<std::uint32_t> up;
-  Transport t(io, config, {.on_up = [&](std::uint32_t p) { up.insert(p); }});
+  TcpTransport t(io, config, {.on_up = [&](std::uint32_t p) { up.insert(p); }});
   const auto port = t.listen();
   RawClient lazy(io, port);
   lazy.write(encodeFrame(hello(1, "test", 1'000'000)));

@@ -757,7 +757,7 @@ TEST(PeerNodeProtocol, AForgedPeerAnnouncingRound2To62StopsNobody) {
       addresses.push_back({i, "127.0.0.1", nodes[i]->listen()});
     }
     const std::uint64_t far = std::uint64_t(1) << 62;
-    net::Transport forged(io,
+    net::TcpTransport forged(io,
                           {.self = kForged,
                            .model_dim = nodes.begin()->second->dimension(),
                            .config_digest = configDigest(c),

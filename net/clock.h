@@ -1,0 +1,52 @@
+// Time for the round loop: the steady "now", posted work and one-shot timers. AsioClock runs them
+// on an asio::io_context in real time (the daemon); net/virtual_time.h runs them in virtual time
+// (`phalanx simulate`, the deterministic tests). Code above net/ never names std::chrono's clocks
+// or asio's timers, so the same round code runs on both.
+#pragma once
+
+#include <asio.hpp>
+#include <chrono>
+#include <functional>
+#include <memory>
+
+namespace phalanx::net {
+
+// A one-shot timer. start() replaces a pending callback; cancel() and destruction drop it.
+// Callbacks run on the clock's thread (real time) or in their actor's turn (virtual time).
+class Timer {
+ public:
+  virtual ~Timer() = default;
+  virtual void start(std::chrono::nanoseconds after, std::function<void()> callback) = 0;
+  virtual void cancel() = 0;
+};
+
+class Clock {
+ public:
+  using TimePoint = std::chrono::steady_clock::time_point;
+  virtual ~Clock() = default;
+  virtual TimePoint now() const = 0;
+  // Runs `task` later, after what is already due now.
+  virtual void post(std::function<void()> task) = 0;
+  virtual std::unique_ptr<Timer> timer() = 0;
+  // The io_context behind a real clock (the TCP transport needs one); null in virtual time.
+  virtual asio::io_context* io() { return nullptr; }
+};
+
+// Real time on one io_context: every callback runs on the thread running it.
+class AsioClock final : public Clock {
+ public:
+  explicit AsioClock(asio::io_context& io) : io_(io) {}
+  TimePoint now() const override { return std::chrono::steady_clock::now(); }
+  void post(std::function<void()> task) override { asio::post(io_, std::move(task)); }
+  std::unique_ptr<Timer> timer() override;
+  asio::io_context* io() override { return &io_; }
+
+ private:
+  asio::io_context& io_;
+};
+
+inline double millisecondsBetween(Clock::TimePoint from, Clock::TimePoint to) {
+  return std::chrono::duration<double, std::milli>(to - from).count();
+}
+
+}  // namespace phalanx::net

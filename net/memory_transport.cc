@@ -1,0 +1,258 @@
+#include "net/memory_transport.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "net/frame.h"
+
+namespace phalanx::net {
+
+const LinkModel& LinkTable::of(std::uint32_t a, std::uint32_t b) const {
+  const auto it = edges.find({std::min(a, b), std::max(a, b)});
+  return it == edges.end() ? fallback : it->second;
+}
+
+std::chrono::nanoseconds LinkTable::minLatency() const {
+  auto m = fallback.latency;
+  for (const auto& [_, link] : edges) m = std::min(m, link.latency);
+  return m;
+}
+
+class MemoryTransport final : public Transport {
+ public:
+  MemoryTransport(MemoryNetwork& network, TransportConfig config, TransportHandlers handlers)
+      : network_(network),
+        config_(std::move(config)),
+        handlers_(std::move(handlers)),
+        actor_(network.actorOf(config_.self)),
+        clock_(network.scheduler().clock(actor_)),
+        heartbeat_timer_(clock_.timer()) {
+    network_.endpoints_.at(actor_) = this;
+  }
+  ~MemoryTransport() override {
+    if (network_.endpoints_.at(actor_) == this) network_.endpoints_.at(actor_) = nullptr;
+  }
+
+  std::uint16_t listen() override { return 0; }
+
+  void connect(std::vector<PeerAddress>) override {
+    if (closed_) return;
+    for (const std::uint32_t j : config_.neighbours) {
+      v1::Envelope hello = helloFor(config_);
+      transmit(j, std::move(hello));
+    }
+    heartbeat();
+  }
+
+  bool send(std::uint32_t peer, const v1::Envelope& envelope) override {
+    if (closed_ || !up_.contains(peer)) {
+      ++stats_.peers[peer].dropped_sends;
+      return false;
+    }
+    transmit(peer, envelope);
+    return true;
+  }
+
+  bool sendRound(std::uint32_t peer, const v1::RoundMessage& header, Payload payload) override {
+    if (closed_ || !up_.contains(peer)) {
+      ++stats_.peers[peer].dropped_sends;
+      return false;
+    }
+    std::vector<std::uint8_t> head;
+    const std::size_t payload_bytes = payload ? payload->size() : 0;
+    appendRoundFrameHead(header, payload_bytes, head);
+    const std::size_t bytes = head.size() + payload_bytes;
+    deliverLater(peer, bytes, [header, payload](MemoryTransport& to, std::uint32_t from) {
+      v1::RoundMessage m = header;
+      if (payload) m.set_payload(payload->data(), payload->size());
+      to.receiveRound(from, m);
+    });
+    return true;
+  }
+
+  void setRound(std::uint64_t round) override { round_ = round; }
+
+  std::vector<std::uint32_t> livePeers() const override { return {up_.begin(), up_.end()}; }
+  const TransportStats& stats() const override { return stats_; }
+
+  void stop() override {
+    if (closed_) return;
+    v1::Envelope bye;
+    bye.mutable_goodbye()->set_reason(v1::Goodbye::LEAVING);
+    for (const std::uint32_t j : std::vector(up_.begin(), up_.end())) transmit(j, bye);
+    close();
+  }
+
+  void abort() override {
+    if (closed_) return;
+    // A reset: no bytes, but the neighbours learn of it one latency later.
+    for (const std::uint32_t j : std::vector(up_.begin(), up_.end())) {
+      deliverLater(j, 0, [](MemoryTransport& to, std::uint32_t from) {
+        to.lose(from, "connection reset by peer");
+      });
+    }
+    close();
+  }
+
+ private:
+  using Delivery = std::function<void(MemoryTransport& to, std::uint32_t from)>;
+
+  void close() {
+    closed_ = true;
+    heartbeat_timer_->cancel();
+    up_.clear();
+  }
+
+  void transmit(std::uint32_t peer, v1::Envelope envelope) {
+    const std::size_t bytes = kLengthBytes + envelope.ByteSizeLong();
+    deliverLater(peer, bytes,
+                 [envelope = std::move(envelope)](MemoryTransport& to, std::uint32_t from) {
+                   to.receive(from, envelope);
+                 });
+  }
+
+  // Counts the frame and schedules its arrival on the receiver's actor, whichever endpoint holds
+  // that id then (none: lost, as a frame to a dead host).
+  void deliverLater(std::uint32_t peer, std::size_t bytes, Delivery deliver) {
+    PeerStats& s = stats_.peers[peer];
+    if (bytes > 0) {
+      s.bytes_sent += bytes;
+      ++s.frames_sent;
+    }
+    const LinkModel& link = network_.links_.of(config_.self, peer);
+    const auto now = clock_.now();
+    auto& free_at = link_free_[peer];
+    const auto start = std::max(now, free_at);
+    const auto serialise = link.megabits_per_second > 0
+                               ? std::chrono::nanoseconds(std::int64_t(double(bytes) * 8.0 * 1e3 /
+                                                                       link.megabits_per_second))
+                               : std::chrono::nanoseconds(0);
+    free_at = start + serialise;
+    const std::uint32_t to_actor = network_.actorOf(peer);
+    MemoryNetwork* network = &network_;
+    network_.scheduler_.schedule(
+        actor_, to_actor, free_at + link.latency,
+        [network, to_actor, from = config_.self, bytes, deliver = std::move(deliver)] {
+          MemoryTransport* to = network->endpoints_.at(to_actor);
+          if (to && !to->closed_) to->arrive(from, bytes, deliver);
+        });
+  }
+
+  void arrive(std::uint32_t from, std::size_t bytes, const Delivery& deliver) {
+    if (bytes > 0) {
+      PeerStats& s = stats_.peers[from];
+      s.bytes_received += bytes;
+      ++s.frames_received;
+    }
+    deliver(*this, from);
+  }
+
+  void receive(std::uint32_t from, const v1::Envelope& e) {
+    switch (e.body_case()) {
+      case v1::Envelope::kHello:
+        return handshake(from, e.hello());
+      case v1::Envelope::kGoodbye:
+        return lose(from, "Goodbye: " + reasonLabel(e.goodbye().reason()));
+      default:
+        break;
+    }
+    if (!up_.contains(from)) return;  // a frame of a connection this incarnation never had
+    switch (e.body_case()) {
+      case v1::Envelope::kResync:
+        if (handlers_.on_resync) handlers_.on_resync(from, e.resync());
+        return;
+      case v1::Envelope::kHeartbeat:
+        if (handlers_.on_heartbeat) handlers_.on_heartbeat(from, e.heartbeat().round());
+        return;
+      case v1::Envelope::kDigest:
+        if (handlers_.on_digest) handlers_.on_digest(from, e.digest());
+        return;
+      default:
+        ++stats_.rejected["unexpected_envelope"];
+        return;
+    }
+  }
+
+  void handshake(std::uint32_t from, const v1::Hello& hello) {
+    std::string detail;
+    auto refusal = checkHello(config_, hello, detail);
+    if (!refusal && hello.node_id() != from) refusal = v1::Goodbye::UNKNOWN_NODE;
+    if (refusal) {
+      ++stats_.handshake_failures;
+      ++stats_.rejected[reasonLabel(*refusal)];
+      return;
+    }
+    // The answer to a Hello is a Hello marked as one (so answers are not answered).
+    const bool answer = hello.features_size() > 0 && hello.features(0) == "answer";
+    if (!answer) {
+      v1::Envelope back = helloFor(config_);
+      back.mutable_hello()->add_features("answer");
+      transmit(from, std::move(back));
+    }
+    if (up_.contains(from)) {
+      if (answer) return;  // both sides dialled: the other Hello made the connection already
+      up_.erase(from);     // a new incarnation of the peer: the old connection is gone
+      if (handlers_.on_down) handlers_.on_down(from, "reconnected");
+    }
+    up_.insert(from);
+    PeerStats& s = stats_.peers[from];
+    if (s.connects++ > 0) ++stats_.reconnects;
+    if (handlers_.on_up) handlers_.on_up(from);
+  }
+
+  void receiveRound(std::uint32_t from, v1::RoundMessage& m) {
+    if (!up_.contains(from)) return;
+    if (!validRound(m)) {
+      ++stats_.rejected[std::string(frameErrorName(FrameError::kInvalid))];
+      return;
+    }
+    if (m.sender() != from) {
+      ++stats_.rejected["sender_mismatch"];
+      return;
+    }
+    if (handlers_.on_round) handlers_.on_round(from, m);
+  }
+
+  void lose(std::uint32_t from, const std::string& why) {
+    if (!up_.erase(from)) return;
+    if (handlers_.on_down) handlers_.on_down(from, why);
+  }
+
+  void heartbeat() {
+    heartbeat_timer_->start(config_.heartbeat_every, [this] {
+      if (closed_) return;
+      v1::Envelope beat;
+      beat.mutable_heartbeat()->set_round(round_);
+      for (const std::uint32_t j : std::vector(up_.begin(), up_.end())) transmit(j, beat);
+      heartbeat();
+    });
+  }
+
+  MemoryNetwork& network_;
+  TransportConfig config_;
+  TransportHandlers handlers_;
+  std::uint32_t actor_;
+  Clock& clock_;
+  std::unique_ptr<Timer> heartbeat_timer_;
+  std::set<std::uint32_t> up_;
+  std::map<std::uint32_t, Clock::TimePoint> link_free_;  // when each outgoing link is idle
+  std::uint64_t round_ = 0;
+  bool closed_ = false;
+  TransportStats stats_;
+};
+
+MemoryNetwork::MemoryNetwork(VirtualScheduler& scheduler,
+                             std::map<std::uint32_t, std::uint32_t> actor_of, LinkTable links)
+    : scheduler_(scheduler), actor_of_(std::move(actor_of)), links_(std::move(links)) {
+  if (links_.minLatency() <= std::chrono::nanoseconds(0))
+    throw std::invalid_argument("simulated links need a latency above 0");
+  endpoints_.assign(scheduler_.actors(), nullptr);
+}
+
+std::unique_ptr<Transport> MemoryNetwork::transport(TransportConfig config,
+                                                    TransportHandlers handlers) {
+  return std::make_unique<MemoryTransport>(*this, std::move(config), std::move(handlers));
+}
+
+}  // namespace phalanx::net

@@ -1,0 +1,60 @@
+// The in-memory network of `phalanx simulate` (DESIGN.md "Simulation"): every peer's
+// MemoryTransport in one process, in virtual time. A frame costs what TcpTransport would write
+// (the same length prefix and envelope bytes, counted the same way) and arrives after its link's
+// latency plus its bytes over the link's rate, behind whatever the sender queued on that link
+// before (per directed link, first in first out). The handshake is TcpTransport's Hello with its
+// checks; heartbeats carry the round; stop() says Goodbye and abort() is a reset the neighbours
+// see one latency later. Round messages are checked as the TCP receiver checks them.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "net/clock.h"
+#include "net/transport.h"
+#include "net/virtual_time.h"
+
+namespace phalanx::net {
+
+struct LinkModel {
+  std::chrono::nanoseconds latency = std::chrono::milliseconds(1);  // one way; > 0
+  double megabits_per_second = 0;                                   // 0: unlimited
+};
+
+// A default link and per-edge exceptions (undirected: {a, b} with a < b).
+struct LinkTable {
+  LinkModel fallback;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, LinkModel> edges;
+  const LinkModel& of(std::uint32_t a, std::uint32_t b) const;
+  std::chrono::nanoseconds minLatency() const;
+};
+
+class MemoryNetwork {
+ public:
+  // `actor_of`: each node id's actor in the scheduler. The scheduler's lookahead must not exceed
+  // links.minLatency().
+  MemoryNetwork(VirtualScheduler& scheduler, std::map<std::uint32_t, std::uint32_t> actor_of,
+                LinkTable links);
+
+  // The endpoint of node config.self, on its actor's clock; it replaces an earlier one of the
+  // same id (a restart). Call from that actor's events, or before or between runs.
+  std::unique_ptr<Transport> transport(TransportConfig config, TransportHandlers handlers);
+
+  const LinkTable& links() const { return links_; }
+  std::uint32_t actorOf(std::uint32_t node) const { return actor_of_.at(node); }
+  VirtualScheduler& scheduler() { return scheduler_; }
+
+ private:
+  friend class MemoryTransport;
+  VirtualScheduler& scheduler_;
+  std::map<std::uint32_t, std::uint32_t> actor_of_;
+  LinkTable links_;
+  std::vector<class MemoryTransport*> endpoints_;  // by actor; each slot touched by its actor only
+};
+
+}  // namespace phalanx::net

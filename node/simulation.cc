@@ -1,0 +1,272 @@
+#include "node/simulation.h"
+
+#include <fmt/format.h>
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/sinks/null_sink.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <numeric>
+#include <random>
+#include <sstream>
+
+#include "node/data_source.h"
+#include "node/local_trainer.h"
+#include "node/npy.h"
+
+namespace phalanx::node {
+namespace {
+
+namespace fs = std::filesystem;
+using Seconds = std::chrono::duration<double>;
+
+net::Clock::TimePoint atSeconds(double s) {
+  return net::Clock::TimePoint(
+      std::chrono::duration_cast<net::Clock::TimePoint::duration>(Seconds(std::max(0.0, s))));
+}
+
+double secondsOf(net::Clock::TimePoint t) { return Seconds(t.time_since_epoch()).count(); }
+
+// One peer slot: the node now, the crashed incarnations before it (kept until the end: their
+// queued work may still name them), and its JSON lines not yet written.
+struct Slot {
+  std::uint32_t id = 0, actor = 0;
+  std::unique_ptr<PeerNode> node;
+  std::vector<std::unique_ptr<PeerNode>> dead;
+  std::string pending_lines;
+  fs::path jsonl;
+  std::uint64_t rounds = 0;
+  bool done = false;
+
+  void flush() {
+    if (pending_lines.empty() || jsonl.empty()) return;
+    std::ofstream(jsonl, std::ios::app) << pending_lines;
+    pending_lines.clear();
+  }
+};
+
+}  // namespace
+
+std::vector<SimulatedFault> parseFaults(const std::string& text, const std::string& source) {
+  std::vector<SimulatedFault> out;
+  std::istringstream lines(text);
+  std::size_t number = 0;
+  for (std::string line; std::getline(lines, line);) {
+    ++number;
+    if (const auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    std::istringstream words(line);
+    SimulatedFault f;
+    if (!(words >> std::ws) || words.eof()) continue;
+    std::int64_t node = -1;
+    if (!(words >> f.at_seconds >> node) || f.at_seconds < 0 || node < 0 ||
+        node > std::int64_t(0xffffffff)) {
+      throw ConfigError(
+          fmt::format("{}:{}: expected 'SECONDS NODE COMMAND', got '{}'", source, number, line));
+    }
+    f.node = std::uint32_t(node);
+    std::getline(words >> std::ws, f.command);
+    while (!f.command.empty() && std::isspace(static_cast<unsigned char>(f.command.back())))
+      f.command.pop_back();
+    if (f.command.empty())
+      throw ConfigError(fmt::format("{}:{}: no command after the node id", source, number));
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+std::vector<SimulatedFault> chaosFaults(const topologies::Topology& topology,
+                                        std::span<const std::uint32_t> nodes, std::size_t count,
+                                        double span_seconds, std::uint64_t seed) {
+  std::vector<SimulatedFault> out;
+  if (nodes.empty()) return out;
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> when(0, span_seconds), gap(0.05, 0.3);
+  std::uniform_int_distribution<std::size_t> pick(0, nodes.size() - 1);
+  for (std::size_t k = 0; k < count; ++k) {
+    const double at = when(rng), until = at + gap(rng);
+    const std::uint32_t node = nodes[pick(rng)];
+    switch (rng() % 3) {
+      case 0:
+        out.push_back({at, node, "crash"});
+        out.push_back({until, node, "restart"});
+        break;
+      case 1: {
+        const auto& ns = topology.neighbours(node);
+        if (ns.empty()) break;
+        out.push_back({at, node, fmt::format("partition {}", ns[rng() % ns.size()])});
+        out.push_back({until, node, "heal"});
+        break;
+      }
+      default:
+        out.push_back({at, node, "attack alie"});
+        out.push_back({until, node, "attack none"});
+        break;
+    }
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto& a, const auto& b) { return a.at_seconds < b.at_seconds; });
+  return out;
+}
+
+SimulationResult simulate(SimulationSetup s) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  if (!s.topology) throw ConfigError("simulate: no topology");
+  const topologies::Topology& topology = *s.topology;
+  const std::size_t n = topology.size();
+  // One thread per actor turn: the nodes' own OpenMP and Eigen parallelism would oversubscribe.
+  s.config.threads = 1;
+  useThreads(1);
+
+  SimulationResult result;
+  for (const auto& [id, b] : s.config.byzantine) {
+    if (!topology.contains(id))
+      throw ConfigError(fmt::format("byzantine: no node {} in the topology", id));
+    if (b.attack != "none") result.byzantine.insert(id);
+  }
+  bool restarts = false;
+  for (const auto& f : s.faults) {
+    if (!topology.contains(f.node))
+      throw ConfigError(
+          fmt::format("fault at {} s: no node {} in the topology", f.at_seconds, f.node));
+    restarts |= f.command == "restart";
+  }
+
+  std::shared_ptr<spdlog::logger> log = s.log;
+  spdlog::sink_ptr sink;
+  if (!s.out.empty()) {
+    fs::create_directories(s.out);
+    if (!log) {
+      sink =
+          std::make_shared<spdlog::sinks::basic_file_sink_mt>((s.out / "simulation.log").string(),
+                                                              /*truncate=*/true);
+    }
+  }
+  if (!sink) sink = std::make_shared<spdlog::sinks::null_sink_mt>();
+  const auto loggerFor = [&](std::uint32_t id) {
+    if (log) return log;
+    auto l = std::make_shared<spdlog::logger>(fmt::format("node-{}", id), sink);
+    l->set_pattern("[%Y-%m-%d %H:%M:%S.%e] [%l] [%n] %v");
+    l->set_level(spdlog::get_level());
+    return l;
+  };
+
+  const TrainTest data = loadData(s.config.data, s.config.seed);
+  Dataset test = data.test;
+  if (s.eval_samples > 0 && s.eval_samples < test.size()) {
+    test.y.resize(s.eval_samples);
+    test.x.resize(s.eval_samples * test.features);
+  }
+  const auto shared_test = std::make_shared<const Dataset>(std::move(test));
+
+  std::map<std::uint32_t, std::uint32_t> actor_of;
+  std::vector<Slot> slots(n);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const std::uint32_t id = topology.nodes()[i].id;
+    actor_of[id] = i;
+    slots[i].id = id;
+    slots[i].actor = i;
+    if (!s.out.empty()) {
+      slots[i].jsonl = s.out / fmt::format("node-{}.jsonl", id);
+      fs::remove(slots[i].jsonl);
+    }
+  }
+  net::VirtualScheduler scheduler(n, s.links.minLatency(), s.threads, [] { useThreads(1); });
+  net::MemoryNetwork network(scheduler, actor_of, s.links);
+  result.threads = scheduler.threads();
+  const bool checkpoints = restarts || s.config.checkpoint.every > 0;
+  if (restarts && s.config.checkpoint.every == 0) s.config.checkpoint.every = 10;
+  const fs::path checkpoint_root =
+      s.out.empty() ? fs::temp_directory_path() / fmt::format("phalanx-sim-{}", ::getpid())
+                    : s.out / "checkpoints";
+
+  const auto start = [&](Slot& slot, bool resume) {
+    PeerSetup setup{.config = s.config,
+                    .topology = s.topology,
+                    .id = slot.id,
+                    .shard = shardOf(s.config.data, data.train, n, slot.actor, s.config.seed),
+                    .test = shared_test,
+                    .rounds = s.rounds,
+                    .checkpoint_dir = checkpoints
+                                          ? checkpoint_root / fmt::format("node-{}", slot.id)
+                                          : fs::path(),
+                    .resume = resume,
+                    .compute_time = s.compute_time,
+                    .log = loggerFor(slot.id)};
+    if (slot.node) slot.dead.push_back(std::move(slot.node));
+    slot.done = false;
+    slot.node =
+        std::make_unique<PeerNode>(scheduler.clock(slot.actor), std::move(setup),
+                                   [&network](net::TransportConfig c, net::TransportHandlers h) {
+                                     return network.transport(std::move(c), std::move(h));
+                                   });
+    slot.node->connect();
+    slot.node->start(
+        [&s, &slot](const RoundRecord& r) {
+          ++slot.rounds;
+          slot.pending_lines += roundRecordJson(slot.id, r);
+          slot.pending_lines += '\n';
+          if (slot.pending_lines.size() > (1u << 20)) slot.flush();
+          if (s.on_round) s.on_round(slot.id, r);
+        },
+        [&slot] { slot.done = true; });
+  };
+  for (auto& slot : slots) start(slot, false);
+
+  for (const auto& f : s.faults) {
+    Slot& slot = slots[actor_of.at(f.node)];
+    scheduler.schedule(
+        net::VirtualScheduler::kOutside, slot.actor, atSeconds(f.at_seconds), [&slot, &start, f] {
+          if (f.command == "restart") {
+            // Only a node that is down restarts (a crash before it, or none).
+            if (slot.node->finished() && !slot.done) start(slot, true);
+            return;
+          }
+          if (slot.node->finished()) return;
+          const std::string error = slot.node->inject(f.command);
+          if (!error.empty()) {
+            spdlog::warn("fault at {} s on node {}: {}", f.at_seconds, f.node, error);
+          }
+        });
+  }
+
+  const auto sample = [&] {
+    if (!s.on_sample) return;
+    std::map<std::uint32_t, const PeerNode*> nodes;
+    for (const auto& slot : slots) nodes[slot.id] = slot.node.get();
+    s.on_sample(secondsOf(scheduler.now()), nodes);
+  };
+  for (double next = s.sample_every_seconds;;) {
+    const auto until = s.sample_every_seconds > 0 ? atSeconds(next) : net::Clock::TimePoint::max();
+    const auto outcome = scheduler.run(nullptr, until);
+    if (outcome != net::VirtualScheduler::Outcome::kTimeLimit) break;
+    sample();
+    next += s.sample_every_seconds;
+  }
+  sample();
+
+  result.virtual_seconds = secondsOf(scheduler.now());
+  result.events = scheduler.eventsRun();
+  result.windows = scheduler.windows();
+  for (auto& slot : slots) {
+    slot.flush();
+    result.peer_rounds += slot.rounds;
+    if (slot.node->diverged()) result.diverged.push_back(slot.id);
+    if (slot.done && !slot.node->diverged()) result.finished.push_back(slot.id);
+    if (!slot.done) result.crashed.push_back(slot.id);
+    if (s.write_models && !s.out.empty() && slot.done && !slot.node->diverged() &&
+        slot.node->role() == PeerNode::Role::kHonest && !result.byzantine.contains(slot.id)) {
+      const std::size_t shape[] = {slot.node->dimension()};
+      writeNpy((s.out / fmt::format("node-{}.npy", slot.id)).string(), shape,
+               slot.node->parameters());
+    }
+  }
+  if (s.out.empty() && checkpoints) fs::remove_all(checkpoint_root);
+  sink->flush();
+  result.wall_seconds = Seconds(std::chrono::steady_clock::now() - wall_start).count();
+  return result;
+}
+
+}  // namespace phalanx::node
