@@ -199,6 +199,11 @@ class MemoryTransport final : public Transport {
     PeerStats& s = stats_.peers[from];
     if (s.connects++ > 0) ++stats_.reconnects;
     if (handlers_.on_up) handlers_.on_up(from);
+    // The round at once (TCP waits for the next beat): a joining node learns its neighbours'
+    // rounds one latency after connecting, not a heartbeat period later.
+    v1::Envelope beat;
+    beat.mutable_heartbeat()->set_round(round_);
+    transmit(from, std::move(beat));
   }
 
   void receiveRound(std::uint32_t from, v1::RoundMessage& m) {

@@ -3,7 +3,8 @@
 // (the same length prefix and envelope bytes, counted the same way) and arrives after its link's
 // latency plus its bytes over the link's rate, behind whatever the sender queued on that link
 // before (per directed link, first in first out). The handshake is TcpTransport's Hello with its
-// checks; heartbeats carry the round; stop() says Goodbye and abort() is a reset the neighbours
+// checks; heartbeats carry the round (one right after the handshake, so joining takes a
+// latency, not a heartbeat period); stop() says Goodbye and abort() is a reset the neighbours
 // see one latency later. Round messages are checked as the TCP receiver checks them.
 #pragma once
 

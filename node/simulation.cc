@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <fstream>
 #include <numeric>
@@ -126,6 +127,11 @@ SimulationResult simulate(SimulationSetup s) {
       throw ConfigError(fmt::format("byzantine: no node {} in the topology", id));
     if (b.attack != "none") result.byzantine.insert(id);
   }
+  for (const auto& [id, attack] : s.attacks) {
+    if (!topology.contains(id))
+      throw ConfigError(fmt::format("attack: no node {} in the topology", id));
+    if (attack != "none") result.byzantine.insert(id);
+  }
   bool restarts = false;
   for (const auto& f : s.faults) {
     if (!topology.contains(f.node))
@@ -181,6 +187,7 @@ SimulationResult simulate(SimulationSetup s) {
   const fs::path checkpoint_root =
       s.out.empty() ? fs::temp_directory_path() / fmt::format("phalanx-sim-{}", ::getpid())
                     : s.out / "checkpoints";
+  fs::remove_all(checkpoint_root);  // a fresh run: no restart may resume an older run's state
 
   const auto start = [&](Slot& slot, bool resume) {
     PeerSetup setup{.config = s.config,
@@ -188,6 +195,7 @@ SimulationResult simulate(SimulationSetup s) {
                     .id = slot.id,
                     .shard = shardOf(s.config.data, data.train, n, slot.actor, s.config.seed),
                     .test = shared_test,
+                    .attack = s.attacks.contains(slot.id) ? s.attacks.at(slot.id) : "",
                     .rounds = s.rounds,
                     .checkpoint_dir = checkpoints
                                           ? checkpoint_root / fmt::format("node-{}", slot.id)
@@ -215,21 +223,25 @@ SimulationResult simulate(SimulationSetup s) {
   };
   for (auto& slot : slots) start(slot, false);
 
+  // Faults not yet applied: the run ends when every node has stopped and none is left.
+  std::atomic<std::size_t> faults_left = s.faults.size();
   for (const auto& f : s.faults) {
     Slot& slot = slots[actor_of.at(f.node)];
-    scheduler.schedule(
-        net::VirtualScheduler::kOutside, slot.actor, atSeconds(f.at_seconds), [&slot, &start, f] {
-          if (f.command == "restart") {
-            // Only a node that is down restarts (a crash before it, or none).
-            if (slot.node->finished() && !slot.done) start(slot, true);
-            return;
-          }
-          if (slot.node->finished()) return;
-          const std::string error = slot.node->inject(f.command);
-          if (!error.empty()) {
-            spdlog::warn("fault at {} s on node {}: {}", f.at_seconds, f.node, error);
-          }
-        });
+    scheduler.schedule(net::VirtualScheduler::kOutside, slot.actor, atSeconds(f.at_seconds),
+                       [&slot, &start, &faults_left, f] {
+                         --faults_left;
+                         if (f.command == "restart") {
+                           // Only a node that is down restarts (a crash before it, or none).
+                           if (slot.node->finished() && !slot.done) start(slot, true);
+                           return;
+                         }
+                         if (slot.node->finished()) return;
+                         const std::string error = slot.node->inject(f.command);
+                         if (!error.empty()) {
+                           spdlog::warn("fault at {} s on node {}: {}", f.at_seconds, f.node,
+                                        error);
+                         }
+                       });
   }
 
   const auto sample = [&] {
@@ -238,10 +250,24 @@ SimulationResult simulate(SimulationSetup s) {
     for (const auto& slot : slots) nodes[slot.id] = slot.node.get();
     s.on_sample(secondsOf(scheduler.now()), nodes);
   };
+  const auto all_stopped = [&] {
+    if (faults_left > 0) return false;
+    return std::all_of(slots.begin(), slots.end(),
+                       [](const Slot& slot) { return slot.node->finished(); });
+  };
+  // No run can take longer than every round at its deadline ceiling, after the last fault:
+  // past that, something keeps a node alive that should not (stop, and report it unfinished).
+  double last_fault = 0;
+  for (const auto& f : s.faults) last_fault = std::max(last_fault, f.at_seconds);
+  const std::uint64_t rounds = s.rounds ? s.rounds : s.config.rounds.count;
+  const auto limit = atSeconds(last_fault + 60 +
+                               double(rounds + 2) * double(s.config.rounds.deadline_ms) / 1000.0 +
+                               double(rounds + 2) * Seconds(s.compute_time).count());
   for (double next = s.sample_every_seconds;;) {
-    const auto until = s.sample_every_seconds > 0 ? atSeconds(next) : net::Clock::TimePoint::max();
-    const auto outcome = scheduler.run(nullptr, until);
-    if (outcome != net::VirtualScheduler::Outcome::kTimeLimit) break;
+    const auto until = std::min(
+        limit, s.sample_every_seconds > 0 ? atSeconds(next) : net::Clock::TimePoint::max());
+    const auto outcome = scheduler.run(all_stopped, until);
+    if (outcome != net::VirtualScheduler::Outcome::kTimeLimit || until == limit) break;
     sample();
     next += s.sample_every_seconds;
   }

@@ -45,7 +45,10 @@ std::vector<SimulatedFault> chaosFaults(const topologies::Topology& topology,
                                         double span_seconds, std::uint64_t seed);
 
 struct SimulationSetup {
-  Config config;  // byzantine: the attackers and their attacks
+  Config config;  // byzantine: the attackers and their attacks, known to each other
+  // Attackers started by hand (`phalanx node --attack`): not in the config, so no one, their
+  // fellows included, knows of them.
+  std::map<std::uint32_t, std::string> attacks;
   std::shared_ptr<const topologies::Topology> topology;
   std::uint64_t rounds = 0;  // 0: config.rounds.count
   net::LinkTable links;

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tools/command.h"
@@ -42,6 +43,7 @@ struct ExperimentOptions {
   bool resume = false;
   std::uint16_t base_port = 20000;
   std::uint64_t rounds = 0;
+  std::string engine = "launch";  // launch: real processes; simulate: one process, virtual time
 };
 
 struct Running {
@@ -95,6 +97,7 @@ int runExperiment(const ExperimentOptions& o) {
     for (const auto& f : o.filters) command += " --filter " + shellQuote(f);
     if (o.jobs > 1) command += fmt::format(" --jobs {}", o.jobs);
     if (o.rounds > 0) command += fmt::format(" --rounds {}", o.rounds);
+    if (o.engine != "launch") command += " --engine " + o.engine;
     std::ofstream(out / "command.txt") << command << '\n';
   }
   std::vector<CellPlan> plans;
@@ -146,18 +149,25 @@ int runExperiment(const ExperimentOptions& o) {
       fs::create_directories(dir);
       std::ofstream(dir / "topology.yaml")
           << topologies::toYaml(plan.topology, "cell " + cells[i].name());
-      std::vector<std::string> argv{selfExecutable(),  "launch",
-                                    "--topology",      (dir / "topology.yaml").string(),
-                                    "--config",        fs::absolute(grid.config).string(),
-                                    "--out",           (dir / "run").string(),
-                                    "--monitor-every", "5"};
+      std::vector<std::string> argv{selfExecutable(), o.engine,
+                                    "--topology",     (dir / "topology.yaml").string(),
+                                    "--config",       fs::absolute(grid.config).string(),
+                                    "--out",          (dir / "run").string()};
+      if (o.engine == "launch") {
+        argv.insert(argv.end(), {"--monitor-every", "5"});
+      } else {
+        // Cells side by side share the cores.
+        const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+        argv.insert(argv.end(), {"--threads", std::to_string(std::max<std::size_t>(
+                                                  1, cores / std::max<std::size_t>(1, o.jobs)))});
+      }
       if (!plan.byzantine.empty()) {
         argv.insert(argv.end(), {"--byzantine", fmt::format("{}", fmt::join(plan.byzantine, ",")),
                                  "--attack", plan.attack});
       }
       if (grid.rounds > 0) argv.insert(argv.end(), {"--rounds", std::to_string(grid.rounds)});
       for (const auto& s : plan.sets) argv.insert(argv.end(), {"--set", s});
-      const pid_t pid = spawnLogged(argv, dir / "launch.log");
+      const pid_t pid = spawnLogged(argv, dir / (o.engine + ".log"));
       if (pid < 0) {
         status[i] = {"error", 0};
         ++finished;
@@ -195,7 +205,7 @@ int runExperiment(const ExperimentOptions& o) {
     if (state != "ok") {
       std::fprintf(stderr, "\n");
       spdlog::warn("experiment: cell {} {} (exit {}); see {}", cells[r.index].name(), state, code,
-                   (out / "cells" / cells[r.index].name() / "launch.log").string());
+                   (out / "cells" / cells[r.index].name() / (o.engine + ".log")).string());
     }
     spent += wall;
     ++timed;
@@ -251,7 +261,8 @@ Command addExperimentCommand(CLI::App& root) {
   CLI::App* app = root.add_subcommand(
       "experiment",
       "Run every cell of a grid (attacks x rules x seeds x any config field x f) with `phalanx "
-      "launch`, and write DIR/results.csv, DIR/results.md and DIR/plots. A failed cell is "
+      "launch` (or `phalanx simulate`: --engine simulate), and write DIR/results.csv, "
+      "DIR/results.md and DIR/plots. A failed cell is "
       "recorded and the grid goes on; --resume skips cells already done and retries those that "
       "could not run. Exit 0 when every cell ran.");
   app->add_option("--grid", o->grid, "grid file (YAML; see configs/experiments/)")
@@ -268,6 +279,10 @@ Command addExperimentCommand(CLI::App& root) {
       ->check(CLI::PositiveNumber);
   app->add_option("--base-port", o->base_port,
                   "first port (each job slot uses 500 from here; default 20000)");
+  app->add_option("--engine", o->engine,
+                  "launch (real processes, default) or simulate (every peer in one process, "
+                  "virtual time: reproducible, no ports)")
+      ->check(CLI::IsMember({"launch", "simulate"}));
   return {app, [o] { return runExperiment(*o); }};
 }
 

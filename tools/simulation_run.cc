@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <fstream>
@@ -16,6 +17,16 @@
 
 namespace phalanx::tools {
 namespace fs = std::filesystem;
+
+namespace {
+// This process's resident set now (Linux /proc/self/statm), in MiB; 0 when unreadable.
+double residentMib() {
+  std::ifstream statm("/proc/self/statm");
+  double pages = 0, resident = 0;
+  if (!(statm >> pages >> resident)) return 0;
+  return resident * double(sysconf(_SC_PAGESIZE)) / (1024.0 * 1024.0);
+}
+}  // namespace
 
 net::LinkTable parseLinks(const std::string& text, const std::string& source,
                           net::LinkModel fallback) {
@@ -71,6 +82,7 @@ SimulateOutcome runSimulation(const SimulateRequest& r) {
   fs::create_directories(r.out);
   std::ofstream samples_file(r.out / "monitor.jsonl");
   std::vector<MonitorSample> samples;
+  std::vector<std::pair<double, double>> rss;
   setup.on_sample = [&](double seconds,
                         const std::map<std::uint32_t, const node::PeerNode*>& nodes) {
     MonitorSample m{.seconds = seconds, .round = std::numeric_limits<std::uint64_t>::max()};
@@ -98,10 +110,12 @@ SimulateOutcome runSimulation(const SimulateRequest& r) {
     }
     samples.push_back(m);
     samples_file << monitorSampleJson(m) << '\n' << std::flush;
+    rss.emplace_back(seconds, residentMib());
   };
 
   SimulateOutcome out;
   out.result = node::simulate(std::move(setup));
+  out.rss_mib = std::move(rss);
   const auto histories = readRunFolder(r.out, byzantine);
   out.summary = summarize(histories, samples, out.result.crashed);
   out.summary.diverged = out.result.diverged;
@@ -122,13 +136,17 @@ SimulateOutcome runSimulation(const SimulateRequest& r) {
 
 std::string simulationJson(const SimulateOutcome& o, std::size_t peers) {
   const auto& s = o.result;
+  std::vector<std::string> rss;
+  for (const auto& [at, mib] : o.rss_mib) rss.push_back(fmt::format("[{:.3f}, {:.1f}]", at, mib));
   return fmt::format(
       "{{\"peers\": {}, \"threads\": {}, \"peer_rounds\": {}, \"virtual_seconds\": {:.6f}, "
       "\"wall_seconds\": {:.3f}, \"peer_rounds_per_second\": {:.1f}, \"events\": {}, "
-      "\"windows\": {}, \"peak_rss_mib\": {:.1f}, \"crashed\": [{}], \"diverged\": [{}]}}",
+      "\"windows\": {}, \"peak_rss_mib\": {:.1f}, \"crashed\": [{}], \"diverged\": [{}], "
+      "\"rss_mib\": [{}]}}",
       peers, s.threads, s.peer_rounds, s.virtual_seconds, s.wall_seconds,
       s.wall_seconds > 0 ? double(s.peer_rounds) / s.wall_seconds : 0.0, s.events, s.windows,
-      double(o.peak_rss_kib) / 1024.0, fmt::join(s.crashed, ","), fmt::join(s.diverged, ","));
+      double(o.peak_rss_kib) / 1024.0, fmt::join(s.crashed, ","), fmt::join(s.diverged, ","),
+      fmt::join(rss, ", "));
 }
 
 }  // namespace phalanx::tools

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "net/memory_transport.h"
@@ -37,6 +38,8 @@ struct SimulateOutcome {
   RunSummary summary;
   node::SimulationResult result;
   long peak_rss_kib = 0;  // of this process, after the run
+  // Resident memory at each consensus sample (virtual seconds, MiB): flat once warm, or a leak.
+  std::vector<std::pair<double, double>> rss_mib;
 };
 
 // Throws node::ConfigError, node::DataError, topologies::TopologyError, std::invalid_argument.
@@ -48,7 +51,8 @@ net::LinkTable parseLinks(const std::string& text, const std::string& source,
                           net::LinkModel fallback);
 
 // The run's figures as one JSON object (simulation.json): peers, threads, virtual and wall
-// seconds, peer-rounds per wall second, events, peak RSS.
+// seconds, peer-rounds per wall second, events, peak RSS, resident MiB at each sample ([virtual s,
+// MiB]).
 std::string simulationJson(const SimulateOutcome& o, std::size_t peers);
 
 }  // namespace phalanx::tools

@@ -92,12 +92,15 @@ TEST(ExperimentCli, SigtermStopsTheRunningCellsAndResumeRunsThemAgain) {
   const std::string out = (dir.path() / "stopped").string();
   const std::string run = phalanxBinary() + " experiment --grid " + sourceDir() +
                           "/configs/experiments/smoke.yaml --base-port 21400 --out " + out;
-  // Cells far too long to finish (a million rounds; 2000 could: a smoke cell can run them in
-  // under two seconds), interrupted two seconds in; the shell reports the exit code.
+  // Cells far too long to finish (a million rounds), interrupted once the first cell's peers
+  // have run a round (however long that takes here); the shell reports the exit code.
   const auto stopped =
       runProcess("(" + run +
-                 " --rounds 1000000 & pid=$!; sleep 2; kill -TERM $pid; wait $pid; "
-                 "echo exit=$?) 2>&1");
+                 " --rounds 1000000 & pid=$!; for i in $(seq 1200); do "
+                 "ls " +
+                 out +
+                 "/cells/*/run/node-0.jsonl >/dev/null 2>&1 && break; sleep 0.1; done; "
+                 "kill -TERM $pid; wait $pid; echo exit=$?) 2>&1");
   EXPECT_THAT(stopped.output, HasSubstr("interrupted"));
   EXPECT_THAT(stopped.output, HasSubstr("exit=1"));
   EXPECT_TRUE(fs::exists(fs::path(out) / "results.csv"));

@@ -271,22 +271,20 @@ TEST(NodeCli, KilledPeerResumesAndGarbageIsCounted) {
   const double back = field(after[before], "round");
   EXPECT_GT(back, killed_at);
   // Back in every other peer's mix (a quorum close does not wait for a peer still warming up,
-  // so not always at once); no honest peer waited beyond the deadline.
+  // so not always at once). How long rounds took is the virtual-time harness's business
+  // (tests/node/simulation_test.cc): here the machine's load decides it.
   int peers_mixing_it = 0;
   for (int i = 0; i < kPeers; ++i) {
     if (i == 3) continue;
     bool mixed = false;
-    double slowest = 0;
     for (const auto& line : lines(cluster.jsonl(i))) {
       const double round = field(line, "round");
       if (round >= back && idsOf(line, "mixed").contains(3)) mixed = true;
-      slowest = std::max(slowest, field(line, "round_seconds"));
     }
     peers_mixing_it += mixed;
     // A restart that rejoins past its last round is not equivocation.
     EXPECT_EQ(lines(cluster.jsonl(i)).back().find("equivocators"), std::string::npos)
         << "peer " << i;
-    EXPECT_LT(slowest, 3.0 + 1.0) << "peer " << i << " waited beyond the 3 s deadline";
   }
   EXPECT_EQ(peers_mixing_it, kPeers - 1);
   std::vector<std::string> last;

@@ -1,0 +1,142 @@
+// `phalanx simulate` as a user runs it: the same files twice from the same seed, the same
+// results as `phalanx launch` on the same synchronous config, and the experiment runner with
+// --engine simulate.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tests/support/process.h"
+#include "tests/support/temp_dir.h"
+
+namespace phalanx {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::phalanxBinary;
+using testing::runProcess;
+using testing::sourceDir;
+namespace fs = std::filesystem;
+
+std::string readAll(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+std::vector<nlohmann::json> jsonLines(const fs::path& file) {
+  std::vector<nlohmann::json> out;
+  std::ifstream in(file);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) out.push_back(nlohmann::json::parse(line));
+  }
+  return out;
+}
+
+nlohmann::json jsonFile(const fs::path& file) { return nlohmann::json::parse(readAll(file)); }
+
+fs::path topology(const testing::TempDir& dir, const std::string& gen) {
+  const fs::path t = dir.path() / "t.yaml";
+  const auto g = runProcess(phalanxBinary() + " topology gen " + gen + " > " + t.string());
+  EXPECT_EQ(g.exit_code, 0) << g.output;
+  return t;
+}
+
+TEST(SimulateCli, TwoRunsWriteTheSameRecordsAndAReport) {
+  testing::TempDir dir;
+  const fs::path t = topology(dir, "--kind torus --n 16 --byzantine-budget 1");
+  const std::string base = phalanxBinary() + " simulate --topology " + t.string() + " --config " +
+                           sourceDir() +
+                           "/configs/experiments/smoke-base.yaml --rounds 40 --set "
+                           "rounds.quorum=true --set compression.codec=topk --set "
+                           "compression.density=0.1 --byzantine 5 --attack alie --out ";
+  // The second with one thread and a slow peer whose neighbours' deadlines fire.
+  const auto faults = dir.path() / "faults.txt";
+  std::ofstream(faults) << "0.05 3 slow 2500\n0.3 3 heal\n";
+  const auto a = runProcess(base + (dir.path() / "a").string() + " --faults " + faults.string());
+  ASSERT_EQ(a.exit_code, 0) << a.output;
+  const auto b = runProcess(base + (dir.path() / "b").string() + " --faults " + faults.string() +
+                            " --threads 1");
+  ASSERT_EQ(b.exit_code, 0) << b.output;
+  bool deadline = false;
+  for (int i = 0; i < 16; ++i) {
+    const std::string name = "node-" + std::to_string(i) + ".jsonl";
+    const std::string one = readAll(dir.path() / "a" / name);
+    EXPECT_FALSE(one.empty()) << name;
+    EXPECT_EQ(one, readAll(dir.path() / "b" / name)) << name;
+    deadline |= one.find("\"deadline_hit\": true") != std::string::npos;
+  }
+  EXPECT_TRUE(deadline);
+  const auto summary = jsonFile(dir.path() / "a" / "summary.json");
+  EXPECT_EQ(summary["rounds"].get<int>(), 40);
+  EXPECT_EQ(summary["byzantine"], nlohmann::json::array({5}));
+  EXPECT_THAT(readAll(dir.path() / "a" / "report.html"), HasSubstr("<svg"));
+  const auto sim = jsonFile(dir.path() / "a" / "simulation.json");
+  EXPECT_EQ(sim["peers"].get<int>(), 16);
+  EXPECT_EQ(sim["peer_rounds"].get<int>(), 16 * 40);
+}
+
+TEST(SimulateCli, GivesWhatLaunchGivesOnTheSameSynchronousConfig) {
+  // Synchronous rounds (the smoke base: quorum off) and no deadline firing: every peer mixes the
+  // same messages in both, so the models, accuracies and round-message bytes agree; only
+  // heartbeats and handshakes (wall-clock paced) differ.
+  testing::TempDir dir;
+  const fs::path t = topology(dir,
+                              "--kind complete --n 10 --byzantine-budget 2 --base-port 23000 "
+                              "--metrics-base-port 23100");
+  const std::string args = " --topology " + t.string() + " --config " + sourceDir() +
+                           "/configs/experiments/smoke-base.yaml --rounds 40 --byzantine 8,9 "
+                           "--attack alie --out ";
+  const auto launched =
+      runProcess(phalanxBinary() + " launch" + args + (dir.path() / "l").string());
+  ASSERT_EQ(launched.exit_code, 0) << launched.output;
+  const auto simulated =
+      runProcess(phalanxBinary() + " simulate" + args + (dir.path() / "s").string());
+  ASSERT_EQ(simulated.exit_code, 0) << simulated.output;
+  const auto l = jsonFile(dir.path() / "l" / "summary.json");
+  const auto s = jsonFile(dir.path() / "s" / "summary.json");
+  EXPECT_NEAR(l["honest_accuracy_mean"].get<double>(), s["honest_accuracy_mean"].get<double>(),
+              0.005);
+  for (int i = 0; i < 8; ++i) {
+    const auto lr = jsonLines(dir.path() / "l" / ("node-" + std::to_string(i) + ".jsonl"));
+    const auto sr = jsonLines(dir.path() / "s" / ("node-" + std::to_string(i) + ".jsonl"));
+    ASSERT_EQ(lr.size(), sr.size()) << i;
+    for (std::size_t k = 0; k < lr.size(); ++k) {
+      EXPECT_FALSE(lr[k]["deadline_hit"].get<bool>()) << i;
+      EXPECT_EQ(lr[k]["mixed"], sr[k]["mixed"]) << i << " round " << k;
+      EXPECT_EQ(lr[k]["dense_bytes_total"], sr[k]["dense_bytes_total"]) << i;
+    }
+    const double lb = lr.back()["bytes_sent_total"].get<double>();
+    const double sb = sr.back()["bytes_sent_total"].get<double>();
+    EXPECT_LT(std::abs(lb - sb) / lb, 0.02) << "peer " << i << ": " << lb << " vs " << sb;
+  }
+}
+
+TEST(SimulateCli, ExperimentRunsCellsWithTheSimulateEngine) {
+  testing::TempDir dir;
+  const auto r = runProcess(phalanxBinary() + " experiment --engine simulate --grid " +
+                            sourceDir() + "/configs/experiments/smoke.yaml --rounds 20 --out " +
+                            (dir.path() / "grid").string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(fs::exists(dir.path() / "grid" / "results.csv"));
+  std::size_t cells = 0;
+  for (const auto& cell : fs::directory_iterator(dir.path() / "grid" / "cells")) {
+    EXPECT_TRUE(fs::exists(cell.path() / "run" / "simulation.json")) << cell.path();
+    EXPECT_EQ(jsonFile(cell.path() / "result.json")["status"], "ok") << cell.path();
+    ++cells;
+  }
+  EXPECT_GT(cells, 0u);
+  const auto bad = runProcess(phalanxBinary() + " simulate --topology " + sourceDir() +
+                              "/topologies/ring-8.yaml --config " + sourceDir() +
+                              "/configs/experiments/smoke-base.yaml --out " +
+                              (dir.path() / "bad").string() + " --byzantine 99");
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_THAT(bad.output, HasSubstr("no node 99"));
+}
+
+}  // namespace
+}  // namespace phalanx

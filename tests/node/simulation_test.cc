@@ -1,0 +1,243 @@
+// The node's timing-sensitive behaviour on the deterministic harness (node/simulation.h):
+// every peer in one process, in virtual time, so these tests assert exact outcomes that no
+// machine load can change: bit-identical reruns also when deadlines fire, a rushing attacker
+// that waits for slow honest peers, stallers that do not set the honest pace, a crash with a
+// restart from the checkpoint, a partition that heals, and a short chaos soak.
+#include "node/simulation.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <vector>
+
+#include "tests/support/temp_dir.h"
+
+namespace phalanx::node {
+namespace {
+
+using namespace std::chrono_literals;
+
+Config syntheticConfig() {
+  Config c;
+  c.seed = 5;
+  c.threads = 1;
+  c.data.dataset = "synthetic";
+  c.data.batch = 32;
+  c.data.synthetic = {
+      .train = 4000, .test = 1000, .features = 32, .classes = 10, .separation = 0.5};
+  c.model.kind = "mlp";
+  c.model.hidden = {32};
+  c.optimizer.lr = 0.1;
+  c.optimizer.momentum = 0.9;
+  c.rounds.count = 100;
+  c.rounds.deadline_ms = 1000;
+  c.rounds.eval_every = 50;
+  return c;
+}
+
+std::shared_ptr<const topologies::Topology> completeGraph(std::size_t n, std::size_t budget) {
+  std::vector<topologies::NodeSpec> nodes;
+  std::vector<topologies::Edge> edges;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    nodes.push_back({.id = i, .port = std::uint16_t(20000 + i)});
+    for (std::uint32_t j = i + 1; j < n; ++j) edges.push_back({i, j});
+  }
+  return std::make_shared<const topologies::Topology>(nodes, edges, budget);
+}
+
+struct SimRun {
+  std::vector<std::vector<RoundRecord>> records;
+  SimulationResult result;
+  std::vector<std::string> lines(std::uint32_t id) const {
+    std::vector<std::string> out;
+    for (const auto& r : records[id]) out.push_back(roundRecordJson(id, r));
+    return out;
+  }
+  std::size_t mixedCount(std::uint32_t at, std::uint32_t peer, std::uint64_t from = 0) const {
+    std::size_t n = 0;
+    for (const auto& r : records[at]) {
+      if (r.round >= from) n += std::count(r.mixed.begin(), r.mixed.end(), peer);
+    }
+    return n;
+  }
+};
+
+SimRun runSim(Config config, std::shared_ptr<const topologies::Topology> topology,
+              std::vector<SimulatedFault> faults = {}, unsigned threads = 2,
+              std::filesystem::path out = {}, std::map<std::uint32_t, std::string> attacks = {}) {
+  SimRun r;
+  r.records.resize(topology->size());
+  SimulationSetup s;
+  s.config = std::move(config);
+  s.topology = std::move(topology);
+  s.faults = std::move(faults);
+  s.threads = threads;
+  s.out = std::move(out);
+  s.attacks = std::move(attacks);
+  s.on_round = [&r](std::uint32_t id, const RoundRecord& rec) { r.records[id].push_back(rec); };
+  r.result = simulate(std::move(s));
+  return r;
+}
+
+TEST(Simulation, RerunsAreBitIdenticalAlsoWhenDeadlinesFire) {
+  Config c = syntheticConfig();
+  c.rounds.count = 60;
+  c.rounds.deadline_ms = 200;
+  c.compression.codec = "topk";
+  c.compression.density = 0.1;
+  // Node 3 starts each round 300 ms late from 0.1 s on: its neighbours' deadlines fire.
+  const std::vector<SimulatedFault> faults{{0.1, 3, "slow 300"}, {0.2, 1, "drop 0.3"}};
+  const SimRun one = runSim(c, completeGraph(5, 1), faults, 1);
+  const SimRun two = runSim(c, completeGraph(5, 1), faults, 2);
+  std::size_t deadlines = 0;
+  for (std::uint32_t i = 0; i < 5; ++i) {
+    EXPECT_EQ(one.lines(i), two.lines(i)) << "node " << i;
+    for (const auto& r : one.records[i]) deadlines += r.deadline_hit;
+  }
+  EXPECT_GT(deadlines, 0u);
+  EXPECT_EQ(one.result.finished.size(), 5u);
+}
+
+TEST(Simulation, RushingAttackerWaitsForSlowHonestPeersInsteadOfRunningAhead) {
+  // Both honest peers start every round later than the attacker's half deadline (200 ms). An
+  // attacker that ran on after hearing nothing would be a round ahead from then on, hear only
+  // stale vectors, send nothing, and be missed every round. Held, it is in every honest mix.
+  Config c = syntheticConfig();
+  c.rounds.count = 40;
+  c.rounds.deadline_ms = 400;
+  c.byzantine[2].attack = "signflip";
+  const SimRun r = runSim(c, completeGraph(3, 1), {{0, 0, "slow 250"}, {0, 1, "slow 250"}});
+  for (std::uint32_t i : {0u, 1u}) {
+    ASSERT_EQ(r.records[i].size(), 40u);
+    EXPECT_EQ(r.mixedCount(i, 2), 40u) << "node " << i;
+  }
+}
+
+TEST(Simulation, StallersDoNotSetTheHonestPace) {
+  // complete-8, b = 2: nodes 6 and 7 send every round's vector at 90 % of the 2 s ceiling. With
+  // the quorum (deg - b = 5 honest neighbours) the honest rounds close on the honest arrivals:
+  // the stallers enter no mix after the first round, and rounds last milliseconds, not seconds.
+  Config c = syntheticConfig();
+  c.rounds.count = 30;
+  c.rounds.deadline_ms = 2000;
+  c.byzantine[6].attack = "stall";
+  c.byzantine[7].attack = "stall";
+  const SimRun r = runSim(c, completeGraph(8, 2));
+  for (std::uint32_t i = 0; i < 6; ++i) {
+    ASSERT_EQ(r.records[i].size(), c.rounds.count);
+    EXPECT_EQ(r.mixedCount(i, 6, 1) + r.mixedCount(i, 7, 1), 0u) << "node " << i;
+    for (const auto& rec : r.records[i]) {
+      if (rec.round > 0) {
+        EXPECT_LT(rec.round_seconds, 0.1) << "node " << i << " round " << rec.round;
+      }
+    }
+  }
+}
+
+TEST(Simulation, HandStartedAttackersAreFreedByTheQuorum) {
+  // Two ALIE attackers that do not know of each other (`phalanx node --attack`, no byzantine
+  // section): each waits for the other too, but its quorum (deg - b = 5 of the 7) frees it, so
+  // no attacker round after the first (which waits for every live neighbour) hits its deadline,
+  // and no honest round does.
+  Config c = syntheticConfig();
+  c.rounds.count = 40;
+  c.rounds.deadline_ms = 2000;
+  const SimRun r = runSim(c, completeGraph(8, 2), {}, 2, {}, {{6, "alie"}, {7, "alie"}});
+  for (std::uint32_t i : {6u, 7u}) {
+    ASSERT_EQ(r.records[i].size(), 40u);
+    for (const auto& rec : r.records[i]) {
+      EXPECT_EQ(rec.deadline_hit, rec.round == 0) << i << " " << rec.round;
+    }
+  }
+  for (std::uint32_t i = 0; i < 6; ++i) {
+    ASSERT_EQ(r.records[i].size(), 40u);
+    for (const auto& rec : r.records[i]) EXPECT_FALSE(rec.deadline_hit) << i << " " << rec.round;
+  }
+}
+
+TEST(Simulation, CrashedNodeRestartsFromItsCheckpointAndIsMixedAgain) {
+  Config c = syntheticConfig();
+  c.rounds.count = 200;
+  c.rounds.deadline_ms = 300;
+  c.checkpoint.every = 10;
+  testing::TempDir dir;
+  const SimRun r =
+      runSim(c, completeGraph(4, 1), {{0.15, 2, "crash"}, {0.4, 2, "restart"}}, 2, dir.path());
+  const auto& two = r.records[2];
+  ASSERT_FALSE(two.empty());
+  // The records of node 2 run up to the crash, then on from the round its neighbours were in.
+  std::size_t restart_at = 0;
+  for (std::size_t k = 1; k < two.size(); ++k) {
+    if (two[k].round != two[k - 1].round + 1) restart_at = k;
+  }
+  ASSERT_GT(restart_at, 0u) << "no jump in node 2's rounds";
+  EXPECT_GT(two[restart_at].round, two[restart_at - 1].round + 1);
+  EXPECT_EQ(two.back().round, c.rounds.count - 1);
+  EXPECT_GT(r.mixedCount(0, 2, two[restart_at].round), 0u);
+  EXPECT_EQ(r.result.finished.size(), 4u);
+  EXPECT_GT(r.records[0].back().test_accuracy.value_or(0), 0.75);
+  // No honest round waited beyond the 300 ms ceiling for the crashed peer.
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    for (const auto& rec : r.records[i]) EXPECT_LE(rec.round_seconds, 0.3) << i << " " << rec.round;
+  }
+}
+
+TEST(Simulation, APartitionedNodeHearsOnlyTheOtherSideUntilItHeals) {
+  Config c = syntheticConfig();
+  c.rounds.count = 150;
+  c.rounds.quorum = true;
+  // Rounds take ~4 ms of virtual time (2 ms computation, 1 ms links): cut at 0.1 s, heal at 0.3 s.
+  const SimRun r = runSim(c, completeGraph(4, 1), {{0.1, 3, "partition 0,1"}, {0.3, 3, "heal"}});
+  const auto& three = r.records[3];
+  bool cut_seen = false, healed_seen = false;
+  for (const auto& rec : three) {
+    const bool only_two = rec.mixed == std::vector<std::uint32_t>{2};
+    cut_seen |= only_two;
+    if (rec.round > three.back().round - 10)
+      healed_seen |= rec.mixed == std::vector<std::uint32_t>{0, 1, 2};
+  }
+  EXPECT_TRUE(cut_seen);
+  EXPECT_TRUE(healed_seen);
+  EXPECT_EQ(three.back().round, c.rounds.count - 1);
+}
+
+TEST(Simulation, ChaosSoakLeavesEveryHonestPeerFinished) {
+  // 16 peers, 400 rounds, 12 random episodes of crash/restart, partition/heal and attack switches
+  // (the long soak is `phalanx simulate --chaos`, docs/GUIDE.md). Under ASan in tools/test.
+  Config c = syntheticConfig();
+  c.rounds.count = 400;
+  c.rounds.deadline_ms = 300;
+  c.rounds.eval_every = 200;
+  const auto topology = completeGraph(16, 3);
+  std::vector<std::uint32_t> ids(16);
+  std::iota(ids.begin(), ids.end(), 0);
+  testing::TempDir dir;
+  const auto faults = chaosFaults(*topology, ids, 12, 1.2, 9);
+  const SimRun one = runSim(c, topology, faults, 2, dir.path());
+  EXPECT_EQ(one.result.finished.size(), 16u);
+  EXPECT_TRUE(one.result.crashed.empty());
+  for (std::uint32_t i = 0; i < 16; ++i) {
+    ASSERT_FALSE(one.records[i].empty());
+    EXPECT_EQ(one.records[i].back().round, c.rounds.count - 1) << "node " << i;
+  }
+}
+
+TEST(Simulation, FaultFilesAreParsedOrRefusedWithTheLine) {
+  const auto f = parseFaults("# t node command\n0.5 3 crash\n\n1.25 3 restart  # back\n", "f.txt");
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_EQ(f[1].at_seconds, 1.25);
+  EXPECT_EQ(f[1].node, 3u);
+  EXPECT_EQ(f[1].command, "restart");
+  EXPECT_THAT([] { parseFaults("0.5 crash\n", "f.txt"); },
+              ::testing::ThrowsMessage<ConfigError>(::testing::HasSubstr("f.txt:1")));
+  EXPECT_THAT([] { parseFaults("1 2\n", "g.txt"); },
+              ::testing::ThrowsMessage<ConfigError>(::testing::HasSubstr("g.txt:1: no command")));
+}
+
+}  // namespace
+}  // namespace phalanx::node
