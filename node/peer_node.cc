@@ -80,10 +80,6 @@ std::span<const std::uint8_t> bytesOf(const std::string& s) {
   return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
 }
 
-std::string idList(const std::vector<std::uint32_t>& ids) {
-  return fmt::format("[{}]", fmt::join(ids, ","));
-}
-
 // round_lie's claims: far future, the past, just beyond the receivers' window, ahead.
 std::uint64_t liedRound(std::uint64_t t) {
   switch (t % 4) {
@@ -105,23 +101,6 @@ constexpr std::uint64_t kResyncInterval = 16;
 constexpr std::uint64_t kMaxResyncInterval = 128;
 
 }  // namespace
-
-std::string roundRecordJson(std::uint32_t node, const RoundRecord& r) {
-  std::string out = fmt::format(
-      "{{\"node\": {}, \"round\": {}, \"train_loss\": {}, \"learning_rate\": {}, "
-      "\"bytes_sent_total\": {}, \"bytes_received_total\": {}, \"dense_bytes_total\": {}, "
-      "\"mixed\": {}, \"excluded\": {}, \"missing\": {}, \"deadline_hit\": {}, \"quorum_close\": "
-      "{}, "
-      "\"round_seconds\": {}",
-      node, r.round, jsonNumber(r.train_loss), jsonNumber(r.learning_rate), r.bytes_sent_total,
-      r.bytes_received_total, r.dense_bytes_total, idList(r.mixed), idList(r.excluded),
-      idList(r.missing), r.deadline_hit ? "true" : "false", r.quorum_close ? "true" : "false",
-      jsonNumber(r.round_seconds));
-  if (!r.equivocators.empty()) out += fmt::format(", \"equivocators\": {}", idList(r.equivocators));
-  if (r.test_accuracy) out += fmt::format(", \"test_accuracy\": {}", jsonNumber(*r.test_accuracy));
-  if (r.test_loss) out += fmt::format(", \"test_loss\": {}", jsonNumber(*r.test_loss));
-  return out + "}";
-}
 
 PeerNode::PeerNode(asio::io_context& io, PeerSetup setup)
     : PeerNode(nullptr, &io, std::move(setup), {}) {}

@@ -43,6 +43,7 @@
 #include "node/local_trainer.h"
 #include "node/metrics.h"
 #include "node/replicas.h"
+#include "node/round_record.h"
 #include "robust/aggregator.h"
 #include "robust/attacks.h"
 #include "topologies/topology.h"
@@ -73,25 +74,6 @@ struct PeerSetup {
   std::shared_ptr<spdlog::logger> log;  // null: spdlog's default
 };
 
-// What one round did, for the JSON-lines log and for tests.
-struct RoundRecord {
-  std::uint64_t round = 0;
-  double train_loss = NodeMetrics::kUnknown;
-  double learning_rate = NodeMetrics::kUnknown;
-  std::optional<double> test_accuracy, test_loss;  // on evaluation rounds and the last
-  std::uint64_t bytes_sent_total = 0, bytes_received_total = 0, dense_bytes_total = 0;
-  std::vector<std::uint32_t> mixed;     // peers whose replica entered the rule
-  std::vector<std::uint32_t> excluded;  // of those, the ones the rule left out
-  std::vector<std::uint32_t> missing;   // neighbours not heard (or whose replica was invalid)
-  std::vector<std::uint32_t>
-      equivocators;  // neighbours caught equivocating so far (never mixed again)
-  bool deadline_hit = false;
-  bool quorum_close = false;  // closed at quorum + adaptive deadline, some neighbour still out
-  double round_seconds = 0;
-};
-
-// One JSON object, names as the Prometheus metrics minus `phalanx_`.
-std::string roundRecordJson(std::uint32_t node, const RoundRecord& r);
 
 class PeerNode {
  public:

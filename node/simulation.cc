@@ -1,6 +1,7 @@
 #include "node/simulation.h"
 
 #include <fmt/format.h>
+#include <omp.h>
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/null_sink.h>
 #include <spdlog/spdlog.h>
@@ -179,7 +180,9 @@ SimulationResult simulate(SimulationSetup s) {
       fs::remove(slots[i].jsonl);
     }
   }
-  net::VirtualScheduler scheduler(n, s.links.minLatency(), s.threads, [] { useThreads(1); });
+  // Each worker runs one actor at a time on one core (Eigen's thread count is global: set above).
+  net::VirtualScheduler scheduler(n, s.links.minLatency(), s.threads,
+                                  [] { omp_set_num_threads(1); });
   net::MemoryNetwork network(scheduler, actor_of, s.links);
   result.threads = scheduler.threads();
   const bool checkpoints = restarts || s.config.checkpoint.every > 0;

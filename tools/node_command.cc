@@ -1,17 +1,12 @@
-// `phalanx node`: one peer of a topology — the round loop over TCP, /metrics and /model on its
-// metrics port, a JSON line per round and a log file under --out, checkpoints, SIGTERM/SIGINT
-// to leave cleanly (Goodbye to the neighbours).
+// `phalanx node`: the command line of one peer's process — the id (or auto), the config with its
+// overrides, the logger, the checkpoint folder; the process itself is node/daemon.h.
 #include <fmt/format.h>
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
-#include <asio.hpp>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <functional>
-#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,10 +14,8 @@
 
 #include "kernels/backend.h"
 #include "kernels/device.h"
-#include "node/data_source.h"
-#include "node/http_endpoint.h"
+#include "node/daemon.h"
 #include "node/local_trainer.h"
-#include "node/npy.h"
 #include "node/peer_node.h"
 #include "tools/command.h"
 #include "topologies/topology.h"
@@ -85,18 +78,6 @@ std::shared_ptr<spdlog::logger> makeLogger(std::uint32_t id, const std::string& 
   return log;
 }
 
-// Runs `task` on the round loop's thread and waits up to `limit` for its result; nullopt when
-// the loop is busy, hung or gone (the task may still run later). For the HTTP thread.
-template <typename T>
-std::optional<T> onLoop(asio::io_context& io, std::function<T()> task,
-                        std::chrono::milliseconds limit = std::chrono::seconds(2)) {
-  auto done = std::make_shared<std::promise<T>>();
-  auto result = done->get_future();
-  asio::post(io, [task = std::move(task), done] { done->set_value(task()); });
-  if (result.wait_for(limit) != std::future_status::ready) return std::nullopt;
-  return result.get();
-}
-
 int runNode(const NodeOptions& o) {
   node::PeerSetup setup;
   std::uint32_t id = 0;
@@ -146,37 +127,14 @@ int runNode(const NodeOptions& o) {
     return kExitBadInput;
   }
 
-  asio::io_context io(1);
-  std::unique_ptr<node::PeerNode> peer;
-  std::unique_ptr<node::HttpEndpoint> http;
   try {
-    node::TrainTest data = node::loadData(config.data, config.seed);
-    setup.shard = node::shardOf(config.data, data.train, setup.topology->size(),
-                                setup.topology->indexOf(id), config.seed);
-    setup.test = std::make_shared<const node::Dataset>(std::move(data.test));
-    const std::string host = setup.listen_host;
-    peer = std::make_unique<node::PeerNode>(io, std::move(setup));
-    peer->listen();
-    if (self.metrics_port > 0) {
-      // The model and the faults live on the round loop's thread.
-      node::ModelSource model = [&io, &peer] {
-        return onLoop<std::vector<float>>(io, [&peer] {
-          return std::vector<float>(peer->parameters().begin(), peer->parameters().end());
-        });
-      };
-      node::ControlAccess control{
-          .token = config.control.token,
-          .remote = config.control.remote,
-          .apply = [&io, &peer](const std::string& command) -> std::optional<std::string> {
-            // Unanswered within the limit (nullopt): queued behind a busy or hung loop.
-            return onLoop<std::string>(io, [&peer, command] {
-              std::string error = peer->inject(command);
-              if (error.empty() && command.starts_with("crash")) std::_Exit(137);  // as kill -9
-              return error;
-            });
-          }};
-      http = std::make_unique<node::HttpEndpoint>(host, self.metrics_port, std::move(model),
-                                                  std::move(control));
+    switch (node::runDaemon(std::move(setup), o.out)) {
+      case node::DaemonExit::kCompleted:
+        return kExitOk;
+      case node::DaemonExit::kDiverged:
+        return kExitDiverged;
+      case node::DaemonExit::kIncomplete:
+        return kExitFailure;
     }
   } catch (const node::ConfigError& e) {
     log->error("{}", e.what());
@@ -191,50 +149,7 @@ int runNode(const NodeOptions& o) {
     log->error("cannot start: {}", e.what());
     return kExitFailure;
   }
-  std::ofstream jsonl;
-  if (!o.out.empty()) {
-    jsonl.open(std::filesystem::path(o.out) / fmt::format("node-{}.jsonl", id), std::ios::app);
-  }
-  const auto publish = [&] {
-    if (!http) return;
-    peer->refreshMetrics();
-    http->publish(peer->metrics().prometheus());
-  };
-  publish();
-
-  asio::signal_set signals(io, SIGINT, SIGTERM);
-  bool completed = false;
-  signals.async_wait([&](const asio::error_code& ec, int signal) {
-    if (ec) return;
-    log->info("round {}: signal {}: leaving", peer->openRound(), signal);
-    peer->stop();
-  });
-  peer->connect();
-  peer->start(
-      [&](const node::RoundRecord& r) {
-        if (jsonl.is_open()) jsonl << node::roundRecordJson(id, r) << '\n' << std::flush;
-        publish();
-      },
-      [&] {
-        completed = peer->openRound() >= peer->rounds();
-        signals.cancel();
-        publish();
-        // The final parameters beside the logs: what the monitor's consensus distance and
-        // the report read after the run.
-        if (completed && !o.out.empty() && peer->role() == node::PeerNode::Role::kHonest) {
-          const auto file = std::filesystem::path(o.out) / fmt::format("node-{}.npy", id);
-          const std::size_t shape[] = {peer->dimension()};
-          try {
-            node::writeNpy(file.string() + ".tmp", shape, peer->parameters());
-            std::filesystem::rename(file.string() + ".tmp", file);
-          } catch (const std::exception& e) {
-            log->warn("round {}: final model not written: {}", peer->openRound(), e.what());
-          }
-        }
-      });
-  io.run();
-  if (peer->diverged()) return kExitDiverged;
-  return completed ? kExitOk : kExitFailure;
+  return kExitFailure;
 }
 
 }  // namespace

@@ -1,0 +1,35 @@
+// One round of one peer as the JSON-lines log has it (DIR/node-K.jsonl): what the round loop
+// records, what the daemon and the simulation write, field names as the Prometheus metrics
+// minus `phalanx_`.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "node/metrics.h"
+
+namespace phalanx::node {
+
+// What one round did, for the JSON-lines log and for tests.
+struct RoundRecord {
+  std::uint64_t round = 0;
+  double train_loss = NodeMetrics::kUnknown;
+  double learning_rate = NodeMetrics::kUnknown;
+  std::optional<double> test_accuracy, test_loss;  // on evaluation rounds and the last
+  std::uint64_t bytes_sent_total = 0, bytes_received_total = 0, dense_bytes_total = 0;
+  std::vector<std::uint32_t> mixed;     // peers whose replica entered the rule
+  std::vector<std::uint32_t> excluded;  // of those, the ones the rule left out
+  std::vector<std::uint32_t> missing;   // neighbours not heard (or whose replica was invalid)
+  std::vector<std::uint32_t>
+      equivocators;  // neighbours caught equivocating so far (never mixed again)
+  bool deadline_hit = false;
+  bool quorum_close = false;  // closed at quorum + adaptive deadline, some neighbour still out
+  double round_seconds = 0;
+};
+
+// One JSON object (one line of node-K.jsonl).
+std::string roundRecordJson(std::uint32_t node, const RoundRecord& r);
+
+}  // namespace phalanx::node
