@@ -219,7 +219,7 @@ SimulationResult simulate(SimulationSetup s) {
           ++slot.rounds;
           slot.pending_lines += roundRecordJson(slot.id, r);
           slot.pending_lines += '\n';
-          if (slot.pending_lines.size() > (1u << 20)) slot.flush();
+          if (slot.pending_lines.size() > (64u << 10)) slot.flush();
           if (s.on_round) s.on_round(slot.id, r);
         },
         [&slot] { slot.done = true; });
