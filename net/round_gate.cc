@@ -1,6 +1,7 @@
 #include "net/round_gate.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 
 namespace phalanx::net {
@@ -46,9 +47,13 @@ double RoundGate::elapsedMs() const { return millisecondsBetween(opened_, clock_
 void RoundGate::arm(double at_ms) {
   const std::uint64_t generation = generation_;
   const double in_ms = std::max(0.0, at_ms - elapsedMs());
-  timer_->start(std::chrono::microseconds(std::int64_t(in_ms * 1000)), [this, generation] {
+  // Rounded up to the clock's tick, and compared with a tick's slack: a timer that fires a hair
+  // early by rounding must close the round, not re-arm for 0 ns (in virtual time, where the
+  // clock does not move on its own, that would spin forever).
+  constexpr double kTickMs = 1e-6;
+  timer_->start(std::chrono::nanoseconds(std::int64_t(std::ceil(in_ms * 1e6))), [this, generation] {
     if (generation != generation_ || !done_) return;  // a later round's wait
-    const double now = elapsedMs();
+    const double now = elapsedMs() + kTickMs;
     if (grace_end_ms_ >= 0 && now >= grace_end_ms_) return finish(Close::kQuorum);
     if (now >= deadline_ms_) return finish(Close::kDeadline);
     arm(grace_end_ms_ >= 0 ? std::min(grace_end_ms_, deadline_ms_) : deadline_ms_);

@@ -835,7 +835,9 @@ void PeerNode::endRound(net::RoundResult&& result) {
       if (!recordRound(skipped, alone, !kernels::allFinite(trainer_.parameters()))) return;
     }
   }
-  clock_.post([this] { beginRound(); });
+  clock_.post([this, alive = std::weak_ptr<bool>(alive_)] {
+    if (!alive.expired()) beginRound();
+  });
 }
 
 bool PeerNode::recordRound(std::uint64_t t, RoundRecord& record, bool diverged) {

@@ -74,7 +74,6 @@ struct PeerSetup {
   std::shared_ptr<spdlog::logger> log;  // null: spdlog's default
 };
 
-
 class PeerNode {
  public:
   enum class Role { kHonest, kVectorAttack, kSilent, kWireAttack };
@@ -244,6 +243,8 @@ class PeerNode {
   std::unique_ptr<net::Timer> slow_timer_;
   std::unique_ptr<net::Timer>
       hold_timer_;  // a rushing attacker waiting for the honest peers' round
+  // Posted work checks it: a destroyed node (a crashed one replaced by its restart) runs nothing.
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
 }  // namespace phalanx::node

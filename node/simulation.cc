@@ -32,12 +32,10 @@ net::Clock::TimePoint atSeconds(double s) {
 
 double secondsOf(net::Clock::TimePoint t) { return Seconds(t.time_since_epoch()).count(); }
 
-// One peer slot: the node now, the crashed incarnations before it (kept until the end: their
-// queued work may still name them), and its JSON lines not yet written.
+// One peer slot: the node now and its JSON lines not yet written.
 struct Slot {
   std::uint32_t id = 0, actor = 0;
   std::unique_ptr<PeerNode> node;
-  std::vector<std::unique_ptr<PeerNode>> dead;
   std::string pending_lines;
   fs::path jsonl;
   std::uint64_t rounds = 0;
@@ -206,7 +204,9 @@ SimulationResult simulate(SimulationSetup s) {
                     .resume = resume,
                     .compute_time = s.compute_time,
                     .log = loggerFor(slot.id)};
-    if (slot.node) slot.dead.push_back(std::move(slot.node));
+    // The crashed incarnation goes first: its timers and posted work are guarded, and its
+    // endpoint must be gone before the new one takes the id.
+    slot.node.reset();
     slot.done = false;
     slot.node =
         std::make_unique<PeerNode>(scheduler.clock(slot.actor), std::move(setup),
