@@ -1,7 +1,5 @@
 // The transport in one process on 127.0.0.1, port 0: eight endpoints all-to-all, crashes,
 // restarts, shutdown, and hostile connections — driven by io.run_for, never sleep.
-#include "net/tcp_transport.h"
-
 #include <gtest/gtest.h>
 
 #include <asio.hpp>
@@ -11,6 +9,7 @@
 #include <set>
 
 #include "net/frame.h"
+#include "net/tcp_transport.h"
 #include "tests/support/run_until.h"
 
 namespace phalanx::net {
