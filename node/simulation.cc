@@ -167,21 +167,21 @@ SimulationResult simulate(SimulationSetup s) {
   const auto shared_test = std::make_shared<const Dataset>(std::move(test));
 
   std::map<std::uint32_t, std::uint32_t> actor_of;
-  std::vector<Slot> slots(n);
-  for (std::uint32_t i = 0; i < n; ++i) {
-    const std::uint32_t id = topology.nodes()[i].id;
-    actor_of[id] = i;
-    slots[i].id = id;
-    slots[i].actor = i;
-    if (!s.out.empty()) {
-      slots[i].jsonl = s.out / fmt::format("node-{}.jsonl", id);
-      fs::remove(slots[i].jsonl);
-    }
-  }
+  for (std::uint32_t i = 0; i < n; ++i) actor_of[topology.nodes()[i].id] = i;
   // Each worker runs one actor at a time on one core (Eigen's thread count is global: set above).
   net::VirtualScheduler scheduler(n, s.links.minLatency(), s.threads,
                                   [] { omp_set_num_threads(1); });
   net::MemoryNetwork network(scheduler, actor_of, s.links);
+  // After the network: the nodes (and their endpoints in it) go first.
+  std::vector<Slot> slots(n);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    slots[i].id = topology.nodes()[i].id;
+    slots[i].actor = i;
+    if (!s.out.empty()) {
+      slots[i].jsonl = s.out / fmt::format("node-{}.jsonl", slots[i].id);
+      fs::remove(slots[i].jsonl);
+    }
+  }
   result.threads = scheduler.threads();
   const bool checkpoints = restarts || s.config.checkpoint.every > 0;
   if (restarts && s.config.checkpoint.every == 0) s.config.checkpoint.every = 10;
