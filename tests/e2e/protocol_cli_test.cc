@@ -11,26 +11,18 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/json_files.h"
 #include "tests/support/process.h"
 #include "tests/support/temp_dir.h"
 
 namespace phalanx {
 namespace {
 
+using testing::jsonLines;
 using testing::phalanxBinary;
 using testing::runProcess;
 using testing::sourceDir;
 namespace fs = std::filesystem;
-
-std::vector<nlohmann::json> jsonLines(const fs::path& file) {
-  std::vector<nlohmann::json> out;
-  std::ifstream in(file);
-  for (std::string line; std::getline(in, line);) {
-    auto j = nlohmann::json::parse(line, nullptr, false);
-    if (!j.is_discarded()) out.push_back(std::move(j));
-  }
-  return out;
-}
 
 bool has(const nlohmann::json& record, const char* field, int id) {
   if (!record.contains(field)) return false;

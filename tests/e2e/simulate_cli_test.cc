@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/json_files.h"
 #include "tests/support/process.h"
 #include "tests/support/temp_dir.h"
 
@@ -18,26 +19,13 @@ namespace phalanx {
 namespace {
 
 using ::testing::HasSubstr;
+using testing::jsonFile;
+using testing::jsonLines;
 using testing::phalanxBinary;
+using testing::readFile;
 using testing::runProcess;
 using testing::sourceDir;
 namespace fs = std::filesystem;
-
-std::string readAll(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
-
-std::vector<nlohmann::json> jsonLines(const fs::path& file) {
-  std::vector<nlohmann::json> out;
-  std::ifstream in(file);
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty()) out.push_back(nlohmann::json::parse(line));
-  }
-  return out;
-}
-
-nlohmann::json jsonFile(const fs::path& file) { return nlohmann::json::parse(readAll(file)); }
 
 fs::path topology(const testing::TempDir& dir, const std::string& gen) {
   const fs::path t = dir.path() / "t.yaml";
@@ -65,16 +53,16 @@ TEST(SimulateCli, TwoRunsWriteTheSameRecordsAndAReport) {
   bool deadline = false;
   for (int i = 0; i < 16; ++i) {
     const std::string name = "node-" + std::to_string(i) + ".jsonl";
-    const std::string one = readAll(dir.path() / "a" / name);
+    const std::string one = readFile(dir.path() / "a" / name);
     EXPECT_FALSE(one.empty()) << name;
-    EXPECT_EQ(one, readAll(dir.path() / "b" / name)) << name;
+    EXPECT_EQ(one, readFile(dir.path() / "b" / name)) << name;
     deadline |= one.find("\"deadline_hit\": true") != std::string::npos;
   }
   EXPECT_TRUE(deadline);
   const auto summary = jsonFile(dir.path() / "a" / "summary.json");
   EXPECT_EQ(summary["rounds"].get<int>(), 40);
   EXPECT_EQ(summary["byzantine"], nlohmann::json::array({5}));
-  EXPECT_THAT(readAll(dir.path() / "a" / "report.html"), HasSubstr("<svg"));
+  EXPECT_THAT(readFile(dir.path() / "a" / "report.html"), HasSubstr("<svg"));
   const auto sim = jsonFile(dir.path() / "a" / "simulation.json");
   EXPECT_EQ(sim["peers"].get<int>(), 16);
   EXPECT_EQ(sim["peer_rounds"].get<int>(), 16 * 40);

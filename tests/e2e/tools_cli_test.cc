@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/json_files.h"
 #include "tests/support/process.h"
 #include "tests/support/temp_dir.h"
 
@@ -26,20 +27,11 @@ namespace {
 
 using namespace std::chrono_literals;
 using ::testing::HasSubstr;
+using testing::jsonLines;
 using testing::phalanxBinary;
 using testing::runProcess;
 using testing::sourceDir;
 namespace fs = std::filesystem;
-
-std::vector<nlohmann::json> jsonLines(const fs::path& file) {
-  std::vector<nlohmann::json> out;
-  std::ifstream in(file);
-  for (std::string line; std::getline(in, line);) {
-    auto j = nlohmann::json::parse(line, nullptr, false);
-    if (!j.is_discarded()) out.push_back(std::move(j));
-  }
-  return out;
-}
 
 bool waitForRounds(const fs::path& jsonl, std::size_t rounds, std::chrono::seconds limit) {
   const auto until = std::chrono::steady_clock::now() + limit;

@@ -21,6 +21,7 @@
 #include "node/data_source.h"
 #include "node/http_endpoint.h"
 #include "node/local_trainer.h"
+#include "tests/support/node_fixtures.h"
 #include "tests/support/run_until.h"
 #include "tests/support/temp_dir.h"
 
@@ -31,35 +32,8 @@ namespace phalanx::node {
 namespace {
 
 using namespace std::chrono_literals;
-
-Config syntheticConfig() {
-  Config c;
-  c.seed = 5;
-  c.threads = 1;
-  c.data.dataset = "synthetic";
-  c.data.batch = 32;
-  c.data.synthetic = {
-      .train = 4000, .test = 1000, .features = 32, .classes = 10, .separation = 0.5};
-  c.model.kind = "mlp";
-  c.model.hidden = {32};
-  c.optimizer.lr = 0.1;
-  c.optimizer.momentum = 0.9;
-  c.rounds.count = 300;
-  c.rounds.deadline_ms = 5000;
-  c.rounds.eval_every = 100;
-  return c;
-}
-
-// Topology ports are placeholders (the nodes listen on port 0); the ids are 0..n-1.
-std::shared_ptr<const topologies::Topology> completeGraph(std::size_t n, std::size_t budget) {
-  std::vector<topologies::NodeSpec> nodes;
-  std::vector<topologies::Edge> edges;
-  for (std::uint32_t i = 0; i < n; ++i) {
-    nodes.push_back({.id = i, .port = std::uint16_t(20000 + i)});
-    for (std::uint32_t j = i + 1; j < n; ++j) edges.push_back({i, j});
-  }
-  return std::make_shared<const topologies::Topology>(nodes, edges, budget);
-}
+using testing::completeGraph;
+using testing::syntheticConfig;
 
 std::shared_ptr<const topologies::Topology> ringGraph(std::size_t n, std::size_t budget) {
   std::vector<topologies::NodeSpec> nodes;
