@@ -281,14 +281,11 @@ int runLaunch(const LaunchOptions& o) {
   }
   RunSummary summary = summarize(histories, samples, crashed);
   summary.diverged = diverged;
-  const std::string json = summaryJson(summary);
-  std::ofstream(fs::path(o.out) / "summary.json") << json << '\n';
-  std::ofstream(fs::path(o.out) / "report.html") << reportHtml(
-      summary, samples,
+  const std::string json = writeRunResults(
+      o.out, summary, samples,
       {.title = fmt::format("phalanx run: {}", fs::path(o.config).filename().string()),
        .config_text = readTextFile(o.config),
-       .command = plan.command_line,
-       .summary_json = json});
+       .command = plan.command_line});
   fmt::print("\n{}\nsummary: {}\nreport:  {}\n", json, (fs::path(o.out) / "summary.json").string(),
              (fs::path(o.out) / "report.html").string());
   if (g_interrupted) return kExitFailure;

@@ -143,7 +143,7 @@ MonitorFigures Monitor::figures() const {
     f.round_min = first ? v.round : std::min(f.round_min, v.round);
     f.round_max = std::max(f.round_max, v.round);
     first = false;
-    if (std::isfinite(v.test_accuracy)) accuracies.push_back(v.test_accuracy);
+    accuracies.push_back(v.test_accuracy);
     if (v.model && (models.empty() || models[0].size() == v.model->size()))
       models.push_back(*v.model);
     dense += v.dense_bytes;
@@ -157,16 +157,10 @@ MonitorFigures Monitor::figures() const {
       kept += heard - (it == v.excluded.end() ? 0 : it->second);
     }
   }
-  if (!accuracies.empty()) {
-    double sum = 0;
-    f.accuracy_min = f.accuracy_max = accuracies[0];
-    for (const double a : accuracies) {
-      sum += a;
-      f.accuracy_min = std::min(f.accuracy_min, a);
-      f.accuracy_max = std::max(f.accuracy_max, a);
-    }
-    f.accuracy_mean = sum / double(accuracies.size());
-  }
+  const Spread accuracy = spreadOf(accuracies);
+  f.accuracy_min = accuracy.min;
+  f.accuracy_mean = accuracy.mean;
+  f.accuracy_max = accuracy.max;
   if (models.size() >= 2) f.consensus_distance = consensusDistance(models);
   if (mixed > 0) f.byzantine_leakage = kept / mixed;
   if (sent > 0) f.compression_ratio = dense / sent;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <limits>
 #include <vector>
 
@@ -327,6 +328,14 @@ std::string summaryTiles(const RunSummary& s, const RunSummary* baseline) {
         t.alarm ? " alarm" : "", escapeHtml(t.label), escapeHtml(t.value), t.detail);
   }
   return out + "</div>\n";
+}
+
+std::string writeRunResults(const std::filesystem::path& dir, const RunSummary& summary,
+                            std::span<const MonitorSample> samples, ReportInputs inputs) {
+  inputs.summary_json = summaryJson(summary);
+  std::ofstream(dir / "summary.json") << inputs.summary_json << '\n';
+  std::ofstream(dir / "report.html") << reportHtml(summary, samples, inputs);
+  return inputs.summary_json;
 }
 
 std::string reportHtml(const RunSummary& s, std::span<const MonitorSample> samples,

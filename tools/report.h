@@ -4,6 +4,7 @@
 // exclusion heatmap, the summary's JSON and the run's config.
 #pragma once
 
+#include <filesystem>
 #include <optional>
 #include <span>
 #include <string>
@@ -60,6 +61,11 @@ std::string summaryTiles(const RunSummary& summary, const RunSummary* baseline =
 
 std::string reportHtml(const RunSummary& summary, std::span<const MonitorSample> samples,
                        const ReportInputs& inputs);
+
+// A run folder's results (launch, simulate): DIR/summary.json and DIR/report.html, with
+// inputs.summary_json filled in here. Returns the summary JSON.
+std::string writeRunResults(const std::filesystem::path& dir, const RunSummary& summary,
+                            std::span<const MonitorSample> samples, ReportInputs inputs);
 
 // HTML-escapes text (&, <, >, ").
 std::string escapeHtml(const std::string& text);

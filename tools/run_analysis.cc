@@ -77,6 +77,21 @@ PeerHistory readPeerHistory(const std::filesystem::path& jsonl, std::uint32_t id
   return h;
 }
 
+Spread spreadOf(std::span<const double> values) {
+  Spread s{kNaN, kNaN, kNaN};
+  double sum = 0;
+  std::size_t n = 0;
+  for (const double v : values) {
+    if (!std::isfinite(v)) continue;
+    s.min = n == 0 ? v : std::min(s.min, v);
+    s.max = n == 0 ? v : std::max(s.max, v);
+    sum += v;
+    ++n;
+  }
+  if (n > 0) s.mean = sum / double(n);
+  return s;
+}
+
 double consensusDistance(std::span<const std::vector<float>> models) {
   if (models.size() < 2) return 0;
   const std::size_t d = models[0].size();

@@ -43,6 +43,12 @@ std::vector<PeerHistory> readRunFolder(const std::filesystem::path& dir,
 // Ξ² = (1/h) Σ_i ‖x_i − x̄_H‖² over the honest models (all of one length; fewer than two: 0).
 double consensusDistance(std::span<const std::vector<float>> honest_models);
 
+// The min, mean and max of the finite values (NaN each when none is): honest accuracies.
+struct Spread {
+  double min, mean, max;
+};
+Spread spreadOf(std::span<const double> values);
+
 // What the monitor measured at one moment.
 struct MonitorSample {
   double seconds = 0;       // since the monitor started
