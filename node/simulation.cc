@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <fstream>
+#include <functional>
 #include <numeric>
 #include <random>
 #include <sstream>
@@ -50,16 +51,30 @@ struct Slot {
 
 }  // namespace
 
-std::vector<SimulatedFault> parseFaults(const std::string& text, const std::string& source) {
-  std::vector<SimulatedFault> out;
+namespace {
+
+// The simulation's text inputs (fault and link files): each line without its '#' comment,
+// blank ones skipped, as a word stream with its 1-based number and text.
+void forEachLine(
+    const std::string& text,
+    const std::function<void(std::size_t, std::istringstream&, const std::string&)>& each) {
   std::istringstream lines(text);
   std::size_t number = 0;
   for (std::string line; std::getline(lines, line);) {
     ++number;
     if (const auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
     std::istringstream words(line);
+    if ((words >> std::ws).eof()) continue;
+    each(number, words, line);
+  }
+}
+
+}  // namespace
+
+std::vector<SimulatedFault> parseFaults(const std::string& text, const std::string& source) {
+  std::vector<SimulatedFault> out;
+  forEachLine(text, [&](std::size_t number, std::istringstream& words, const std::string& line) {
     SimulatedFault f;
-    if (!(words >> std::ws) || words.eof()) continue;
     std::int64_t node = -1;
     if (!(words >> f.at_seconds >> node) || f.at_seconds < 0 || node < 0 ||
         node > std::int64_t(0xffffffff)) {
@@ -73,8 +88,27 @@ std::vector<SimulatedFault> parseFaults(const std::string& text, const std::stri
     if (f.command.empty())
       throw ConfigError(fmt::format("{}:{}: no command after the node id", source, number));
     out.push_back(std::move(f));
-  }
+  });
   return out;
+}
+
+net::LinkTable parseLinks(const std::string& text, const std::string& source,
+                          net::LinkModel fallback) {
+  net::LinkTable table{.fallback = fallback};
+  forEachLine(text, [&](std::size_t number, std::istringstream& words, const std::string& line) {
+    std::int64_t a = -1, b = -1;
+    double latency_ms = 0, rate = 0;
+    if (!(words >> a >> b >> latency_ms) || a < 0 || b < 0 || latency_ms <= 0 ||
+        (words >> rate && rate < 0)) {
+      throw ConfigError(
+          fmt::format("{}:{}: expected 'A B LATENCY_MS [RATE_MBIT]' with latency > 0, got '{}'",
+                      source, number, line));
+    }
+    table.edges[{std::uint32_t(std::min(a, b)), std::uint32_t(std::max(a, b))}] = {
+        .latency = std::chrono::nanoseconds(std::int64_t(latency_ms * 1e6)),
+        .megabits_per_second = rate};
+  });
+  return table;
 }
 
 std::vector<SimulatedFault> chaosFaults(const topologies::Topology& topology,
@@ -121,6 +155,7 @@ SimulationResult simulate(SimulationSetup s) {
   useThreads(1);
 
   SimulationResult result;
+  result.peers = n;
   for (const auto& [id, b] : s.config.byzantine) {
     if (!topology.contains(id))
       throw ConfigError(fmt::format("byzantine: no node {} in the topology", id));

@@ -37,6 +37,11 @@ struct SimulatedFault {
 // Parses "SECONDS NODE COMMAND..." (one fault per line of a --faults file; # comments).
 std::vector<SimulatedFault> parseFaults(const std::string& text, const std::string& source);
 
+// "A B LATENCY_MS [RATE_MBIT]" per line (# comments): per-edge links over `fallback`. Throws
+// ConfigError naming the file and line.
+net::LinkTable parseLinks(const std::string& text, const std::string& source,
+                          net::LinkModel fallback);
+
 // `count` random episodes over [0, span_seconds) among `nodes` (seeded): a crash and a restart
 // 0.05–0.3 s later, a partition from one neighbour healed 0.05–0.3 s later, or an attack switch
 // (alie, then none). Used by the soak.
@@ -70,6 +75,7 @@ struct SimulationSetup {
 };
 
 struct SimulationResult {
+  std::size_t peers = 0;
   std::set<std::uint32_t> byzantine;
   std::vector<std::uint32_t> finished, diverged, crashed;  // crashed: down at the end
   double virtual_seconds = 0, wall_seconds = 0;

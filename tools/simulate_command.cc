@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -12,63 +13,15 @@
 #include "node/config.h"
 #include "node/dataset.h"
 #include "tools/command.h"
-#include "tools/launch.h"
 #include "tools/simulation_run.h"
 #include "topologies/topology.h"
 
 namespace phalanx::tools {
 namespace {
 
-struct SimulateOptions {
-  std::string topology, config, byzantine, attack = "alie", out, links, faults;
-  std::vector<std::string> sets;
-  std::uint64_t rounds = 0;
-  double latency_ms = 1, compute_ms = 2, rate_mbit = 0, sample_every = 0, chaos_seconds = 1;
-  unsigned threads = 0;
-  std::size_t eval_samples = 0, chaos = 0;
-  bool no_models = false;
-  std::vector<std::string> argv;
-};
-
-int runSimulate(const SimulateOptions& o) {
-  SimulateRequest r;  // field by field: GCC 12 misreads the map inside an aggregate init
-  r.topology_file = o.topology;
-  r.config_file = o.config;
-  r.sets = o.sets;
-  r.rounds = o.rounds;
-  r.attack = o.attack;
-  r.out = o.out;
-  r.threads = o.threads;
-  r.eval_samples = o.eval_samples;
-  r.compute_time = std::chrono::microseconds(std::int64_t(o.compute_ms * 1000));
-  r.sample_every_seconds = o.sample_every;
-  r.write_models = !o.no_models;
-  r.command_line = fmt::format("phalanx simulate {}", fmt::join(o.argv, " "));
-  try {
-    r.byzantine = parseIdList(o.byzantine);
-    const net::LinkModel fallback{
-        .latency = std::chrono::nanoseconds(std::int64_t(o.latency_ms * 1e6)),
-        .megabits_per_second = o.rate_mbit};
-    if (o.links.empty()) {
-      r.links.fallback = fallback;
-    } else {
-      r.links = parseLinks(readTextFile(o.links), o.links, fallback);
-    }
-    if (!o.faults.empty()) r.faults = node::parseFaults(readTextFile(o.faults), o.faults);
-    if (o.chaos > 0) {
-      const auto topology = topologies::loadTopology(o.topology);
-      std::vector<std::uint32_t> honest;
-      for (const auto& n : topology.nodes()) {
-        if (!r.byzantine.contains(n.id)) honest.push_back(n.id);
-      }
-      const auto config = node::loadConfig(o.config, o.sets);
-      auto chaos = node::chaosFaults(topology, honest, o.chaos, o.chaos_seconds, config.seed);
-      r.faults.insert(r.faults.end(), chaos.begin(), chaos.end());
-    }
-  } catch (const std::exception& e) {
-    spdlog::error("{}", e.what());
-    return kExitBadInput;
-  }
+// Whether the simulation leaves its honest peers as a user wants them: finished, none crashed or
+// diverged. Exit code; the figures are printed.
+int runSimulate(const SimulateRequest& r) {
   SimulateOutcome outcome;
   try {
     outcome = runSimulation(r);
@@ -85,22 +38,19 @@ int runSimulate(const SimulateOptions& o) {
     spdlog::error("{}", e.what());
     return kExitBadInput;
   }
-  const auto peers = outcome.result.finished.size() + outcome.result.crashed.size() +
-                     outcome.result.diverged.size();
-  fmt::print("{}\n{}\nsummary: {}/summary.json\nreport:  {}/report.html\n",
-             summaryJson(outcome.summary), simulationJson(outcome, peers), o.out, o.out);
-  bool honest_ok = true;
-  for (const std::uint32_t id : outcome.result.crashed)
-    honest_ok &= outcome.result.byzantine.contains(id);
-  for (const std::uint32_t id : outcome.result.diverged)
-    honest_ok &= outcome.result.byzantine.contains(id);
+  fmt::print("{}\n{}\nsummary: {}/summary.json\nreport:  {}/report.html\n", outcome.summary_json,
+             simulationJson(outcome), r.out, r.out);
+  const auto& result = outcome.result;
+  const auto honest = [&](std::uint32_t id) { return !result.byzantine.contains(id); };
+  const bool honest_ok = std::none_of(result.crashed.begin(), result.crashed.end(), honest) &&
+                         std::none_of(result.diverged.begin(), result.diverged.end(), honest);
   return honest_ok ? kExitOk : kExitFailure;
 }
 
 }  // namespace
 
 Command addSimulateCommand(CLI::App& root) {
-  auto o = std::make_shared<SimulateOptions>();
+  auto o = std::make_shared<SimulateRequest>();
   CLI::App* app = root.add_subcommand(
       "simulate",
       "Run every peer of a topology in this process on an in-memory network in virtual time: "
@@ -108,10 +58,10 @@ Command addSimulateCommand(CLI::App& root) {
       "monitor.jsonl as `phalanx launch` writes them, plus simulation.json (peer-rounds per "
       "second, peak memory). Reruns with the same seed write the same node-K.jsonl. Exit 0 when "
       "every honest peer finished.");
-  app->add_option("--topology", o->topology, "topology file (YAML)")
+  app->add_option("--topology", o->topology_file, "topology file (YAML)")
       ->required()
       ->check(CLI::ExistingFile);
-  app->add_option("--config", o->config, "experiment config (YAML)")
+  app->add_option("--config", o->config_file, "experiment config (YAML)")
       ->required()
       ->check(CLI::ExistingFile);
   app->add_option("--out", o->out, "run folder")->required();
@@ -129,10 +79,10 @@ Command addSimulateCommand(CLI::App& root) {
   app->add_option("--rate-mbit", o->rate_mbit, "rate of every link in Mbit/s (default: unlimited)")
       ->check(CLI::NonNegativeNumber);
   app->add_option(
-         "--links", o->links,
+         "--links", o->links_file,
          "per-edge links, one 'A B LATENCY_MS [RATE_MBIT]' per line (others: the defaults)")
       ->check(CLI::ExistingFile);
-  app->add_option("--faults", o->faults,
+  app->add_option("--faults", o->faults_file,
                   "faults at virtual times, one 'SECONDS NODE COMMAND' per line (inject's "
                   "commands, and restart)")
       ->check(CLI::ExistingFile);
@@ -145,17 +95,23 @@ Command addSimulateCommand(CLI::App& root) {
   app->add_option("--threads", o->threads, "worker threads (default: every core)");
   app->add_option("--eval-samples", o->eval_samples,
                   "evaluate each peer on the first N test samples (default: all)");
-  app->add_option("--sample-every", o->sample_every,
+  app->add_option("--sample-every", o->sample_every_seconds,
                   "consensus distance every S virtual seconds (default: at the end)")
       ->check(CLI::NonNegativeNumber);
-  app->add_flag("--no-models", o->no_models, "do not write node-K.npy");
+  app->add_flag_callback(
+      "--no-models", [o] { o->write_models = false; }, "do not write node-K.npy");
   return {app, [o, app] {
-            o->argv.clear();
+            // How the run was started, for its report.
+            std::vector<std::string> words{"phalanx simulate"};
             for (const auto* opt : app->get_options()) {
               if (opt->count() == 0 || opt->get_name() == "--help") continue;
-              for (const auto& v : opt->results()) o->argv.push_back(opt->get_name() + " " + v);
-              if (opt->results().empty()) o->argv.push_back(opt->get_name());
+              if (opt->get_items_expected_max() == 0) {  // a flag
+                words.push_back(opt->get_name());
+                continue;
+              }
+              for (const auto& v : opt->results()) words.push_back(opt->get_name() + " " + v);
             }
+            o->command_line = fmt::format("{}", fmt::join(words, " "));
             return runSimulate(*o);
           }};
 }

@@ -8,7 +8,6 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
-#include <sstream>
 
 #include "node/config.h"
 #include "tools/launch.h"
@@ -28,86 +27,72 @@ double residentMib() {
 }
 }  // namespace
 
-net::LinkTable parseLinks(const std::string& text, const std::string& source,
-                          net::LinkModel fallback) {
-  net::LinkTable table{.fallback = fallback};
-  std::istringstream lines(text);
-  std::size_t number = 0;
-  for (std::string line; std::getline(lines, line);) {
-    ++number;
-    if (const auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
-    std::istringstream words(line);
-    std::int64_t a = -1, b = -1;
-    double latency_ms = 0, rate = 0;
-    if (!(words >> a)) continue;
-    if (!(words >> b >> latency_ms) || a < 0 || b < 0 || latency_ms <= 0 ||
-        (words >> rate && rate < 0)) {
-      throw node::ConfigError(
-          fmt::format("{}:{}: expected 'A B LATENCY_MS [RATE_MBIT]' with latency > 0, got '{}'",
-                      source, number, line));
-    }
-    table.edges[{std::uint32_t(std::min(a, b)), std::uint32_t(std::max(a, b))}] = {
-        .latency = std::chrono::nanoseconds(std::int64_t(latency_ms * 1e6)),
-        .megabits_per_second = rate};
-  }
-  return table;
-}
-
 SimulateOutcome runSimulation(const SimulateRequest& r) {
+  const std::set<std::uint32_t> attackers = parseIdList(r.byzantine);
   std::vector<std::string> sets = r.sets;
-  for (const std::uint32_t id : r.byzantine)
+  for (const std::uint32_t id : attackers)
     sets.push_back(fmt::format("byzantine.{}.attack={}", id, r.attack));
   node::SimulationSetup setup;
   setup.config = node::loadConfig(r.config_file, sets);
   setup.topology =
       std::make_shared<const topologies::Topology>(topologies::loadTopology(r.topology_file));
-  for (const std::uint32_t id : r.byzantine) {
+  for (const std::uint32_t id : attackers) {
     if (!setup.topology->contains(id))
       throw std::invalid_argument(fmt::format("--byzantine: no node {} in the topology", id));
   }
+  const net::LinkModel every_link{
+      .latency = std::chrono::nanoseconds(std::int64_t(r.latency_ms * 1e6)),
+      .megabits_per_second = r.rate_mbit};
+  if (r.links_file.empty()) {
+    setup.links.fallback = every_link;
+  } else {
+    setup.links = node::parseLinks(readTextFile(r.links_file), r.links_file, every_link);
+  }
+  if (!r.faults_file.empty())
+    setup.faults = node::parseFaults(readTextFile(r.faults_file), r.faults_file);
+  if (r.chaos > 0) {
+    std::vector<std::uint32_t> honest;
+    for (const auto& n : setup.topology->nodes()) {
+      if (!attackers.contains(n.id)) honest.push_back(n.id);
+    }
+    const auto chaos =
+        node::chaosFaults(*setup.topology, honest, r.chaos, r.chaos_seconds, setup.config.seed);
+    setup.faults.insert(setup.faults.end(), chaos.begin(), chaos.end());
+  }
   setup.rounds = r.rounds;
-  setup.links = r.links;
   setup.threads = r.threads;
   setup.out = r.out;
   setup.write_models = r.write_models;
   setup.eval_samples = r.eval_samples;
-  setup.compute_time = r.compute_time;
-  setup.faults = r.faults;
+  setup.compute_time = std::chrono::microseconds(std::int64_t(r.compute_ms * 1000));
   setup.sample_every_seconds = r.sample_every_seconds;
+  const fs::path out_dir = r.out;
 
   std::set<std::uint32_t> byzantine;
   for (const auto& [id, b] : setup.config.byzantine) {
     if (b.attack != "none") byzantine.insert(id);
   }
-  fs::create_directories(r.out);
-  std::ofstream samples_file(r.out / "monitor.jsonl");
+  fs::create_directories(out_dir);
+  std::ofstream samples_file(out_dir / "monitor.jsonl");
   std::vector<MonitorSample> samples;
   std::vector<std::pair<double, double>> rss;
   setup.on_sample = [&](double seconds,
                         const std::map<std::uint32_t, const node::PeerNode*>& nodes) {
     MonitorSample m{.seconds = seconds, .round = std::numeric_limits<std::uint64_t>::max()};
     std::vector<std::vector<float>> honest;
-    double sum = 0, lo = 1e300, hi = -1e300;
-    std::size_t evaluated = 0;
+    std::vector<double> accuracies;
     for (const auto& [id, n] : nodes) {
       if (byzantine.contains(id) || (n->finished() && n->openRound() < n->rounds())) continue;
       honest.emplace_back(n->parameters().begin(), n->parameters().end());
       m.round = std::min(m.round, n->openRound());
-      const double a = n->metrics().test_accuracy;
-      if (!std::isnan(a)) {
-        sum += a;
-        lo = std::min(lo, a);
-        hi = std::max(hi, a);
-        ++evaluated;
-      }
+      accuracies.push_back(n->metrics().test_accuracy);
     }
     if (honest.empty()) return;
     m.consensus_distance = consensusDistance(honest);
-    if (evaluated > 0) {
-      m.accuracy_min = lo;
-      m.accuracy_mean = sum / double(evaluated);
-      m.accuracy_max = hi;
-    }
+    const Spread accuracy = spreadOf(accuracies);
+    m.accuracy_min = accuracy.min;
+    m.accuracy_mean = accuracy.mean;
+    m.accuracy_max = accuracy.max;
     samples.push_back(m);
     samples_file << monitorSampleJson(m) << '\n' << std::flush;
     rss.emplace_back(seconds, residentMib());
@@ -116,25 +101,21 @@ SimulateOutcome runSimulation(const SimulateRequest& r) {
   SimulateOutcome out;
   out.result = node::simulate(std::move(setup));
   out.rss_mib = std::move(rss);
-  const auto histories = readRunFolder(r.out, byzantine);
-  out.summary = summarize(histories, samples, out.result.crashed);
+  out.summary = summarize(readRunFolder(out_dir, byzantine), samples, out.result.crashed);
   out.summary.diverged = out.result.diverged;
-  const std::string json = summaryJson(out.summary);
-  std::ofstream(r.out / "summary.json") << json << '\n';
-  std::ofstream(r.out / "report.html") << reportHtml(
-      out.summary, samples,
+  out.summary_json = writeRunResults(
+      out_dir, out.summary, samples,
       {.title = fmt::format("phalanx simulation: {}", fs::path(r.config_file).filename().string()),
        .config_text = readTextFile(r.config_file),
-       .command = r.command_line,
-       .summary_json = json});
+       .command = r.command_line});
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   out.peak_rss_kib = usage.ru_maxrss;
-  std::ofstream(r.out / "simulation.json") << simulationJson(out, histories.size()) << '\n';
+  std::ofstream(out_dir / "simulation.json") << simulationJson(out) << '\n';
   return out;
 }
 
-std::string simulationJson(const SimulateOutcome& o, std::size_t peers) {
+std::string simulationJson(const SimulateOutcome& o) {
   const auto& s = o.result;
   std::vector<std::string> rss;
   for (const auto& [at, mib] : o.rss_mib) rss.push_back(fmt::format("[{:.3f}, {:.1f}]", at, mib));
@@ -143,7 +124,7 @@ std::string simulationJson(const SimulateOutcome& o, std::size_t peers) {
       "\"wall_seconds\": {:.3f}, \"peer_rounds_per_second\": {:.1f}, \"events\": {}, "
       "\"windows\": {}, \"peak_rss_mib\": {:.1f}, \"crashed\": [{}], \"diverged\": [{}], "
       "\"rss_mib\": [{}]}}",
-      peers, s.threads, s.peer_rounds, s.virtual_seconds, s.wall_seconds,
+      s.peers, s.threads, s.peer_rounds, s.virtual_seconds, s.wall_seconds,
       s.wall_seconds > 0 ? double(s.peer_rounds) / s.wall_seconds : 0.0, s.events, s.windows,
       double(o.peak_rss_kib) / 1024.0, fmt::join(s.crashed, ","), fmt::join(s.diverged, ","),
       fmt::join(rss, ", "));

@@ -11,24 +11,28 @@
 #include <utility>
 #include <vector>
 
-#include "net/memory_transport.h"
 #include "node/simulation.h"
 #include "tools/run_analysis.h"
 
 namespace phalanx::tools {
 
+// What `phalanx simulate` was asked, as on its command line (files and numbers); the CLI binds
+// its options to these fields.
 struct SimulateRequest {
   std::string topology_file, config_file;
   std::vector<std::string> sets;  // path=value overrides
   std::uint64_t rounds = 0;       // 0: the config's
-  std::set<std::uint32_t> byzantine;
+  std::string byzantine;          // "1,3,7"
   std::string attack = "alie";
-  std::filesystem::path out;
-  net::LinkTable links;
+  std::string out;
+  double latency_ms = 1, rate_mbit = 0;  // every link (rate 0: unlimited) ...
+  std::string links_file;                // ... but these edges ("A B LATENCY_MS [RATE_MBIT]")
+  double compute_ms = 2;                 // node::SimulationSetup::compute_time
+  std::string faults_file;               // "SECONDS NODE COMMAND" per line
+  std::size_t chaos = 0;                 // random fault episodes among the honest peers ...
+  double chaos_seconds = 1;              // ... over this much virtual time
   unsigned threads = 0;
-  std::vector<node::SimulatedFault> faults;
   std::size_t eval_samples = 0;
-  std::chrono::microseconds compute_time{2000};  // node::SimulationSetup::compute_time
   double sample_every_seconds = 0;  // consensus-distance samples in virtual time (0: the end)
   bool write_models = true;
   std::string command_line;  // for the report
@@ -36,23 +40,20 @@ struct SimulateRequest {
 
 struct SimulateOutcome {
   RunSummary summary;
+  std::string summary_json;
   node::SimulationResult result;
   long peak_rss_kib = 0;  // of this process, after the run
   // Resident memory at each consensus sample (virtual seconds, MiB): flat once warm, or a leak.
   std::vector<std::pair<double, double>> rss_mib;
 };
 
-// Throws node::ConfigError, node::DataError, topologies::TopologyError, std::invalid_argument.
+// Throws node::ConfigError, node::DataError, topologies::TopologyError, std::invalid_argument
+// (a bad id list).
 SimulateOutcome runSimulation(const SimulateRequest& request);
-
-// "A B LATENCY_MS [RATE_MBIT]" per line (# comments): per-edge links over `fallback`. Throws
-// node::ConfigError naming the file and line.
-net::LinkTable parseLinks(const std::string& text, const std::string& source,
-                          net::LinkModel fallback);
 
 // The run's figures as one JSON object (simulation.json): peers, threads, virtual and wall
 // seconds, peer-rounds per wall second, events, peak RSS, resident MiB at each sample ([virtual s,
 // MiB]).
-std::string simulationJson(const SimulateOutcome& o, std::size_t peers);
+std::string simulationJson(const SimulateOutcome& o);
 
 }  // namespace phalanx::tools

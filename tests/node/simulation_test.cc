@@ -209,7 +209,7 @@ TEST(Simulation, ChaosSoakLeavesEveryHonestPeerFinished) {
   }
 }
 
-TEST(Simulation, FaultFilesAreParsedOrRefusedWithTheLine) {
+TEST(Simulation, FaultAndLinkFilesAreParsedOrRefusedWithTheLine) {
   const auto f = parseFaults("# t node command\n0.5 3 crash\n\n1.25 3 restart  # back\n", "f.txt");
   ASSERT_EQ(f.size(), 2u);
   EXPECT_EQ(f[1].at_seconds, 1.25);
@@ -219,6 +219,19 @@ TEST(Simulation, FaultFilesAreParsedOrRefusedWithTheLine) {
               ::testing::ThrowsMessage<ConfigError>(::testing::HasSubstr("f.txt:1")));
   EXPECT_THAT([] { parseFaults("1 2\n", "g.txt"); },
               ::testing::ThrowsMessage<ConfigError>(::testing::HasSubstr("g.txt:1: no command")));
+  // Link files: per edge (either order), the rest at the fallback; a line that is not a link is
+  // an error, not skipped.
+  const auto links = parseLinks("# a b ms mbit\n3 1 20 100\n\n0 2 5\n", "l.txt",
+                                {.latency = 1ms, .megabits_per_second = 0});
+  EXPECT_EQ(links.of(1, 3).latency, 20ms);
+  EXPECT_EQ(links.of(1, 3).megabits_per_second, 100);
+  EXPECT_EQ(links.of(2, 0).latency, 5ms);
+  EXPECT_EQ(links.of(0, 1).latency, 1ms);
+  EXPECT_EQ(links.minLatency(), 1ms);
+  EXPECT_THAT([] { parseLinks("x 1 2\n", "m.txt", {}); },
+              ::testing::ThrowsMessage<ConfigError>(::testing::HasSubstr("m.txt:1")));
+  EXPECT_THAT([] { parseLinks("0 1 0\n", "m.txt", {}); },
+              ::testing::ThrowsMessage<ConfigError>(::testing::HasSubstr("latency > 0")));
 }
 
 }  // namespace
