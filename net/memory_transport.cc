@@ -59,10 +59,10 @@ class MemoryTransport final : public Transport {
       ++stats_.peers[peer].dropped_sends;
       return false;
     }
-    std::vector<std::uint8_t> head;
     const std::size_t payload_bytes = payload ? payload->size() : 0;
-    appendRoundFrameHead(header, payload_bytes, head);
-    const std::size_t bytes = head.size() + payload_bytes;
+    head_.clear();  // what TCP writes before the payload, for its length only
+    appendRoundFrameHead(header, payload_bytes, head_);
+    const std::size_t bytes = head_.size() + payload_bytes;
     deliverLater(peer, bytes, [header, payload](MemoryTransport& to, std::uint32_t from) {
       v1::RoundMessage m = header;
       if (payload) m.set_payload(payload->data(), payload->size());
@@ -244,6 +244,7 @@ class MemoryTransport final : public Transport {
   std::map<std::uint32_t, Clock::TimePoint> link_free_;  // when each outgoing link is idle
   std::uint64_t round_ = 0;
   bool closed_ = false;
+  std::vector<std::uint8_t> head_;  // reused: a round frame's head, measured
   TransportStats stats_;
 };
 

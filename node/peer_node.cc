@@ -10,6 +10,7 @@
 
 #include "compress/decode.h"
 #include "kernels/vector_ops.h"
+#include "net/tcp_transport.h"
 #include "node/json.h"
 #include "robust/attacks.h"
 
@@ -215,7 +216,7 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
       return std::make_unique<net::TcpTransport>(*io, std::move(config), std::move(handlers));
     };
   }
-  auto faults = std::make_unique<net::FaultyTransport>(
+  transport_ = std::make_unique<net::FaultyTransport>(
       clock_,
       net::TransportHandlers{
           .on_round =
@@ -243,8 +244,6 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
               }},
       [&](net::TransportHandlers handlers) { return make_transport(tc, std::move(handlers)); },
       config.seed * 104729 + setup_.id);
-  faults_ = faults.get();
-  transport_ = std::move(faults);
 
   // A Byzantine peer waits only for the honest neighbours it knows of (waiting for its fellow
   // attackers, who wait for it, would cost every round a deadline), and for half a deadline.
@@ -1026,11 +1025,11 @@ std::string PeerNode::inject(const std::string& command) {
       slow_ = std::chrono::milliseconds(std::int64_t(v));
   } else if (verb == "delay") {
     if (error = number(0, 600000, v); error.empty())
-      faults_->setDelay(std::chrono::milliseconds(std::int64_t(v)));
+      transport_->setDelay(std::chrono::milliseconds(std::int64_t(v)));
   } else if (verb == "drop") {
-    if (error = number(0, 1, v); error.empty()) faults_->setDrop(v);
+    if (error = number(0, 1, v); error.empty()) transport_->setDrop(v);
   } else if (verb == "corrupt") {
-    if (error = number(0, 1, v); error.empty()) faults_->setCorrupt(v);
+    if (error = number(0, 1, v); error.empty()) transport_->setCorrupt(v);
   } else if (verb == "partition") {
     std::vector<std::uint32_t> ids;
     std::istringstream list(arg);
@@ -1044,12 +1043,12 @@ std::string PeerNode::inject(const std::string& command) {
       ids.push_back(std::uint32_t(value));
     }
     if (ids.empty()) return "partition: expected ids, e.g. partition 3,7";
-    faults_->setPartitioned(ids);
+    transport_->setPartitioned(ids);
   } else if (verb == "attack") {
     error = arg.empty() ? "attack: expected a name (or none)" : switchAttack(arg);
   } else if (verb == "heal") {
     slow_ = std::chrono::milliseconds(0);
-    faults_->heal();
+    transport_->heal();
   } else {
     error = fmt::format(
         "unknown fault '{}' (crash, hang S, slow MS, drop P, delay MS, corrupt P, "

@@ -33,7 +33,6 @@
 #include "net/clock.h"
 #include "net/faulty_transport.h"
 #include "net/round_gate.h"
-#include "net/tcp_transport.h"
 #include "net/transport.h"
 #include "node/checkpoint.h"
 #include "node/config.h"
@@ -220,8 +219,8 @@ class PeerNode {
   };
   std::map<std::uint32_t, ResyncGrant> resync_grants_;
   EquivocationDetector equivocation_;
-  std::unique_ptr<net::Transport> transport_;  // the FaultyTransport around the real one
-  net::FaultyTransport* faults_ = nullptr;
+  // The real transport (TCP, or the simulation's) inside the injected faults' wrapper.
+  std::unique_ptr<net::FaultyTransport> transport_;
   std::unique_ptr<net::RoundGate> gate_;
   std::unique_ptr<CheckpointStore> checkpoints_;
   std::unique_ptr<net::Timer> join_timer_;
@@ -235,7 +234,7 @@ class PeerNode {
   std::function<void()> on_finish_;
   bool started_ = false, finished_ = false, diverged_ = false;
   bool nonfinite_vector_ = false;  // this round's vector to send was NaN/Inf
-  // Injected faults beyond the transport's (faults_).
+  // Injected faults beyond the transport's.
   std::chrono::milliseconds slow_{0};
   std::mt19937_64 fault_rng_{0x5eed};  // the garbage attack's bytes
   net::Transport::Payload replayed_;   // replay: the first keyframe this node sent

@@ -158,8 +158,8 @@ int runExperiment(const ExperimentOptions& o) {
       } else {
         // Cells side by side share the cores.
         const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-        argv.insert(argv.end(), {"--threads", std::to_string(std::max<std::size_t>(
-                                                  1, cores / std::max<std::size_t>(1, o.jobs)))});
+        argv.insert(argv.end(),
+                    {"--threads", std::to_string(std::max<std::size_t>(1, cores / o.jobs))});
       }
       if (!plan.byzantine.empty()) {
         argv.insert(argv.end(), {"--byzantine", fmt::format("{}", fmt::join(plan.byzantine, ",")),

@@ -18,6 +18,7 @@
 #include <optional>
 #include <vector>
 
+#include "net/tcp_transport.h"
 #include "node/data_source.h"
 #include "node/http_endpoint.h"
 #include "node/local_trainer.h"
