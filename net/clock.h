@@ -28,8 +28,6 @@ class Clock {
   // Runs `task` later, after what is already due now.
   virtual void post(std::function<void()> task) = 0;
   virtual std::unique_ptr<Timer> timer() = 0;
-  // The io_context behind a real clock (the TCP transport needs one); null in virtual time.
-  virtual asio::io_context* io() { return nullptr; }
 };
 
 // Real time on one io_context: every callback runs on the thread running it.
@@ -39,7 +37,6 @@ class AsioClock final : public Clock {
   TimePoint now() const override { return std::chrono::steady_clock::now(); }
   void post(std::function<void()> task) override { asio::post(io_, std::move(task)); }
   std::unique_ptr<Timer> timer() override;
-  asio::io_context* io() override { return &io_; }
 
  private:
   asio::io_context& io_;

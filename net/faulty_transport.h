@@ -51,7 +51,6 @@ class FaultyTransport final : public Transport {
   void stop() override;
   void abort() override;
 
-  Transport& inner() { return *inner_; }
   // Frames the partition kept from crossing, either way.
   std::uint64_t partitionDrops() const { return partition_drops_; }
 

@@ -46,7 +46,6 @@ class MemoryNetwork {
   // same id (a restart). Call from that actor's events, or before or between runs.
   std::unique_ptr<Transport> transport(TransportConfig config, TransportHandlers handlers);
 
-  const LinkTable& links() const { return links_; }
   std::uint32_t actorOf(std::uint32_t node) const { return actor_of_.at(node); }
   VirtualScheduler& scheduler() { return scheduler_; }
 
