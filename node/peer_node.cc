@@ -13,6 +13,7 @@
 #include "net/tcp_transport.h"
 #include "node/json.h"
 #include "robust/attacks.h"
+#include "topologies/analysis.h"
 
 namespace phalanx::node {
 namespace {
@@ -730,15 +731,31 @@ void PeerNode::sendAttack(std::uint64_t t, const std::vector<std::uint32_t>& hea
     for (const std::uint32_t j : neighbours_) send(j);
     return;
   }
-  // Per target (dissensus): target j's view from the replicas this node holds.
+  // Per target (dissensus, spectral): target j's view from the replicas this node holds.
+  const bool spectral = attack_->name() == "spectral";
+  if (spectral && fiedler_.empty()) {
+    try {
+      fiedler_ = topologies::honestFiedlerVector(*setup_.topology, byzantine_ids_);
+    } catch (const topologies::TopologyError& e) {
+      log_->warn("round {}: attack spectral: {}; staying silent", t, e.what());
+      return;
+    }
+  }
+  const auto fiedlerOf = [&](std::uint32_t k) {
+    return spectral ? fiedler_[setup_.topology->indexOf(k)] : 0.0;
+  };
+  std::vector<double> honest_fiedler;
+  for (const std::uint32_t j : heard) honest_fiedler.push_back(fiedlerOf(j));
   for (const std::uint32_t j : neighbours_) {
     if (byzantine_ids_.contains(j) || !contains(heard, j)) continue;
     std::vector<std::span<const float>> around;
     std::vector<double> w;
     double byzantine_weight = 0;
+    std::size_t byzantine_count = 0;
     for (const std::uint32_t k : setup_.topology->neighbours(j)) {
       if (byzantine_ids_.contains(k)) {
         byzantine_weight += metropolisWeight(j, k);
+        ++byzantine_count;
       } else if (contains(heard, k)) {
         around.push_back(rowOf(k));
         w.push_back(metropolisWeight(j, k));
@@ -747,8 +764,13 @@ void PeerNode::sendAttack(std::uint64_t t, const std::vector<std::uint32_t>& hea
     const robust::TargetView view{.target = rowOf(j),
                                   .honest_neighbours = around,
                                   .honest_weights = w,
-                                  .byzantine_weight = byzantine_weight};
-    if (auto ok = attack_->craft({.honest = honest, .target = &view}, out); !ok) {
+                                  .byzantine_weight = byzantine_weight,
+                                  .byzantine_count = byzantine_count,
+                                  .budget = setup_.topology->budgetOf(j),
+                                  .fiedler = fiedlerOf(j)};
+    if (auto ok = attack_->craft(
+            {.honest = honest, .target = &view, .honest_fiedler = honest_fiedler}, out);
+        !ok) {
       log_->warn("round {}: attack {} on peer {}: {}", t, attack_name_, j, ok.error());
       continue;
     }

@@ -210,6 +210,7 @@ class PeerNode {
   std::uint64_t accordion_window_ = 1;
   std::unique_ptr<robust::Aggregator> aggregator_;
   std::unique_ptr<robust::Attack> attack_;
+  std::vector<double> fiedler_;  // spectral: the honest graph's Fiedler vector, by position
   PublicReplica public_replica_;
   ReplicaTable replicas_;
   std::map<std::uint32_t, std::uint64_t> next_sequence_;  // outgoing, per neighbour

@@ -64,6 +64,44 @@ double lineSearch(const std::function<double(double)>& F, int evals, double star
   return best;
 }
 
+double lineMaximize(const std::function<double(double)>& F, int evals, double start, double delta,
+                    double ratio) {
+  double best = start;
+  double fbest = F(best);
+  int left = evals - 1;
+  double proposal = best;
+  while (left > 0) {  // expand
+    proposal = best + delta;
+    const double y = F(proposal);
+    --left;
+    if (y > fbest) {
+      best = proposal;
+      fbest = y;
+      delta *= 2;
+    } else {
+      delta *= ratio;
+      break;
+    }
+  }
+  while (left > 0) {  // contract around the best, from the last proposal
+    if (proposal < best) {
+      proposal += delta;
+    } else {
+      double x = proposal - delta;
+      while (x < 0) x = (x + proposal) / 2;
+      proposal = x;
+    }
+    const double y = F(proposal);
+    --left;
+    if (y > fbest) {
+      best = proposal;
+      fbest = y;
+    }
+    delta *= ratio;
+  }
+  return best;
+}
+
 namespace {
 
 using Vec = Eigen::Map<Eigen::ArrayXf>;
@@ -130,7 +168,11 @@ class Alie : public LinearAttack {
   }
 };
 
-class Ipm : public LinearAttack {
+// Vectors along -μ. ipm: 0 + tau·(-μ), the gradient-space IPM. foe: μ + tau·(-μ) = (1 - tau)·μ,
+// FOE in model space (the MoNNA reference's attack when peers exchange models): a shrunk honest
+// mean, inside the honest cloud for small tau.
+template <bool kFromMean>
+class AlongMinusMean : public LinearAttack {
  public:
   using LinearAttack::LinearAttack;
 
@@ -139,19 +181,28 @@ class Ipm : public LinearAttack {
   void prepare(Rows honest, std::size_t d) override {
     mean_.resize(d);
     meanAndStd(honest, mean_, {});
-    base_.assign(d, 0.0f);
+    if (kFromMean) {
+      base_ = mean_;
+    } else {
+      base_.assign(d, 0.0f);
+    }
     direction_.resize(d);
     std::transform(mean_.begin(), mean_.end(), direction_.begin(), [](float v) { return -v; });
   }
 };
+using Ipm = AlongMinusMean<false>;
+using Foe = AlongMinusMean<true>;
 
-// opt_alie / opt_ipm: tau maximizing ‖Agg(Pre(V(tau))) - μ‖ by the §4 line search, where
+// opt_alie / opt_ipm / opt_foe: tau maximizing ‖Agg(Pre(V(tau))) - μ‖ by the §4 line search, where
 // V(tau) is the honest rows followed by f copies of the attack vector. Pivot rules use the
 // first honest row as their pivot.
 template <class Base>
 class Optimized final : public Base {
  public:
-  Optimized(std::string name, const AttackConfig& c) : Base(std::move(name), 0.0), config_(c) {}
+  // reference_search: lineMaximize (opt_foe, as the MoNNA reference searches FOE's factor)
+  // instead of the §4 lineSearch.
+  Optimized(std::string name, const AttackConfig& c, bool reference_search = false)
+      : Base(std::move(name), 0.0), config_(c), reference_search_(reference_search) {}
 
  protected:
   std::expected<double, std::string> chooseTau(Rows honest) override {
@@ -210,13 +261,14 @@ class Optimized final : public Base {
       }
       return distanceOfMix(rows, config_.target);
     };
-    const double tau = lineSearch(F, config_.evals);
+    const double tau = reference_search_ ? lineMaximize(F) : lineSearch(F, config_.evals);
     if (succeeded == 0) return std::unexpected(this->name_ + ": " + failure);
     return tau;
   }
 
  private:
   AttackConfig config_;
+  bool reference_search_;
 };
 
 class Mimic final : public Attack {
@@ -260,6 +312,82 @@ class Dissensus final : public Attack {
 
  private:
   double eps_;
+};
+
+// Spectral heterogeneity (Gaucher, Dieuleveut, Hendrikx 2025), per target i: x_i + tau·d_i with
+// d_i = v_i Σ_k v_k x_k (v: the Fiedler vector of the honest graph), which pushes the two sides
+// of the graph's sparsest cut apart. tau maximizes ‖Agg_i(x_i, honest neighbours, copies) - h_i‖
+// by lineMaximize, h_i = x_i + Σ_j W_ij (x_j - x_i) being i's honest gossip step.
+class Spectral final : public Attack {
+ public:
+  explicit Spectral(const AttackConfig& c) : config_(c) {}
+  std::string_view name() const override { return "spectral"; }
+  bool perTarget() const override { return true; }
+  std::expected<void, std::string> craft(const AttackInput& in, std::span<float> out) override {
+    const TargetView* t = in.target;
+    if (t == nullptr) return std::unexpected("spectral: needs the target's view");
+    if (auto ok = checkHonest(in, out, 1, "spectral"); !ok) return ok;
+    if (in.honest_fiedler.size() != in.honest.size()) {
+      return std::unexpected("spectral: one Fiedler entry per honest vector");
+    }
+    if (t->target.size() != out.size()) return std::unexpected("spectral: target length mismatch");
+    if (t->honest_weights.size() != t->honest_neighbours.size()) {
+      return std::unexpected("spectral: one weight per honest neighbour");
+    }
+    if (t->byzantine_count == 0 || !(t->byzantine_weight > 0)) {
+      return std::unexpected("spectral: the target needs a Byzantine neighbour");
+    }
+    const std::size_t d = out.size();
+    std::vector<double> w(in.honest_fiedler.begin(), in.honest_fiedler.end());
+    for (double& v : w) v *= t->fiedler;
+    std::vector<float> direction(d);
+    kernels::weightedSum(in.honest, w, direction);
+    // h_i = (1 - Σ W_ij) x_i + Σ W_ij x_j
+    std::vector<float> honest_step(d);
+    double moved = 0;
+    for (double v : t->honest_weights) moved += v;
+    kernels::weightedSum(t->honest_neighbours, t->honest_weights, honest_step);
+    kernels::axpy(float(1.0 - moved), t->target, honest_step);
+
+    const auto compose = [&](double tau, std::span<float> v) {
+      std::copy(t->target.begin(), t->target.end(), v.begin());
+      kernels::axpy(float(tau), direction, v);
+    };
+    double tau = config_.tau.value_or(0.0);
+    if (!config_.tau) {
+      std::vector<float> attack(d), z(d);
+      std::vector<std::span<const float>> rows{t->target};
+      std::vector<double> weights{0.0};
+      for (std::size_t j = 0; j < t->honest_neighbours.size(); ++j) {
+        rows.push_back(t->honest_neighbours[j]);
+        weights.push_back(t->honest_weights[j]);
+      }
+      rows.insert(rows.end(), t->byzantine_count, std::span<const float>(attack));
+      weights.insert(weights.end(), t->byzantine_count,
+                     t->byzantine_weight / double(t->byzantine_count));
+      std::string failure;
+      int succeeded = 0;
+      const auto F = [&](double x) {
+        compose(x, attack);
+        auto agg = makeAggregator(config_.target);
+        auto mixed = agg ? (*agg)->mix({rows, t->budget, weights}, z)
+                         : std::expected<MixReport, std::string>(std::unexpected(agg.error()));
+        if (!mixed) {
+          failure = mixed.error();
+          return -std::numeric_limits<double>::infinity();
+        }
+        ++succeeded;
+        return std::sqrt(kernels::squaredDistance(z, honest_step));
+      };
+      tau = lineMaximize(F);  // the robust-gossip reference's search
+      if (succeeded == 0) return std::unexpected("spectral: " + failure);
+    }
+    compose(tau, out);
+    return {};
+  }
+
+ private:
+  AttackConfig config_;
 };
 
 class Gaussian final : public Attack {
@@ -317,12 +445,20 @@ std::expected<std::unique_ptr<Attack>, std::string> makeAttack(const AttackConfi
     }
     return std::make_unique<Alie>("alie", z);
   }
-  if (n == "opt_alie" || n == "opt_ipm") {
+  if (n == "foe") return std::make_unique<Foe>("foe", c.tau.value_or(0.1));
+  if (n == "opt_alie" || n == "opt_ipm" || n == "opt_foe") {
     if (c.evals < 1) return std::unexpected(n + ": needs evals >= 1");
     if (auto probe = makeAggregator(c.target); !probe)
       return std::unexpected(n + ": " + probe.error());
     if (n == "opt_alie") return std::make_unique<Optimized<Alie>>(n, c);
+    if (n == "opt_foe") return std::make_unique<Optimized<Foe>>(n, c, /*reference_search=*/true);
     return std::make_unique<Optimized<Ipm>>(n, c);
+  }
+  if (n == "spectral") {
+    if (c.evals < 1) return std::unexpected("spectral: needs evals >= 1");
+    if (auto probe = makeAggregator(c.target); !probe)
+      return std::unexpected("spectral: " + probe.error());
+    return std::make_unique<Spectral>(c);
   }
   if (n == "mimic") return std::make_unique<Mimic>(c.mimic);
   if (n == "dissensus") return std::make_unique<Dissensus>(c.eps);

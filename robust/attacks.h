@@ -20,16 +20,16 @@ namespace phalanx::robust {
 
 // Vector attacks of this library. labelflip (training on flipped labels) and the process
 // and timing faults (crash, hang, slow, silent) live in node/.
-inline const std::vector<std::string> kAttackNames{"signflip", "ipm",   "alie",      "opt_alie",
-                                                   "opt_ipm",  "mimic", "dissensus", "gaussian",
-                                                   "nan",      "inf",   "zero",      "huge"};
+inline const std::vector<std::string> kAttackNames{
+    "signflip",  "ipm",      "foe",      "alie", "opt_alie", "opt_ipm", "opt_foe", "mimic",
+    "dissensus", "spectral", "gaussian", "nan",  "inf",      "zero",    "huge"};
 
 // The value the `huge` attack sends in every coordinate: finite, but far beyond any model.
 inline constexpr float kHugeValue = 1e30f;
 
 struct AttackConfig {
   std::string name;
-  std::optional<double> tau;   // ipm: 2.0; alie: 1.5 (or z, below); others ignore it
+  std::optional<double> tau;   // ipm: 2.0; foe: 0.1; alie: 1.5 (or z, below); others ignore it
   bool alie_z = false;         // alie: tau = Φ⁻¹((n - f - s)/(n - f)), s = floor(n/2 + 1) - f
   std::size_t n = 0;           // nodes in all, for alie_z
   std::size_t f = 1;           // Byzantine nodes: alie_z, and the copies in opt_* searches
@@ -38,23 +38,29 @@ struct AttackConfig {
   std::size_t mimic = 0;       // mimic: which honest vector to copy
   double eps = 1.5;            // dissensus
   std::uint64_t seed = 1;      // gaussian
-  // opt_alie / opt_ipm: the rule under attack (its pre-aggregators included) and its b.
+  // opt_alie / opt_ipm / opt_foe / spectral: the rule under attack (its pre-aggregators included)
+  // and its b.
   AggregatorConfig target;
   std::size_t target_b = 0;
   int evals = 20;
 };
 
-// Target i's neighbourhood, for per-target attacks (dissensus).
+// Target i's neighbourhood, for per-target attacks (dissensus, spectral).
 struct TargetView {
   std::span<const float> target;           // x_i
   Rows honest_neighbours;                  // x_j for i's honest neighbours
   std::span<const double> honest_weights;  // W_ij for them
   double byzantine_weight = 0;             // Σ_b W_ib over i's Byzantine neighbours (> 0)
+  std::size_t byzantine_count = 1;         // spectral: i's Byzantine neighbours (the copies)
+  std::size_t budget = 0;                  // spectral: b_i, the budget i's rule runs with
+  double fiedler = 0;                      // spectral: v_i
 };
 
 struct AttackInput {
   Rows honest;                         // the honest vectors the attacker knows; μ, σ over them
   const TargetView* target = nullptr;  // required by per-target attacks
+  // spectral: v_k for each honest row, the Fiedler vector of the honest graph (ALGORITHMS.md §4)
+  std::span<const double> honest_fiedler = {};
 };
 
 class Attack {
@@ -74,6 +80,14 @@ std::expected<std::unique_ptr<Attack>, std::string> makeAttack(const AttackConfi
 // evaluations, first doubling delta, then shrinking it by `ratio`. Returns the best tau.
 double lineSearch(const std::function<double(double)>& F, int evals, double start = 0.0,
                   double delta = 10.0, double ratio = 0.8);
+
+// The search of the MoNNA and robust-gossip reference codes (their `line_maximize`): the same
+// expansion from `start` by `delta`, then a contraction that steps the last proposal back by
+// delta when it is at or past the best (halving towards it while below 0) and forward when it
+// is behind, shrinking delta by `ratio` each time. Unlike lineSearch it probes below its first
+// step, which the model-space attacks need: a kept FOE vector has tau well under 1.
+double lineMaximize(const std::function<double(double)>& F, int evals = 16, double start = 0.0,
+                    double delta = 1.0, double ratio = 0.8);
 
 // Per-coordinate mean and standard deviation (ddof = 1) of the rows.
 void meanAndStd(Rows rows, std::span<float> mean, std::span<float> stddev);

@@ -266,8 +266,138 @@ class ClippedGossip final : public Rule {
   double tau_;
 };
 
+// The weights F-RG rules (Gaucher et al. 2025) work with: the pivot's own weight
+// W_ii = 1 - Σ_j W_ij (what missing peers leave on self), the Byzantine weight B = the b largest
+// W_ij (the attacker takes the heaviest edges), and the rows by distance, pivot first.
+struct RobustSumWeights {
+  std::vector<double> w;  // per row, the pivot's included
+  double total = 0;       // Σ w
+  double byzantine = 0;   // B
+  std::vector<std::size_t> order;
+};
+
+RobustSumWeights robustSumWeights(const RuleInput& in) {
+  const std::size_t n = in.rows.size();
+  RobustSumWeights r;
+  r.w.assign(in.weights.begin(), in.weights.end());
+  double others = 0;
+  for (std::size_t k = 1; k < n; ++k) others += r.w[k];
+  r.w[0] = std::max(0.0, 1.0 - others);
+  r.total = r.w[0] + others;
+  std::vector<double> peer(r.w.begin() + 1, r.w.end());
+  std::sort(peer.rbegin(), peer.rend());
+  for (std::size_t k = 0; k < std::min(in.b, peer.size()); ++k) r.byzantine += peer[k];
+  std::vector<double> dist(in.to_pivot.begin(), in.to_pivot.end());
+  dist[0] = -1.0;  // the pivot first, whatever rounding says
+  r.order = orderByKey(dist);
+  return r;
+}
+
+// z = (1 - Σ_k c_k) x_0 + Σ_k c_k x_k over k >= 1: x_0 moved by Σ c_k (x_k - x_0). Kept: the
+// pivot and every row with c_k > 0.
+void moveFromPivot(Rows rows, std::vector<double> c, std::span<float> z, std::vector<char>& kept) {
+  double moved = 0;
+  for (std::size_t k = 1; k < c.size(); ++k) {
+    moved += c[k];
+    kept[k] = c[k] > 0 ? 1 : 0;
+  }
+  c[0] = 1.0 - moved;
+  kept[0] = 1;
+  kernels::weightedSum(rows, c, z);
+}
+
+// CS+-RG: z = x_i + Σ_j W_ij CLIP(x_j - x_i, tau), tau the distance beyond which the rows weigh
+// 2B (weight total - 2B lies within tau); B = 0 clips nothing.
+class CsPlus final : public Rule {
+ public:
+  std::expected<void, std::string> apply(const RuleInput& in, std::span<float> z,
+                                         std::vector<char>& kept) override {
+    const std::size_t n = in.rows.size();
+    const RobustSumWeights r = robustSumWeights(in);
+    const double eps = 1e-12 * std::max(r.total, 1.0);  // weights are sums of fractions
+    const double target = r.total - 2.0 * r.byzantine;
+    double tau = std::numeric_limits<double>::infinity();
+    if (r.byzantine > 0) {
+      double cumulative = 0;
+      for (std::size_t at = 0; at < n; ++at) {
+        cumulative += r.w[r.order[at]];
+        if (cumulative < target - eps) continue;
+        if (cumulative <= target + eps) {
+          tau = std::sqrt(in.to_pivot[r.order[at]]);
+        } else {
+          tau = at == 0 ? 0.0 : std::sqrt(in.to_pivot[r.order[at - 1]]);
+        }
+        break;
+      }
+    }
+    std::vector<double> c(n, 0.0);
+    for (std::size_t k = 1; k < n; ++k) c[k] = r.w[k] * clipFactor(std::sqrt(in.to_pivot[k]), tau);
+    moveFromPivot(in.rows, std::move(c), z, kept);
+    return {};
+  }
+};
+
+// GTS-RG: z = x_i + Σ_j c_j (x_j - x_i), c the weights of the closest rows up to weight
+// total - B (the row at the boundary with the part of its weight that fits).
+class Gts final : public Rule {
+ public:
+  std::expected<void, std::string> apply(const RuleInput& in, std::span<float> z,
+                                         std::vector<char>& kept) override {
+    const std::size_t n = in.rows.size();
+    const RobustSumWeights r = robustSumWeights(in);
+    double room = r.total - r.byzantine;
+    std::vector<double> c(n, 0.0);
+    for (const std::size_t k : r.order) {
+      c[k] = std::clamp(room, 0.0, r.w[k]);
+      room -= r.w[k];
+    }
+    moveFromPivot(in.rows, std::move(c), z, kept);
+    return {};
+  }
+};
+
+// IOS (Wu, Chen, Ling 2023): b times, drop the trusted neighbour farthest from the weighted
+// mean of the trusted rows (the pivot always trusted); z = that mean at the end.
+class Ios final : public Rule {
+ public:
+  std::expected<void, std::string> apply(const RuleInput& in, std::span<float> z,
+                                         std::vector<char>& kept) override {
+    const std::size_t n = in.rows.size();
+    const RobustSumWeights r = robustSumWeights(in);
+    std::vector<char> trusted(n, 1);
+    std::vector<double> dist(n);
+    const auto trustedMean = [&](std::span<float> out) {
+      double sum = 0;
+      for (std::size_t k = 0; k < n; ++k) sum += trusted[k] ? r.w[k] : 0.0;
+      if (!(sum > 0)) {  // nothing left with weight (no self weight): stay put
+        std::copy(in.rows[0].begin(), in.rows[0].end(), out.begin());
+        return;
+      }
+      std::vector<double> c(n, 0.0);
+      for (std::size_t k = 0; k < n; ++k) c[k] = trusted[k] ? r.w[k] / sum : 0.0;
+      kernels::weightedSum(in.rows, c, out);
+    };
+    for (std::size_t round = 0; round < in.b; ++round) {
+      trustedMean(z);
+      kernels::squaredDistancesTo(z, in.rows, dist);
+      std::size_t far = 0;
+      for (std::size_t k = 1; k < n; ++k) {
+        if (trusted[k] && (far == 0 || dist[k] > dist[far])) far = k;
+      }
+      if (far == 0) break;  // only the pivot is left
+      trusted[far] = 0;
+    }
+    trustedMean(z);
+    for (std::size_t k = 0; k < n; ++k) kept[k] = trusted[k];
+    return {};
+  }
+};
+
 }  // namespace
 
+std::unique_ptr<Rule> makeCsPlus() { return std::make_unique<CsPlus>(); }
+std::unique_ptr<Rule> makeGts() { return std::make_unique<Gts>(); }
+std::unique_ptr<Rule> makeIos() { return std::make_unique<Ios>(); }
 std::unique_ptr<Rule> makeNna() { return std::make_unique<Nna>(); }
 std::unique_ptr<Rule> makeMean() { return std::make_unique<Mean>(); }
 std::unique_ptr<Rule> makeMetropolis() { return std::make_unique<Metropolis>(); }

@@ -41,6 +41,9 @@ std::unique_ptr<Rule> makeGeometricMedian();
 std::unique_ptr<Rule> makeKrum(bool multi);
 std::unique_ptr<Rule> makeCenteredClipping(double tau, int iters);
 std::unique_ptr<Rule> makeClippedGossip(double tau);  // tau 0: adaptive
+std::unique_ptr<Rule> makeCsPlus();
+std::unique_ptr<Rule> makeGts();
+std::unique_ptr<Rule> makeIos();
 
 // CLIP(v, tau) = v * min(1, tau/‖v‖) applied to v = a - c, given ‖a - c‖; the factor to use.
 // Zero when the norm is not finite (ALGORITHMS.md's convention).

@@ -240,6 +240,8 @@ CellPlan planCell(const Grid& grid, const Cell& cell, std::uint16_t base_port) {
         p.bridges = std::stoul(value);
       else if (key == "path")
         p.path = std::stoul(value);
+      else if (key == "links")
+        p.links = std::stoul(value);
       else if (key == "seed")
         p.seed = std::stoull(value);
       else
@@ -250,6 +252,7 @@ CellPlan planCell(const Grid& grid, const Cell& cell, std::uint16_t base_port) {
     const std::string f_axis = cell.value("f");
     const std::size_t f = f_axis.empty() ? grid.f : std::stoul(f_axis);
     const std::size_t n = grid.honest > 0 ? grid.honest + f : s.n;
+    if (s.kind == "two_worlds") p.byzantine = f;  // the attackers are the last f peers
     auto made = topologies::generateEdges(s.kind, n, p);
     if (!made) throw GridError(fmt::format("{}: topology: {}", grid.file.string(), made.error()));
     edges = std::move(*made);

@@ -130,6 +130,7 @@ struct AttackOptions {
   std::size_t mimic = 0;
   double eps = 1.5;
   std::optional<std::size_t> target;
+  std::vector<double> fiedler;  // spectral: v_k per honest row
   std::string agg = "nna";
   std::optional<std::size_t> b;
   std::string pre;
@@ -176,11 +177,24 @@ int runAttack(const AttackOptions& o) {
       if (r != *o.target) neighbours.push_back(h.row(r));
     }
     weights.assign(neighbours.size(), w);
-    view = robust::TargetView{h.row(*o.target), neighbours, weights, w * double(o.f)};
+    view = robust::TargetView{.target = h.row(*o.target),
+                              .honest_neighbours = neighbours,
+                              .honest_weights = weights,
+                              .byzantine_weight = w * double(o.f),
+                              .byzantine_count = std::max<std::size_t>(o.f, 1),
+                              .budget = c.target_b};
+  }
+  if (o.name == "spectral") {
+    if (o.fiedler.size() != h.rows()) {
+      spdlog::error("spectral: needs --fiedler with one entry per honest row ({}), got {}",
+                    h.rows(), o.fiedler.size());
+      return kExitBadInput;
+    }
+    view->fiedler = o.fiedler[*o.target];
   }
   std::vector<float> a(h.cols());
   const auto start = std::chrono::steady_clock::now();
-  auto ok = (*attack)->craft({honest, view ? &*view : nullptr}, a);
+  auto ok = (*attack)->craft({honest, view ? &*view : nullptr, o.fiedler}, a);
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (!ok) {
@@ -328,10 +342,11 @@ Command addLabCommand(CLI::App& root) {
                 "attack: " + fmt::format("{}", fmt::join(robust::kAttackNames, ", ")))
       ->required()
       ->check(CLI::IsMember(robust::kAttackNames));
-  t->add_option("--tau", att->tau, "attack strength (ipm default 2.0, alie 1.5)");
+  t->add_option("--tau", att->tau,
+                "attack strength (ipm default 2.0, foe 0.1, alie 1.5; spectral: no search)");
   t->add_flag("--z", att->alie_z, "alie: tau = z from n = rows + f and f");
   t->add_option("--f", att->f, "number of Byzantine copies (opt_* searches, alie --z)");
-  t->add_option("--agg", att->agg, "opt_*: the rule attacked")
+  t->add_option("--agg", att->agg, "opt_*, spectral: the rule attacked")
       ->check(CLI::IsMember(robust::kRuleNames));
   t->add_option("--b", att->b, "opt_*: that rule's budget (default f)");
   t->add_option("--pre", att->pre, "opt_*: that rule's pre-aggregators");
@@ -339,7 +354,10 @@ Command addLabCommand(CLI::App& root) {
   t->add_flag("--scale-to-mean", att->scale_to_mean, "gaussian: sigma = |mean| / sqrt(d)");
   t->add_option("--mimic", att->mimic, "mimic: which honest row to copy");
   t->add_option("--eps", att->eps, "dissensus: eps");
-  t->add_option("--target", att->target, "dissensus: the honest row under attack");
+  t->add_option("--target", att->target, "dissensus, spectral: the honest row under attack");
+  t->add_option("--fiedler", att->fiedler,
+                "spectral: the honest graph's Fiedler vector, one entry per row (v0,v1,...)")
+      ->delimiter(',');
   t->add_option("--seed", att->seed, "seed (gaussian)");
   t->add_option("--in", att->in, "H.npy, one honest vector per row")
       ->required()

@@ -43,6 +43,39 @@ Eigen::MatrixXd metropolisWeights(const Topology& topology) {
   return w;
 }
 
+std::vector<double> honestFiedlerVector(const Topology& topology,
+                                        const std::set<NodeId>& byzantine) {
+  std::vector<std::size_t> honest;  // positions in nodes()
+  std::vector<Eigen::Index> slot(topology.size(), -1);
+  for (std::size_t i = 0; i < topology.size(); ++i) {
+    if (byzantine.contains(topology.nodes()[i].id)) continue;
+    slot[i] = Eigen::Index(honest.size());
+    honest.push_back(i);
+  }
+  const std::size_t h = honest.size();
+  if (h < 2 || h > kMaxSpectralNodes) {
+    throw TopologyError(
+        fmt::format("the Fiedler vector needs 2 to {} honest nodes, the topology has {}",
+                    kMaxSpectralNodes, h));
+  }
+  const Eigen::MatrixXd w = metropolisWeights(topology);
+  Eigen::MatrixXd laplacian = Eigen::MatrixXd::Zero(Eigen::Index(h), Eigen::Index(h));
+  for (const auto& [a, b] : topology.edges()) {
+    const std::size_t i = topology.indexOf(a), j = topology.indexOf(b);
+    if (slot[i] < 0 || slot[j] < 0) continue;
+    const double wij = w(Eigen::Index(i), Eigen::Index(j));
+    laplacian(slot[i], slot[j]) -= wij;
+    laplacian(slot[j], slot[i]) -= wij;
+    laplacian(slot[i], slot[i]) += wij;
+    laplacian(slot[j], slot[j]) += wij;
+  }
+  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> solver(laplacian);
+  const Eigen::VectorXd v = solver.eigenvectors().col(1).normalized();  // eigenvalues ascend
+  std::vector<double> out(topology.size(), 0.0);
+  for (std::size_t k = 0; k < h; ++k) out[honest[k]] = v(Eigen::Index(k));
+  return out;
+}
+
 std::size_t tolerableBudget(std::size_t degree) { return degree / 2; }
 
 TopologyCheck checkTopology(const Topology& topology) {

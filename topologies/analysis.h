@@ -4,6 +4,7 @@
 
 #include <Eigen/Core>
 #include <cstddef>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,14 @@ std::size_t componentCount(std::size_t n, const std::vector<Edge>& edges);
 // W_ij = 1 / (1 + max(deg_i, deg_j)) on edges, W_ii = 1 - Σ_j W_ij (ALGORITHMS.md §2),
 // indexed by position in topology.nodes(). Symmetric and doubly stochastic.
 Eigen::MatrixXd metropolisWeights(const Topology& topology);
+
+// The Fiedler vector of the honest graph: the unit eigenvector of the second-smallest
+// eigenvalue of L = D - A, A the Metropolis weights (of the whole graph) on edges between
+// honest nodes, D its row sums. Indexed by position in topology.nodes(); Byzantine nodes get 0.
+// Its sign is arbitrary (the spectral attack uses products v_i v_k). Needs 2 to
+// kMaxSpectralNodes honest nodes; throws TopologyError otherwise.
+std::vector<double> honestFiedlerVector(const Topology& topology,
+                                        const std::set<NodeId>& byzantine);
 
 // The most Byzantine neighbours a node of degree `degree` can bear: its neighbourhood S (itself
 // and its neighbours, deg + 1 vectors) needs an honest majority, 2b < deg + 1, for NNA, cwtm and

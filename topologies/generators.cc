@@ -118,8 +118,12 @@ std::optional<Edges> regular(std::size_t n, std::size_t degree, std::mt19937_64&
 
 const std::vector<std::string>& generatorParamNames(const std::string& kind) {
   static const std::map<std::string, std::vector<std::string>> names{
-      {"torus", {"rows"}},          {"erdos_renyi", {"p", "seed"}}, {"regular", {"degree", "seed"}},
-      {"two_cliques", {"bridges"}}, {"dumbbell", {"path"}},
+      {"torus", {"rows"}},
+      {"erdos_renyi", {"p", "seed"}},
+      {"regular", {"degree", "seed"}},
+      {"two_cliques", {"bridges"}},
+      {"dumbbell", {"path"}},
+      {"two_worlds", {"links", "byzantine"}},
   };
   static const std::vector<std::string> none;
   const auto it = names.find(kind);
@@ -132,6 +136,8 @@ std::string formatGeneratorParam(const GeneratorParams& p, const std::string& na
   if (name == "rows") return fmt::format("{}", p.rows);
   if (name == "bridges") return fmt::format("{}", p.bridges);
   if (name == "path") return fmt::format("{}", p.path);
+  if (name == "links") return fmt::format("{}", p.links);
+  if (name == "byzantine") return fmt::format("{}", p.byzantine);
   if (name == "seed") return fmt::format("{}", p.seed);
   return "";
 }
@@ -189,6 +195,29 @@ std::expected<std::vector<Edge>, std::string> generateEdges(const std::string& k
     addClique(e, side + params.path, side);
     // Last node of the first clique, the path nodes in order, first node of the second.
     for (std::size_t at = side - 1; at < side + params.path; ++at) e.insert(ordered(at, at + 1));
+    return normalized(std::move(e));
+  }
+  if (kind == "two_worlds") {
+    if (params.byzantine + 2 > n) {
+      return std::unexpected(
+          fmt::format("two_worlds: n - byzantine = {} - {} must leave at least 2 honest nodes", n,
+                      params.byzantine));
+    }
+    const std::size_t honest = n - params.byzantine, first = honest / 2, second = honest - first;
+    if (params.links < 1 || params.links > second) {
+      return std::unexpected(
+          fmt::format("two_worlds: links = {} must be in [1, {}] (the second world's size)",
+                      params.links, second));
+    }
+    std::set<Edge> e;
+    addClique(e, 0, first);
+    addClique(e, first, second);
+    for (std::size_t i = 0; i < first; ++i) {
+      for (std::size_t k = 0; k < params.links; ++k) e.insert(ordered(i, first + (i + k) % second));
+    }
+    for (std::size_t b = honest; b < n; ++b) {
+      for (std::size_t i = 0; i < honest; ++i) e.insert(ordered(i, b));
+    }
     return normalized(std::move(e));
   }
   return std::unexpected(fmt::format("unknown topology kind '{}' (allowed: {})", kind,

@@ -13,17 +13,19 @@
 
 namespace phalanx::topologies {
 
-inline const std::vector<std::string> kGeneratorKinds{"ring",        "torus",   "complete",
-                                                      "erdos_renyi", "regular", "exponential",
-                                                      "two_cliques", "dumbbell"};
+inline const std::vector<std::string> kGeneratorKinds{"ring",        "torus",    "complete",
+                                                      "erdos_renyi", "regular",  "exponential",
+                                                      "two_cliques", "dumbbell", "two_worlds"};
 
 struct GeneratorParams {
-  double p = 0.5;           // erdos_renyi: edge probability
-  std::size_t degree = 4;   // regular: every node's degree (n * degree even, degree < n)
-  std::size_t rows = 0;     // torus: grid rows (0: the most square factorization of n)
-  std::size_t bridges = 1;  // two_cliques: edges i <-> i + n/2 joining the halves
-  std::size_t path = 0;     // dumbbell: nodes on the path between the two cliques
-  std::uint64_t seed = 1;   // erdos_renyi, regular
+  double p = 0.5;             // erdos_renyi: edge probability
+  std::size_t degree = 4;     // regular: every node's degree (n * degree even, degree < n)
+  std::size_t rows = 0;       // torus: grid rows (0: the most square factorization of n)
+  std::size_t bridges = 1;    // two_cliques: edges i <-> i + n/2 joining the halves
+  std::size_t path = 0;       // dumbbell: nodes on the path between the two cliques
+  std::size_t links = 1;      // two_worlds: edges from each node of the first world to the second
+  std::size_t byzantine = 0;  // two_worlds: the last nodes, each joined to every honest one
+  std::uint64_t seed = 1;     // erdos_renyi, regular
 };
 
 // The parameters each kind takes, under the names topology files and `phalanx topology gen`
@@ -39,6 +41,9 @@ std::string formatGeneratorParam(const GeneratorParams& params, const std::strin
 //   (pairing model with rejection).  exponential: i ~ i + 2^j mod n for 2^j < n.
 //   two_cliques: cliques on the two halves joined by `bridges` edges.
 //   dumbbell: cliques of (n - path)/2 nodes joined by a path through `path` further nodes.
+//   two_worlds (Gaucher et al. 2025): h = n - byzantine honest nodes in two cliques of h/2 and
+//   h - h/2; node i < h/2 also joins h/2 + (i + k) mod (h - h/2) for k < links; the last
+//   `byzantine` nodes are joined to every honest node (and not to each other).
 std::expected<std::vector<Edge>, std::string> generateEdges(const std::string& kind, std::size_t n,
                                                             const GeneratorParams& params);
 

@@ -33,6 +33,8 @@ GeneratorParams readGeneratorParams(YamlFields& g, const std::string& kind) {
     if (name == "rows") g.integer("rows", p.rows, 1, 1u << 20);
     if (name == "bridges") g.integer("bridges", p.bridges, 1, 1u << 20);
     if (name == "path") g.integer("path", p.path, 0, 1u << 20);
+    if (name == "links") g.integer("links", p.links, 1, 1u << 20);
+    if (name == "byzantine") g.integer("byzantine", p.byzantine, 0, 1u << 20);
   }
   return p;
 }

@@ -13,6 +13,8 @@
 namespace phalanx {
 namespace {
 
+using ::testing::ElementsAre;
+using ::testing::FloatNear;
 using ::testing::HasSubstr;
 using testing::phalanxBinary;
 using testing::runProcess;
@@ -72,6 +74,18 @@ TEST(LabCli, AttackCraftsFromHonestRows) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   // W = 1/4 each, Byzantine weight 2/4: 1 - 1.5 * (0.25 * 2) / 0.5 = -0.5 (first coordinate).
   EXPECT_FLOAT_EQ(node::readNpy(out).data[0], -0.5f);
+  r = runProcess(phalanxBinary() + " lab attack --name foe --tau 0.1 --in " + in + " --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(node::readNpy(out).data, (std::vector<float>{1.8f, 2.7f}));  // 0.9 mean(H)
+  r = runProcess(phalanxBinary() + " lab attack --name spectral --tau 2 --target 0 --f 1 " +
+                 "--fiedler -0.7071067811865476,0.7071067811865476 --in " + in + " --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // d = v_0 (v_0 x_0 + v_1 x_1) = -0.5 (-(1, 2) + (3, 4)) = (-1, -1); x_0 + 2 d = (-1, 0).
+  EXPECT_THAT(node::readNpy(out).data, ElementsAre(FloatNear(-1, 1e-5), FloatNear(0, 1e-5)));
+  r = runProcess(phalanxBinary() + " lab attack --name spectral --target 0 --in " + in + " --out " +
+                 out);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("needs --fiedler"));
   r = runProcess(phalanxBinary() + " lab attack --name opt_alie --agg cwtm --b 1 --f 1 --in " + in +
                  " --out " + out + " --json");
   EXPECT_EQ(r.exit_code, 0) << r.output;  // 3 rows, b = 1: 2b < |S|

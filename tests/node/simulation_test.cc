@@ -13,10 +13,12 @@
 #include <map>
 #include <memory>
 #include <numeric>
+#include <set>
 #include <vector>
 
 #include "tests/support/node_fixtures.h"
 #include "tests/support/temp_dir.h"
+#include "topologies/generators.h"
 
 namespace phalanx::node {
 namespace {
@@ -206,6 +208,31 @@ TEST(Simulation, ChaosSoakLeavesEveryHonestPeerFinished) {
   for (std::uint32_t i = 0; i < 16; ++i) {
     ASSERT_FALSE(one.records[i].empty());
     EXPECT_EQ(one.records[i].back().round, c.rounds.count - 1) << "node " << i;
+  }
+}
+
+TEST(Simulation, SpectralAttackersAreEquivocatorsAndAreConvicted) {
+  // Two worlds of 3 honest peers (ids 0-5, one link each) and 2 spectral attackers (6, 7)
+  // joined to all of them: each honest peer gets its own vector from each attacker in round
+  // 0. Those are equivocations: every honest peer convicts both by their digests and never
+  // mixes them again.
+  auto edges = topologies::generateEdges("two_worlds", 8, {.links = 1, .byzantine = 2});
+  ASSERT_TRUE(edges.has_value());
+  std::vector<topologies::NodeSpec> nodes;
+  for (std::uint32_t i = 0; i < 8; ++i)
+    nodes.push_back({.id = i, .port = std::uint16_t(20000 + i)});
+  const auto topology = std::make_shared<const topologies::Topology>(nodes, *edges, 2);
+  Config c = syntheticConfig();
+  c.rounds.count = 30;
+  c.mixing.rule = "cs_plus";
+  const SimRun r = runSim(c, topology, {}, 2, {}, {{6, "spectral"}, {7, "spectral"}});
+  EXPECT_EQ(r.result.byzantine, (std::set<std::uint32_t>{6, 7}));
+  for (std::uint32_t i = 0; i < 6; ++i) {
+    EXPECT_EQ(r.records[i].back().round, c.rounds.count - 1);
+    EXPECT_EQ(r.records[i].back().equivocators, (std::vector<std::uint32_t>{6, 7})) << i;
+    for (std::uint32_t attacker : {6u, 7u}) {
+      EXPECT_EQ(r.mixedCount(i, attacker, 0), 1u) << i << " " << attacker;  // round 0 only
+    }
   }
 }
 

@@ -211,6 +211,49 @@ TEST(ClippedGossip, FixedAndAdaptiveRadius) {
   EXPECT_FLOAT_EQ(mixWith(c, {{7}}, 0).z[0], 7.0f);
 }
 
+TEST(CsPlus, ClipsAtTheDistanceBeyondWhichTwiceTheByzantineWeightLies) {
+  // W = 0.1 per neighbour, self 0.6; b = 1: B = 0.1, weight 1 - 2B = 0.8 is reached exactly at
+  // the row at distance 2 (0.6 + 0.1 + 0.1), so tau = 2: 0.1 * (1 + 2 + 3 * 2/3 + 10 * 2/10).
+  const Matrix m{{0}, {1}, {2}, {3}, {10}};
+  const std::vector<double> w{0, 0.1, 0.1, 0.1, 0.1};
+  auto r = mixWith(rule("cs_plus"), m, 1, w);
+  EXPECT_NEAR(r.z[0], 0.7, 1e-6);
+  EXPECT_EQ(r.report.kept, (std::vector<char>{1, 1, 1, 1, 1}));  // clipped, still in the mix
+  // Uneven weights: B = 0.15 (the heaviest edge), 1 - 2B = 0.7 is passed inside the row at
+  // distance 2 (0.55 + 0.1 + 0.15 = 0.8), so tau is the previous distance, 1.
+  EXPECT_NEAR(mixWith(rule("cs_plus"), m, 1, {0, 0.1, 0.15, 0.1, 0.1}).z[0], 0.45, 1e-6);
+  // b = 0 clips nothing: plain gossip 0.1 * 16.
+  EXPECT_NEAR(mixWith(rule("cs_plus"), m, 0, w).z[0], 1.6, 1e-6);
+  // 2B above all but the self weight: tau = 0, the node stays where it is.
+  r = mixWith(rule("cs_plus"), {{0}, {1}, {2}, {10}}, 2, {0, 0.25, 0.25, 0.25});
+  EXPECT_FLOAT_EQ(r.z[0], 0.0f);
+  EXPECT_EQ(r.report.kept, (std::vector<char>{1, 0, 0, 0}));
+}
+
+TEST(Gts, KeepsTheClosestWeightUpToTotalMinusB) {
+  // Default weights 1/4 (self 1/4); b = 1 keeps weight 3/4: self, 1 and 2 -> 0.25 * (1 + 2).
+  auto r = mixWith(rule("gts"), {{0}, {1}, {2}, {10}}, 1);
+  EXPECT_FLOAT_EQ(r.z[0], 0.75f);
+  EXPECT_EQ(r.report.kept, (std::vector<char>{1, 1, 1, 0}));
+  // Self 0.55, B = 0.15: room 0.85 = 0.55 + 0.1 + 0.15 + 0.05 of the row at distance 3.
+  r = mixWith(rule("gts"), {{0}, {1}, {2}, {3}, {10}}, 1, {0, 0.1, 0.15, 0.1, 0.1});
+  EXPECT_NEAR(r.z[0], 0.1 + 0.3 + 0.15, 1e-6);
+  EXPECT_EQ(r.report.kept, (std::vector<char>{1, 1, 1, 1, 0}));
+}
+
+TEST(Ios, DropsTheFarthestFromTheTrustedMeanBTimes) {
+  // Mean 3.25: 10 is farthest; then mean 1: 2 is farther than 1 (the pivot is never dropped).
+  auto r = mixWith(rule("ios"), {{0}, {1}, {2}, {10}}, 1);
+  EXPECT_FLOAT_EQ(r.z[0], 1.0f);
+  r = mixWith(rule("ios"), {{0}, {1}, {2}, {10}}, 2);
+  EXPECT_FLOAT_EQ(r.z[0], 0.5f);
+  EXPECT_EQ(r.report.kept, (std::vector<char>{1, 1, 0, 0}));
+  // A far pivot stays: the farthest neighbour from the mean 3.25 is 0.
+  EXPECT_NEAR(mixWith(rule("ios"), {{10}, {0}, {1}, {2}}, 1).z[0], 13.0 / 3.0, 1e-6);
+  // b beyond the neighbours: the pivot alone.
+  EXPECT_FLOAT_EQ(mixWith(rule("ios"), {{4}, {1}}, 3).z[0], 4.0f);
+}
+
 TEST(PreAggregators, NearestNeighbourMixing) {
   // b = 1: each row becomes the mean of its 2 nearest (itself first): 0.5, 0.5, 5.5.
   EXPECT_NEAR(mixWith(rule("mean", {"nnm"}), {{0}, {1}, {10}}, 1).z[0], 6.5 / 3.0, 1e-6);

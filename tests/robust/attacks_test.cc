@@ -45,6 +45,57 @@ TEST(Attacks, SignflipAndIpm) {
   EXPECT_EQ(craft(c), (std::vector<float>{-1, -1.5}));
 }
 
+TEST(Attacks, FoeShrinksTheHonestMean) {
+  AttackConfig c = named("foe");
+  c.tau = 0.1;
+  auto v = craft(c);  // 0.9 μ
+  EXPECT_FLOAT_EQ(v[0], 1.8f);
+  EXPECT_FLOAT_EQ(v[1], 2.7f);
+  v = craft(named("foe"));  // tau = 0.1 by default
+  EXPECT_FLOAT_EQ(v[0], 1.8f);
+}
+
+TEST(Attacks, SpectralPushesAlongTheFiedlerVector) {
+  // Honest x = 0, 1, 2 on a path, v = (-1, 0, 1)/√2; target 0: d = v_0 Σ v_k x_k = -1.
+  const Matrix honest{{0}, {1}, {2}};
+  const std::vector<double> fiedler{-1 / std::sqrt(2.0), 0, 1 / std::sqrt(2.0)};
+  const std::vector<std::span<const float>> around{honest[1]};
+  const std::vector<double> w{1.0 / 3};
+  TargetView view{.target = honest[0],
+                  .honest_neighbours = around,
+                  .honest_weights = w,
+                  .byzantine_weight = 1.0 / 3,
+                  .byzantine_count = 1,
+                  .budget = 1,
+                  .fiedler = fiedler[0]};
+  AttackConfig c = named("spectral");
+  c.tau = 3;
+  auto attack = makeAttack(c);
+  ASSERT_TRUE(attack.has_value()) << attack.error();
+  EXPECT_TRUE((*attack)->perTarget());
+  std::vector<float> out(1);
+  const auto v = views(honest);
+  ASSERT_TRUE((*attack)->craft({v, &view, fiedler}, out));
+  EXPECT_FLOAT_EQ(out[0], -3.0f);
+  // Searched against the mean, the damage grows with tau: every step of lineMaximize expands.
+  c.tau.reset();
+  c.target.rule = "mean";
+  attack = makeAttack(c);
+  ASSERT_TRUE((*attack)->craft({v, &view, fiedler}, out));
+  EXPECT_FLOAT_EQ(out[0], float(-(std::pow(2.0, 15) - 1)));
+  // Against cs_plus (b = 1 with one Byzantine neighbour) it is clipped, so it cannot gain
+  // without bound: the search stops at a finite tau.
+  c.target.rule = "cs_plus";
+  attack = makeAttack(c);
+  ASSERT_TRUE((*attack)->craft({v, &view, fiedler}, out));
+  EXPECT_LT(std::abs(out[0]), 1e6f);
+  // Missing pieces are errors.
+  EXPECT_THAT((*attack)->craft({v, nullptr, fiedler}, out).error(), HasSubstr("target's view"));
+  EXPECT_THAT((*attack)->craft({v, &view, {}}, out).error(), HasSubstr("Fiedler"));
+  view.byzantine_count = 0;
+  EXPECT_THAT((*attack)->craft({v, &view, fiedler}, out).error(), HasSubstr("Byzantine neighbour"));
+}
+
 TEST(Attacks, AlieWithTauOrZ) {
   auto v = craft(named("alie"));  // μ + 1.5 σ
   EXPECT_NEAR(v[0], 2 + 1.5 * std::sqrt(2.0), 1e-6);
@@ -149,6 +200,20 @@ TEST(LineSearch, FollowsTheExactExpandThenContractRecipe) {
             (std::vector<double>{0, 10, 30, 70, 62}));
 }
 
+TEST(LineSearch, ReferenceSearchContractsBothWays) {
+  std::vector<double> asked;
+  const double best = lineMaximize([&](double t) {
+    asked.push_back(t);
+    return -(t - 0.3) * (t - 0.3);
+  });
+  ASSERT_EQ(asked.size(), 16u);
+  // 1 is worse than 0: back by 0.8 to 0.2 (better); back by 0.64 below 0, halved up to 0.04;
+  // behind the best: forward by 0.512; past it: back by 0.4096.
+  const std::vector<double> first{0, 1, 0.2, 0.04, 0.552, 0.1424};
+  for (std::size_t k = 0; k < first.size(); ++k) EXPECT_NEAR(asked[k], first[k], 1e-12) << k;
+  EXPECT_NEAR(best, 0.3, 0.02);
+}
+
 TEST(LineSearch, OptimizedAttackOnTheMeanKeepsExpanding) {
   // Against the mean the damage grows with tau, so all 19 steps expand: 10 * (2^19 - 1).
   AttackConfig c = named("opt_ipm");
@@ -157,6 +222,42 @@ TEST(LineSearch, OptimizedAttackOnTheMeanKeepsExpanding) {
   const Matrix honest{{1, 1}, {1, 1}, {1, 1}};
   const auto v = craft(c, honest);
   EXPECT_FLOAT_EQ(v[0], float(-10.0 * (std::pow(2.0, 19) - 1)));
+}
+
+TEST(LineSearch, OptimizedFoeAgainstTheMeanKeepsExpanding) {
+  AttackConfig c = named("opt_foe");
+  c.f = 2;
+  c.target.rule = "mean";
+  const Matrix honest{{1, 2}, {1, 2}, {1, 2}};
+  const auto v = craft(c, honest);  // (1 - tau) μ; lineMaximize: 15 doublings from 1
+  const double tau = std::pow(2.0, 15) - 1;
+  EXPECT_FLOAT_EQ(v[0], float(1 - tau));
+  EXPECT_FLOAT_EQ(v[1], float(2 * (1 - tau)));
+}
+
+TEST(LineSearch, OptimizedFoeAgainstNnaIsKeptByNna) {
+  // Honest models around 5 (model space): NNA drops a far (1 - tau) μ, so the best tau found
+  // is one whose vector NNA keeps, and it moves the mix off μ towards 0.
+  AttackConfig c = named("opt_foe");
+  c.f = 2;
+  c.target.rule = "nna";
+  c.target_b = 2;
+  Matrix honest = testing::gaussianRows(6, 20, 0.3f, 4);
+  for (auto& row : honest) {
+    for (float& x : row) x += 5.0f;
+  }
+  const auto v = craft(c, honest);
+  std::vector<std::span<const float>> rows(honest.begin(), honest.end());
+  rows.insert(rows.end(), 2, std::span<const float>(v));
+  auto nna = makeAggregator({.rule = "nna"});
+  std::vector<float> z(20);
+  auto report = (*nna)->mix({rows, 2, {}}, z);
+  ASSERT_TRUE(report.has_value());
+  EXPECT_EQ(report->kept[6], 1) << "the attack vector is excluded";
+  std::vector<float> mean(20);
+  meanAndStd(views(honest), mean, {});
+  EXPECT_LT(v[0], mean[0]);  // shrunk towards 0
+  EXPECT_GT(v[0], 0.0f);
 }
 
 TEST(LineSearch, OptimizedAlieAgainstNnaStaysWhereItIsKept) {

@@ -96,6 +96,9 @@ TEST(Properties, PermutingPeersDoesNotChangeAnyRule) {
                                               {.rule = "multikrum"},
                                               {.rule = "cc", .tau = 1.0, .iters = 3},
                                               {.rule = "clipped_gossip"},
+                                              {.rule = "cs_plus"},
+                                              {.rule = "gts"},
+                                              {.rule = "ios"},
                                               {.rule = "nna", .pre = {"nnm"}},
                                               {.rule = "cwtm", .pre = {"arc"}},
                                               {.rule = "mean", .pre = {"clip:2"}}};
@@ -114,7 +117,7 @@ TEST(Properties, PermutingPeersDoesNotChangeAnyRule) {
 
 TEST(Properties, NoRuleLetsNonFiniteValuesThrough) {
   for (const char* name : {"nna", "mean", "metropolis", "cwtm", "cwmed", "gm", "krum", "multikrum",
-                           "clipped_gossip"}) {
+                           "clipped_gossip", "cs_plus", "gts", "ios"}) {
     SCOPED_TRACE(name);
     Matrix m = testing::gaussianRows(8, kDim, 1.0f, 3);
     m[2][5] = std::numeric_limits<float>::quiet_NaN();

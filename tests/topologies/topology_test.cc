@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <numbers>
+#include <set>
 #include <string>
 
 #include "topologies/analysis.h"
@@ -148,6 +149,30 @@ TEST(Generators, DeterministicShapes) {
   EXPECT_FALSE(generateEdges("ring", 0, {}));
 }
 
+TEST(Generators, TwoWorldsWithByzantineNodesJoinedToEveryHonestOne) {
+  // 6 honest (worlds {0,1,2} and {3,4,5}), links 2: 0~3,4  1~4,5  2~5,3; attackers 6, 7.
+  auto edges = generateEdges("two_worlds", 8, {.links = 2, .byzantine = 2});
+  ASSERT_TRUE(edges.has_value()) << edges.error();
+  std::set<Edge> want;
+  for (NodeId a : {0u, 1u, 2u}) {
+    for (NodeId b = a + 1; b < 3; ++b) want.insert({a, b});
+  }
+  for (NodeId a : {3u, 4u, 5u}) {
+    for (NodeId b = a + 1; b < 6; ++b) want.insert({a, b});
+  }
+  for (const Edge& e : {Edge{0, 3}, Edge{0, 4}, Edge{1, 4}, Edge{1, 5}, Edge{2, 5}, Edge{2, 3}})
+    want.insert(e);
+  for (NodeId h = 0; h < 6; ++h) {
+    want.insert({h, 6});
+    want.insert({h, 7});
+  }
+  EXPECT_EQ(std::set<Edge>(edges->begin(), edges->end()), want);
+  EXPECT_THAT(generateEdges("two_worlds", 8, {.links = 4, .byzantine = 2}).error(),
+              HasSubstr("links = 4 must be in [1, 3]"));
+  EXPECT_THAT(generateEdges("two_worlds", 3, {.byzantine = 2}).error(),
+              HasSubstr("at least 2 honest"));
+}
+
 TEST(Generators, RandomKindsAreSeededAndConnected) {
   const auto a = generateEdges("erdos_renyi", 30, {.p = 0.2, .seed = 7});
   const auto b = generateEdges("erdos_renyi", 30, {.p = 0.2, .seed = 7});
@@ -191,6 +216,27 @@ TEST(Analysis, SpectralGapMatchesClosedForms) {
   // Ring of 4: eigenvalue 1/3 + 2/3 cos(π) = -1/3 has the largest magnitude after 1.
   EXPECT_NEAR(checkTopology(fromEdges(4, *generateEdges("ring", 4, {}))).spectral_gap,
               1.0 - 1.0 / 3, 1e-12);
+}
+
+TEST(Analysis, HonestFiedlerVectorSplitsTheWorlds) {
+  auto edges = generateEdges("two_worlds", 10, {.links = 1, .byzantine = 2});
+  ASSERT_TRUE(edges.has_value());
+  const Topology t(numberedNodes(10, {}), *edges, 2);
+  const std::vector<double> v = honestFiedlerVector(t, {8, 9});
+  ASSERT_EQ(v.size(), 10u);
+  EXPECT_EQ(v[8], 0.0);
+  EXPECT_EQ(v[9], 0.0);
+  double sum = 0, norm = 0;
+  for (std::size_t i = 0; i < 8; ++i) {
+    sum += v[i];
+    norm += v[i] * v[i];
+  }
+  EXPECT_NEAR(sum, 0.0, 1e-9);  // orthogonal to the constant vector
+  EXPECT_NEAR(norm, 1.0, 1e-9);
+  // The sparsest cut is between the worlds: one sign on 0-3, the other on 4-7.
+  for (std::size_t i = 1; i < 4; ++i) EXPECT_GT(v[0] * v[i], 0) << i;
+  for (std::size_t i = 4; i < 8; ++i) EXPECT_LT(v[0] * v[i], 0) << i;
+  EXPECT_THROW(honestFiedlerVector(t, {1, 2, 3, 4, 5, 6, 7, 8, 9}), TopologyError);
 }
 
 TEST(Analysis, BudgetsAndConnectivityWarnings) {
