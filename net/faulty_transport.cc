@@ -29,6 +29,11 @@ FaultyTransport::FaultyTransport(Clock& clock, TransportHandlers handlers, const
       if (!blocked(peer)) handlers_.on_digest(peer, d);
     };
   }
+  if (handlers_.on_coalition) {
+    in.on_coalition = [this](std::uint32_t peer, const v1::Coalition& c) {
+      if (!blocked(peer)) handlers_.on_coalition(peer, c);
+    };
+  }
   if (handlers_.on_up) {
     in.on_up = [this](std::uint32_t peer) {
       if (!cut(peer)) handlers_.on_up(peer);

@@ -95,6 +95,9 @@ std::optional<FrameError> parseBodyInto(std::span<const std::uint8_t> body, v1::
         return FrameError::kInvalid;
       }
       break;
+    case v1::Envelope::kCoalition:
+      if (e.coalition().count() > kMaxDigestEntries) return FrameError::kInvalid;
+      break;
     case v1::Envelope::kResync:
     case v1::Envelope::kHeartbeat:
       break;

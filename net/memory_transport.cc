@@ -168,6 +168,9 @@ class MemoryTransport final : public Transport {
       case v1::Envelope::kDigest:
         if (handlers_.on_digest) handlers_.on_digest(from, e.digest());
         return;
+      case v1::Envelope::kCoalition:
+        if (handlers_.on_coalition) handlers_.on_coalition(from, e.coalition());
+        return;
       default:
         ++stats_.rejected["unexpected_envelope"];
         return;

@@ -330,6 +330,10 @@ class TcpTransport::Session : public std::enable_shared_from_this<Session> {
         if (speaksForPeer() && owner_.handlers_.on_digest)
           owner_.handlers_.on_digest(peer_, e.digest());
         return;
+      case v1::Envelope::kCoalition:
+        if (speaksForPeer() && owner_.handlers_.on_coalition)
+          owner_.handlers_.on_coalition(peer_, e.coalition());
+        return;
       case v1::Envelope::kGoodbye:
         if (e.goodbye().reason() == v1::Goodbye::DUPLICATE_CONNECTION) return retire();
         return close(fmt::format("Goodbye: {}", reasonLabel(e.goodbye().reason())));

@@ -56,6 +56,7 @@ struct TransportHandlers {
   std::function<void(std::uint32_t peer, const v1::ResyncRequest& request)> on_resync;
   std::function<void(std::uint32_t peer, std::uint64_t round)> on_heartbeat;
   std::function<void(std::uint32_t peer, const v1::RoundDigest& digest)> on_digest;
+  std::function<void(std::uint32_t peer, const v1::Coalition& share)> on_coalition;
   std::function<void(std::uint32_t peer)> on_up;
   std::function<void(std::uint32_t peer, std::string_view why)> on_down;
 };

@@ -126,12 +126,27 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
       equivocation_(setup_.topology->budgetOf(setup_.id)),
       join_timer_(clock_.timer()),
       slow_timer_(clock_.timer()),
-      hold_timer_(clock_.timer()) {
+      hold_timer_(clock_.timer()),
+      coalition_timer_(clock_.timer()) {
   const Config& config = setup_.config;
   dim_ = trainer_.model().dimension();
   metrics_.node = setup_.id;
   for (const auto& [id, _] : config.byzantine) byzantine_ids_.insert(id);
   if (!attack_name_.empty()) byzantine_ids_.insert(setup_.id);
+  // A colluding vector attacker pools what it hears with the config's other colluders over
+  // connections of their own (the side channel: honest peers never dial them).
+  if (const auto own = config.byzantine.find(setup_.id);
+      role_ == Role::kVectorAttack && own != config.byzantine.end() && own->second.collude) {
+    std::vector<std::uint32_t> fellows;
+    for (const auto& [id, b] : config.byzantine) {
+      // Fellows run vector attacks too (one that never shares would cost every round the wait).
+      if (b.collude && id != setup_.id && setup_.topology->contains(id) &&
+          !vectorAttackOf(b.attack).empty()) {
+        fellows.push_back(id);
+      }
+    }
+    if (!fellows.empty()) coalition_ = std::make_unique<CoalitionBook>(std::move(fellows), dim_);
+  }
 
   std::vector<compress::LayerShape> layers;
   for (const auto& layer : trainer_.model().layers()) layers.push_back({layer.rows, layer.cols});
@@ -204,7 +219,7 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
                           .config_digest = configDigest(config),
                           .listen_host = setup_.listen_host,
                           .listen_port = setup_.listen_port.value_or(self.port),
-                          .neighbours = neighbours_,
+                          .neighbours = transportPeers(),
                           .seed = config.seed * 7919 + setup_.id};
   if (config.security.mode == "tls") {
     tc.tls = {.enabled = true,
@@ -230,6 +245,11 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
                                  std::uint64_t round) { gate_->noteRound(peer, round); },
           .on_digest = [this](std::uint32_t peer,
                               const net::v1::RoundDigest& d) { takeDigest(peer, d); },
+          .on_coalition =
+              [this](std::uint32_t peer, const net::v1::Coalition& c) {
+                // From a neighbour that is no fellow (honest peers have none): garbage.
+                if (!coalition_ || !coalition_->take(peer, c)) ++own_rejections_["coalition"];
+              },
           .on_up =
               [this](std::uint32_t peer) {
                 // A new connection: whatever was in flight on the old one is lost, so both replicas
@@ -284,7 +304,7 @@ std::uint16_t PeerNode::listen() { return transport_->listen(); }
 void PeerNode::connect(std::optional<std::vector<net::PeerAddress>> addresses) {
   if (!addresses) {
     addresses.emplace();
-    for (const std::uint32_t j : neighbours_) {
+    for (const std::uint32_t j : transportPeers()) {
       const auto& spec = setup_.topology->node(j);
       addresses->push_back({j, spec.host, spec.port});
     }
@@ -308,7 +328,8 @@ void PeerNode::waitForNeighbours(Clock::TimePoint since) {
   if (finished_) return;
   // Everyone connected, and every awaited neighbour heard from once (its round is known).
   const auto live = transport_->livePeers();
-  const bool everyone = live.size() == neighbours_.size() &&
+  const bool everyone = std::all_of(neighbours_.begin(), neighbours_.end(),
+                                    [&](std::uint32_t j) { return contains(live, j); }) &&
                         std::all_of(awaited_.begin(), awaited_.end(),
                                     [&](std::uint32_t j) { return gate_->knowsRoundOf(j); });
   if (!everyone && clock_.now() - since < setup_.join_timeout) {
@@ -646,6 +667,17 @@ std::vector<std::uint32_t> PeerNode::applyMessages(net::RoundResult& result) {
   return heard;
 }
 
+std::vector<std::uint32_t> PeerNode::transportPeers() const {
+  std::vector<std::uint32_t> peers = neighbours_;
+  if (coalition_) {
+    for (const std::uint32_t f : coalition_->fellows()) {
+      if (!contains(peers, f)) peers.push_back(f);
+    }
+    std::sort(peers.begin(), peers.end());
+  }
+  return peers;
+}
+
 double PeerNode::metropolisWeight(std::uint32_t a, std::uint32_t b) const {
   const auto& t = *setup_.topology;
   return 1.0 / (1.0 + double(std::max(t.degree(a), t.degree(b))));
@@ -691,22 +723,82 @@ void PeerNode::mix(std::uint64_t t, const std::vector<std::uint32_t>& heard, Rou
   }
 }
 
-void PeerNode::sendAttack(std::uint64_t t, const std::vector<std::uint32_t>& heard) {
-  std::vector<std::span<const float>> honest;
-  for (const std::uint32_t j : heard) honest.push_back(rowOf(j));
+std::span<const float> PeerNode::Knowledge::of(std::uint32_t peer) const {
+  const auto it = std::find(ids.begin(), ids.end(), peer);
+  return it == ids.end() ? std::span<const float>() : rows[std::size_t(it - ids.begin())];
+}
+
+PeerNode::Knowledge PeerNode::knowledge(std::uint64_t t,
+                                        const std::vector<std::uint32_t>& heard) const {
+  Knowledge k;
+  for (const std::uint32_t j : heard) {
+    // A fellow attacker's vector is not an honest one, whatever it claims.
+    if (byzantine_ids_.contains(j) || rowOf(j).empty()) continue;
+    k.ids.push_back(j);
+    k.rows.push_back(rowOf(j));
+  }
+  if (!coalition_) return k;
+  for (const auto& [id, v] : coalition_->pooled(t)) {
+    if (byzantine_ids_.contains(id) || contains(k.ids, id)) continue;
+    k.ids.push_back(id);
+    k.rows.push_back(v);
+  }
+  return k;
+}
+
+bool PeerNode::sharedAttack() const {
+  return coalition_ && attack_ && !attack_->perTarget() &&
+         !attack_name_.starts_with(kEquivocatePrefix);
+}
+
+void PeerNode::awaitCoalition(std::uint64_t t, std::vector<std::uint32_t> heard,
+                              RoundRecord record) {
+  const auto live = transport_->livePeers();
+  bool ready = coalition_->sharesComplete(t, live);
+  if (ready && sharedAttack() && coalition_->leader(setup_.id, live) != setup_.id) {
+    ready = coalition_->crafted(t) != nullptr;
+  }
+  if (!ready && clock_.now() < coalition_wait_until_) {
+    coalition_timer_->start(std::chrono::milliseconds(1),
+                            [this, t, heard = std::move(heard), record = std::move(record)] {
+                              if (!finished_) awaitCoalition(t, heard, record);
+                            });
+    return;
+  }
+  if (role_ == Role::kVectorAttack) sendAttack(t, heard, record);  // an inject may have changed it
+  if (!recordRound(t, record, false)) return;
+  clock_.post([this, alive = std::weak_ptr<bool>(alive_)] {
+    if (!alive.expired()) beginRound();
+  });
+}
+
+void PeerNode::sendAttack(std::uint64_t t, const std::vector<std::uint32_t>& heard,
+                          RoundRecord& record) {
+  const Knowledge known = knowledge(t, heard);
+  const std::vector<std::span<const float>>& honest = known.rows;
+  record.attack_known = honest.size();
   if (honest.empty()) return;  // nothing to build the attack from: stay silent this round
   std::vector<float> out(dim_);
   const auto send = [&](std::uint32_t j) {
     auto payload = std::make_shared<const std::vector<std::uint8_t>>(encodeDense(out));
     sendTo(j, t, wholeVectorKind(), payload);
   };
+  const auto toHonestNeighbours = [&] {
+    const auto payload = std::make_shared<const std::vector<std::uint8_t>>(encodeDense(out));
+    for (const std::uint32_t j : neighbours_) {
+      if (!byzantine_ids_.contains(j)) {
+        sendTo(j, t, wholeVectorKind(), payload);
+      }
+    }
+  };
   if (attack_name_.starts_with(kEquivocatePrefix) && !attack_->perTarget()) {
-    // Each neighbour its own vector: the attack crafted from the honest vectors heard, less
+    // Each neighbour its own vector: the attack crafted from the honest vectors known, less
     // the target's own when there are others.
+    record.attack_computed = true;
     for (const std::uint32_t j : neighbours_) {
       std::vector<std::span<const float>> view;
-      for (const std::uint32_t k : heard) {
-        if (k != j) view.push_back(rowOf(k));
+      for (std::size_t k = 0; k < known.ids.size(); ++k) {
+        if (known.ids[k] != j) view.push_back(known.rows[k]);
       }
       if (view.empty()) view = honest;
       if (auto ok = attack_->craft({.honest = view}, out); ok) send(j);
@@ -714,24 +806,40 @@ void PeerNode::sendAttack(std::uint64_t t, const std::vector<std::uint32_t>& hea
     return;
   }
   if (!attack_->perTarget()) {
+    // Colluding: the leader computes, the others send what it handed over (or compute
+    // themselves when it did not come in time; a leader that finished still counts).
+    const auto live = transport_->livePeers();
+    const bool leader = !coalition_ || coalition_->leader(setup_.id, live) == setup_.id;
+    if (const std::vector<float>* given = coalition_ ? coalition_->crafted(t) : nullptr;
+        given != nullptr) {
+      std::copy(given->begin(), given->end(), out.begin());
+      toHonestNeighbours();
+      return;
+    }
+    record.attack_computed = true;
     if (auto ok = attack_->craft({.honest = honest}, out); !ok) {
       // Too little to attack from (ALIE's spread needs two vectors; an attacker on a sparse
-      // graph may hear one): send the mean it heard rather than nothing, which would only cost
+      // graph may hear one): send the mean it knows rather than nothing, which would only cost
       // every honest neighbour a deadline per round.
       if (!attack_fallback_logged_) {
         log_->warn(
-            "round {}: attack {}: {}; sending the mean of the honest vectors heard instead (logged "
-            "once)",
+            "round {}: attack {}: {}; sending the mean of the honest vectors known instead "
+            "(logged once)",
             t, attack_name_, ok.error());
         attack_fallback_logged_ = true;
       }
       std::fill(out.begin(), out.end(), 0.0f);
       for (const auto& h : honest) kernels::axpy(1.0f / float(honest.size()), h, out);
     }
-    for (const std::uint32_t j : neighbours_) send(j);
+    if (coalition_ && leader) {
+      const net::v1::Envelope e = CoalitionBook::craftedMessage(t, out);
+      for (const std::uint32_t f : coalition_->fellows()) transport_->send(f, e);
+    }
+    toHonestNeighbours();
     return;
   }
-  // Per target (dissensus, spectral): target j's view from the replicas this node holds.
+  // Per target (dissensus, spectral): target j's view from everything known.
+  record.attack_computed = true;
   const bool spectral = attack_->name() == "spectral";
   if (spectral && fiedler_.empty()) {
     try {
@@ -745,7 +853,7 @@ void PeerNode::sendAttack(std::uint64_t t, const std::vector<std::uint32_t>& hea
     return spectral ? fiedler_[setup_.topology->indexOf(k)] : 0.0;
   };
   std::vector<double> honest_fiedler;
-  for (const std::uint32_t j : heard) honest_fiedler.push_back(fiedlerOf(j));
+  for (const std::uint32_t j : known.ids) honest_fiedler.push_back(fiedlerOf(j));
   for (const std::uint32_t j : neighbours_) {
     if (byzantine_ids_.contains(j) || !contains(heard, j)) continue;
     std::vector<std::span<const float>> around;
@@ -756,8 +864,8 @@ void PeerNode::sendAttack(std::uint64_t t, const std::vector<std::uint32_t>& hea
       if (byzantine_ids_.contains(k)) {
         byzantine_weight += metropolisWeight(j, k);
         ++byzantine_count;
-      } else if (contains(heard, k)) {
-        around.push_back(rowOf(k));
+      } else if (const auto row = known.of(k); !row.empty()) {
+        around.push_back(row);
         w.push_back(metropolisWeight(j, k));
       }
     }
@@ -826,7 +934,20 @@ void PeerNode::endRound(net::RoundResult&& result) {
     record.train_loss = last_loss_;
     record.learning_rate = trainer_.learningRate(t);
   } else if (role_ == Role::kVectorAttack) {
-    sendAttack(t, heard);
+    if (coalition_) {
+      coalition_->advance(t);
+      const Knowledge own = knowledge(t, heard);
+      for (auto& e : CoalitionBook::shares(t, own.ids, own.rows)) {
+        for (const std::uint32_t f : coalition_->fellows()) transport_->send(f, e);
+      }
+      // A quarter of the deadline ceiling for one hop among fellows: the attacker's own wait
+      // for the honest vectors is capped at half of it.
+      coalition_wait_until_ =
+          clock_.now() + std::chrono::milliseconds(setup_.config.rounds.deadline_ms / 4);
+      awaitCoalition(t, std::move(heard), std::move(record));
+      return;
+    }
+    sendAttack(t, heard, record);
   } else if (role_ == Role::kWireAttack) {
     sendWireAttack(t);
   }
@@ -938,6 +1059,7 @@ bool PeerNode::markFinished() {
   join_timer_->cancel();
   slow_timer_->cancel();
   hold_timer_->cancel();
+  coalition_timer_->cancel();
   gate_->cancel();
   return true;
 }

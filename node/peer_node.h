@@ -35,6 +35,7 @@
 #include "net/round_gate.h"
 #include "net/transport.h"
 #include "node/checkpoint.h"
+#include "node/coalition.h"
 #include "node/config.h"
 #include "node/dataset.h"
 #include "node/equivocation.h"
@@ -153,7 +154,20 @@ class PeerNode {
   // What enters the rule: the node's own vector, and neighbour j's as heard this round.
   std::span<const float> pivot() const;
   std::span<const float> rowOf(std::uint32_t peer) const;
-  void sendAttack(std::uint64_t round, const std::vector<std::uint32_t>& heard);
+  // The honest vectors a vector attacker knows for the round: those it heard (less its fellow
+  // attackers') and, colluding, those its fellows shared.
+  struct Knowledge {
+    std::vector<std::uint32_t> ids;
+    std::vector<std::span<const float>> rows;
+    std::span<const float> of(std::uint32_t peer) const;  // empty when unknown
+  };
+  Knowledge knowledge(std::uint64_t round, const std::vector<std::uint32_t>& heard) const;
+  void sendAttack(std::uint64_t round, const std::vector<std::uint32_t>& heard,
+                  RoundRecord& record);
+  // A colluder's round end: waits (polling) until every live fellow's share and, for a shared
+  // attack, the leader's vector are in or the wait runs out; then attacks and goes on.
+  void awaitCoalition(std::uint64_t round, std::vector<std::uint32_t> heard, RoundRecord record);
+  bool sharedAttack() const;  // one vector for every neighbour, computed by the leader
   void sendWireAttack(std::uint64_t round);
   // Applies this round's messages to the replicas; returns the senders whose replica is valid
   // and was updated this round, ascending.
@@ -187,6 +201,8 @@ class PeerNode {
   std::expected<std::unique_ptr<robust::Attack>, std::string> makeAttackFor(
       const std::string& name) const;
   double metropolisWeight(std::uint32_t a, std::uint32_t b) const;
+  // Whom the transport connects: the neighbours and, colluding, the fellow colluders.
+  std::vector<std::uint32_t> transportPeers() const;
 
   std::unique_ptr<net::Clock> own_clock_;  // on an io_context: the real clock over it
   net::Clock& clock_;
@@ -211,6 +227,8 @@ class PeerNode {
   std::unique_ptr<robust::Aggregator> aggregator_;
   std::unique_ptr<robust::Attack> attack_;
   std::vector<double> fiedler_;  // spectral: the honest graph's Fiedler vector, by position
+  std::unique_ptr<CoalitionBook> coalition_;  // colluding vector attackers only
+  net::Clock::TimePoint coalition_wait_until_{};
   PublicReplica public_replica_;
   ReplicaTable replicas_;
   std::map<std::uint32_t, std::uint64_t> next_sequence_;  // outgoing, per neighbour
@@ -243,6 +261,7 @@ class PeerNode {
   std::unique_ptr<net::Timer> slow_timer_;
   std::unique_ptr<net::Timer>
       hold_timer_;  // a rushing attacker waiting for the honest peers' round
+  std::unique_ptr<net::Timer> coalition_timer_;  // a colluder waiting for its fellows
   // Posted work checks it: a destroyed node (a crashed one replaced by its restart) runs nothing.
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

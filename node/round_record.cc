@@ -26,6 +26,10 @@ std::string roundRecordJson(std::uint32_t node, const RoundRecord& r) {
       idList(r.missing), r.deadline_hit ? "true" : "false", r.quorum_close ? "true" : "false",
       jsonNumber(r.round_seconds));
   if (!r.equivocators.empty()) out += fmt::format(", \"equivocators\": {}", idList(r.equivocators));
+  if (r.attack_known) {
+    out += fmt::format(", \"attack_known\": {}, \"attack_computed\": {}", *r.attack_known,
+                       r.attack_computed ? "true" : "false");
+  }
   if (r.test_accuracy) out += fmt::format(", \"test_accuracy\": {}", jsonNumber(*r.test_accuracy));
   if (r.test_loss) out += fmt::format(", \"test_loss\": {}", jsonNumber(*r.test_loss));
   return out + "}";

@@ -24,6 +24,11 @@ struct RoundRecord {
   std::vector<std::uint32_t> missing;   // neighbours not heard (or whose replica was invalid)
   std::vector<std::uint32_t>
       equivocators;  // neighbours caught equivocating so far (never mixed again)
+  // A vector attacker's round: how many honest vectors it crafted from (its own and, pooling,
+  // its fellows'), and whether it ran the attack's computation itself (a colluder that is not
+  // the coalition's leader sends the leader's vector).
+  std::optional<std::size_t> attack_known;
+  bool attack_computed = false;
   bool deadline_hit = false;
   bool quorum_close = false;  // closed at quorum + adaptive deadline, some neighbour still out
   double round_seconds = 0;

@@ -86,6 +86,13 @@ TEST(Frame, MalformedEmptyAndInvalidBodies) {
   hello.mutable_hello()->set_cluster_id(std::string(5000, 'c'));
   const auto hb = encodeFrame(hello);
   EXPECT_EQ(parseBody(std::span(hb).subspan(kLengthBytes)).error(), FrameError::kInvalid);
+  v1::Envelope share;  // a coalition share announcing more vectors than a digest may name
+  share.mutable_coalition()->set_count(5000);
+  const auto cb = encodeFrame(share);
+  EXPECT_EQ(parseBody(std::span(cb).subspan(kLengthBytes)).error(), FrameError::kInvalid);
+  share.mutable_coalition()->set_count(3);
+  const auto ok = encodeFrame(share);
+  EXPECT_TRUE(parseBody(std::span(ok).subspan(kLengthBytes)).has_value());
 }
 
 TEST(Frame, TruncatedFramesWaitAndNeverParseAsSomethingElse) {

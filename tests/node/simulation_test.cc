@@ -236,6 +236,53 @@ TEST(Simulation, SpectralAttackersAreEquivocatorsAndAreConvicted) {
   }
 }
 
+// ClippedGossip's malicious ring: honest 0-4 in a ring, each with two Byzantine leaves of its
+// own (5 + 2i, 6 + 2i), b = 2.
+std::shared_ptr<const topologies::Topology> maliciousRing() {
+  std::vector<topologies::NodeSpec> nodes;
+  std::vector<topologies::Edge> edges;
+  for (std::uint32_t i = 0; i < 15; ++i) {
+    nodes.push_back({.id = i, .port = std::uint16_t(20000 + i)});
+    if (i >= 5) nodes.back().byzantine_budget = 0;
+  }
+  for (std::uint32_t i = 0; i < 5; ++i) {
+    edges.push_back({std::min(i, (i + 1) % 5), std::max(i, (i + 1) % 5)});
+    edges.push_back({i, 5 + 2 * i});
+    edges.push_back({i, 6 + 2 * i});
+  }
+  return std::make_shared<const topologies::Topology>(nodes, edges, 2);
+}
+
+TEST(Simulation, ColludingAttackersPoolWhatTheyHearAndSearchOnce) {
+  // Alone, each attacker knows the one honest vector it hears; colluding, the ten pool theirs
+  // over their side channel and know all five, and only the leader (id 5) runs opt_alie's line
+  // search: the others send the vector it hands over. Every attacker's vector reaches its
+  // honest neighbour in every round either way (rounds wait for every neighbour).
+  Config c = syntheticConfig();
+  c.rounds.count = 20;
+  c.rounds.quorum = false;
+  for (std::uint32_t b = 5; b < 15; ++b) c.byzantine[b].attack = "opt_alie";
+  for (const bool collude : {false, true}) {
+    SCOPED_TRACE(collude ? "colluding" : "alone");
+    for (std::uint32_t b = 5; b < 15; ++b) c.byzantine[b].collude = collude;
+    const SimRun r = runSim(c, maliciousRing());
+    for (std::uint64_t t = 0; t < c.rounds.count; ++t) {
+      std::size_t computed = 0;
+      for (std::uint32_t b = 5; b < 15; ++b) {
+        ASSERT_EQ(r.records[b].size(), c.rounds.count) << b;
+        const RoundRecord& rec = r.records[b][t];
+        EXPECT_EQ(rec.attack_known, collude ? 5u : 1u) << "attacker " << b << " round " << t;
+        computed += rec.attack_computed;
+      }
+      EXPECT_EQ(computed, collude ? 1u : 10u) << "round " << t;
+    }
+    for (std::uint32_t i = 0; i < 5; ++i) {
+      EXPECT_EQ(r.mixedCount(i, 5 + 2 * i), c.rounds.count) << i;
+      EXPECT_EQ(r.mixedCount(i, 6 + 2 * i), c.rounds.count) << i;
+    }
+  }
+}
+
 TEST(Simulation, FaultAndLinkFilesAreParsedOrRefusedWithTheLine) {
   const auto f = parseFaults("# t node command\n0.5 3 crash\n\n1.25 3 restart  # back\n", "f.txt");
   ASSERT_EQ(f.size(), 2u);
