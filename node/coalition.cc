@@ -86,9 +86,9 @@ void CoalitionBook::advance(std::uint64_t current) {
   rounds_.erase(rounds_.begin(), rounds_.lower_bound(floor_));
 }
 
-std::vector<net::v1::Envelope> CoalitionBook::shares(
-    std::uint64_t round, std::span<const std::uint32_t> ids,
-    std::span<const std::span<const float>> rows) {
+std::vector<net::v1::Envelope> CoalitionBook::shares(std::uint64_t round,
+                                                     std::span<const std::uint32_t> ids,
+                                                     std::span<const std::span<const float>> rows) {
   std::vector<net::v1::Envelope> out;
   if (ids.empty()) {
     net::v1::Coalition& c = *out.emplace_back().mutable_coalition();
@@ -106,7 +106,8 @@ std::vector<net::v1::Envelope> CoalitionBook::shares(
   return out;
 }
 
-net::v1::Envelope CoalitionBook::craftedMessage(std::uint64_t round, std::span<const float> vector) {
+net::v1::Envelope CoalitionBook::craftedMessage(std::uint64_t round,
+                                                std::span<const float> vector) {
   net::v1::Envelope e;
   net::v1::Coalition& c = *e.mutable_coalition();
   c.set_round(round);

@@ -261,6 +261,7 @@ Config parse(const YAML::Node& root, const Source& source) {
   mixing.textList("pre", c.mixing.pre);
   mixing.number("tau", c.mixing.tau, 0, kHuge);
   mixing.integer("iters", c.mixing.iters, 1, 1000);
+  mixing.boolean("exclude_equivocators", c.mixing.exclude_equivocators);
   mixing.finish();
   // robust/ parses the pre-aggregator list; the rule here is any one that needs no parameter.
   if (auto probe = robust::makeAggregator({.rule = "mean", .pre = c.mixing.pre}); !probe) {

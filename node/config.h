@@ -90,6 +90,9 @@ struct MixingConfig {
   std::vector<std::string> pre;  // nnm, clip:C, arc, bucketing:S — applied in order
   double tau = 0;                // clipping radius (cc, clipped_gossip); 0 = adaptive
   int iters = 1;                 // cc iterations
+  // Leave peers convicted of equivocation (docs/PROTOCOL.md) out of every later mix. Off only
+  // to measure a rule alone against per-target attacks (the conviction is still counted).
+  bool exclude_equivocators = true;
 };
 
 // How a round closes (docs/PROTOCOL.md "Closing a round"): when every live neighbour has

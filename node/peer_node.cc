@@ -587,7 +587,8 @@ std::vector<std::uint32_t> PeerNode::screenEquivocators(std::uint64_t t,
   }
   std::vector<std::uint32_t> kept;
   for (const std::uint32_t j : heard) {
-    if (!equivocation_.convicted(j)) kept.push_back(j);
+    if (!equivocation_.convicted(j) || !setup_.config.mixing.exclude_equivocators)
+      kept.push_back(j);
   }
   return kept;
 }

@@ -146,6 +146,8 @@ std::expected<std::unique_ptr<Aggregator>, std::string> makeAggregator(const Agg
   } else if (c.rule == "clipped_gossip") {
     if (!(c.tau >= 0)) return std::unexpected("clipped_gossip: tau must be >= 0 (0: adaptive)");
     rule = makeClippedGossip(c.tau);
+  } else if (c.rule == "nna_rt") {
+    rule = makeRadialNna();
   } else if (c.rule == "cs_plus") {
     rule = makeCsPlus();
   } else if (c.rule == "gts") {

@@ -20,8 +20,8 @@ using kernels::Rows;
 
 // The names ALGORITHMS.md uses.
 inline const std::vector<std::string> kRuleNames{
-    "nna",       "mean", "metropolis",     "cwtm",    "cwmed", "gm", "krum",
-    "multikrum", "cc",   "clipped_gossip", "cs_plus", "gts",   "ios"};
+    "nna",  "nna_rt",    "mean", "metropolis",     "cwtm",    "cwmed", "gm",
+    "krum", "multikrum", "cc",   "clipped_gossip", "cs_plus", "gts",   "ios"};
 
 struct AggregatorConfig {
   std::string rule = "nna";

@@ -393,8 +393,44 @@ class Ios final : public Rule {
   }
 };
 
+// NNA with a radially trimmed mean (ALGORITHMS.md §2 "nna_rt"): NNA's mix, whose component
+// along u = c/‖c‖ (the direction that scales the model: shrinking it is FOE's weight decay) is
+// replaced by the b-trimmed mean of every row's offset ⟨r - c, u⟩. Vectors inside the honest
+// cloud pass NNA; along u they cannot move the mix beyond the honest order statistics, so a
+// drift applied round after round (FOE in model space) is cut off at its source.
+class RadialNna final : public Rule {
+ public:
+  std::expected<void, std::string> apply(const RuleInput& in, std::span<float> z,
+                                         std::vector<char>& kept) override {
+    RuleInput plain = in;
+    plain.z_holds_row_sum = false;
+    if (auto ok = nna_->apply(plain, z, kept); !ok) return ok;
+    const std::span<const float> c = in.rows[0];
+    const double norm = std::sqrt(kernels::squaredNorm(c));
+    const std::size_t n = in.rows.size();
+    if (!(norm > 0) || n < 3) return {};  // no direction, or nothing to trim
+    const double pivot_along = kernels::dot(c, c) / norm;
+    std::vector<double> offset(n);
+    for (std::size_t k = 0; k < n; ++k)
+      offset[k] = kernels::dot(in.rows[k], c) / norm - pivot_along;
+    offset[0] = 0;
+    std::sort(offset.begin(), offset.end());
+    const std::size_t trim = std::min(in.b, (n - 1) / 2);
+    double trimmed = 0;
+    for (std::size_t k = trim; k < n - trim; ++k) trimmed += offset[k];
+    trimmed /= double(n - 2 * trim);
+    const double current = kernels::dot(z, c) / norm - pivot_along;
+    kernels::axpy(float((trimmed - current) / norm), c, z);
+    return {};
+  }
+
+ private:
+  std::unique_ptr<Rule> nna_ = makeNna();
+};
+
 }  // namespace
 
+std::unique_ptr<Rule> makeRadialNna() { return std::make_unique<RadialNna>(); }
 std::unique_ptr<Rule> makeCsPlus() { return std::make_unique<CsPlus>(); }
 std::unique_ptr<Rule> makeGts() { return std::make_unique<Gts>(); }
 std::unique_ptr<Rule> makeIos() { return std::make_unique<Ios>(); }

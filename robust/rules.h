@@ -42,6 +42,7 @@ std::unique_ptr<Rule> makeKrum(bool multi);
 std::unique_ptr<Rule> makeCenteredClipping(double tau, int iters);
 std::unique_ptr<Rule> makeClippedGossip(double tau);  // tau 0: adaptive
 std::unique_ptr<Rule> makeCsPlus();
+std::unique_ptr<Rule> makeRadialNna();
 std::unique_ptr<Rule> makeGts();
 std::unique_ptr<Rule> makeIos();
 

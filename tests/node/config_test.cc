@@ -90,7 +90,7 @@ TEST(Config, UnknownFieldNamesFileFieldAndAllowedOnes) {
 
 TEST(Config, BadValuesNameTheFieldAndTheAllowedValues) {
   EXPECT_THAT(errorOf("mixing: {rule: avg}"),
-              HasSubstr("c.yaml: mixing.rule: unknown value 'avg' (allowed: nna, mean,"));
+              HasSubstr("c.yaml: mixing.rule: unknown value 'avg' (allowed: nna, nna_rt, mean,"));
   EXPECT_THAT(errorOf("optimizer: {lr: fast}"),
               HasSubstr("c.yaml: optimizer.lr: expected a number, got 'fast'"));
   EXPECT_THAT(errorOf("optimizer: {momentum: 1.0}"),

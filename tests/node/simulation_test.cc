@@ -224,6 +224,7 @@ TEST(Simulation, SpectralAttackersAreEquivocatorsAndAreConvicted) {
   const auto topology = std::make_shared<const topologies::Topology>(nodes, *edges, 2);
   Config c = syntheticConfig();
   c.rounds.count = 30;
+  c.rounds.quorum = false;  // every round waits for the attackers (rushing, one hop behind)
   c.mixing.rule = "cs_plus";
   const SimRun r = runSim(c, topology, {}, 2, {}, {{6, "spectral"}, {7, "spectral"}});
   EXPECT_EQ(r.result.byzantine, (std::set<std::uint32_t>{6, 7}));
@@ -232,6 +233,15 @@ TEST(Simulation, SpectralAttackersAreEquivocatorsAndAreConvicted) {
     EXPECT_EQ(r.records[i].back().equivocators, (std::vector<std::uint32_t>{6, 7})) << i;
     for (std::uint32_t attacker : {6u, 7u}) {
       EXPECT_EQ(r.mixedCount(i, attacker, 0), 1u) << i << " " << attacker;  // round 0 only
+    }
+  }
+  // To measure the rule alone: convicted, still mixed every round.
+  c.mixing.exclude_equivocators = false;
+  const SimRun kept = runSim(c, topology, {}, 2, {}, {{6, "spectral"}, {7, "spectral"}});
+  for (std::uint32_t i = 0; i < 6; ++i) {
+    EXPECT_EQ(kept.records[i].back().equivocators, (std::vector<std::uint32_t>{6, 7})) << i;
+    for (std::uint32_t attacker : {6u, 7u}) {
+      EXPECT_EQ(kept.mixedCount(i, attacker, 0), c.rounds.count) << i << " " << attacker;
     }
   }
 }

@@ -211,6 +211,22 @@ TEST(ClippedGossip, FixedAndAdaptiveRadius) {
   EXPECT_FLOAT_EQ(mixWith(c, {{7}}, 0).z[0], 7.0f);
 }
 
+TEST(RadialNna, TrimsTheOffsetsAlongTheOwnModel) {
+  // Pivot (1, 0), so u = (1, 0); b = 1. NNA keeps the pivot, (0.5, 0) and (1, 1) (tied with
+  // (1, -1) at distance 1, the lower index wins): (2.5/3, 1/3). Offsets along u: 0, 0, 0, -0.5;
+  // trimming one each side leaves 0, so the first coordinate becomes the pivot's, 1.
+  auto r = mixWith(rule("nna_rt"), {{1, 0}, {1, 1}, {1, -1}, {0.5, 0}}, 1);
+  EXPECT_NEAR(r.z[0], 1.0, 1e-6);
+  EXPECT_NEAR(r.z[1], 1.0 / 3, 1e-6);
+  EXPECT_EQ(r.report.kept, (std::vector<char>{1, 1, 0, 1}));
+  // b = 0: plain mean along u, no trimming: NNA keeps everything, so nna_rt is the mean.
+  r = mixWith(rule("nna_rt"), {{1, 0}, {1, 1}, {1, -1}, {0.5, 0}}, 0);
+  EXPECT_NEAR(r.z[0], 3.5 / 4, 1e-6);
+  EXPECT_NEAR(r.z[1], 0.0, 1e-6);
+  // A zero pivot has no direction: NNA's mix as it is.
+  EXPECT_NEAR(mixWith(rule("nna_rt"), {{0, 0}, {1, 0}, {5, 0}}, 1).z[0], 0.5, 1e-6);
+}
+
 TEST(CsPlus, ClipsAtTheDistanceBeyondWhichTwiceTheByzantineWeightLies) {
   // W = 0.1 per neighbour, self 0.6; b = 1: B = 0.1, weight 1 - 2B = 0.8 is reached exactly at
   // the row at distance 2 (0.6 + 0.1 + 0.1), so tau = 2: 0.1 * (1 + 2 + 3 * 2/3 + 10 * 2/10).

@@ -97,6 +97,7 @@ TEST(Properties, PermutingPeersDoesNotChangeAnyRule) {
                                               {.rule = "cc", .tau = 1.0, .iters = 3},
                                               {.rule = "clipped_gossip"},
                                               {.rule = "cs_plus"},
+                                              {.rule = "nna_rt"},
                                               {.rule = "gts"},
                                               {.rule = "ios"},
                                               {.rule = "nna", .pre = {"nnm"}},
@@ -117,7 +118,7 @@ TEST(Properties, PermutingPeersDoesNotChangeAnyRule) {
 
 TEST(Properties, NoRuleLetsNonFiniteValuesThrough) {
   for (const char* name : {"nna", "mean", "metropolis", "cwtm", "cwmed", "gm", "krum", "multikrum",
-                           "clipped_gossip", "cs_plus", "gts", "ios"}) {
+                           "clipped_gossip", "cs_plus", "gts", "ios", "nna_rt"}) {
     SCOPED_TRACE(name);
     Matrix m = testing::gaussianRows(8, kDim, 1.0f, 3);
     m[2][5] = std::numeric_limits<float>::quiet_NaN();
