@@ -34,7 +34,11 @@ bool CoalitionBook::take(std::uint32_t from, const net::v1::Coalition& m) {
   }
   Round& r = rounds_[m.round()];
   if (m.crafted()) {
-    r.crafted = std::move(v);
+    if (m.targeted()) {
+      r.crafted_for[m.about()] = std::move(v);
+    } else {
+      r.crafted = std::move(v);
+    }
     return true;
   }
   Share& s = r.by_fellow[from];
@@ -68,9 +72,18 @@ const std::map<std::uint32_t, std::vector<float>>& CoalitionBook::pooled(
   return it == rounds_.end() ? none : it->second.pooled;
 }
 
-const std::vector<float>* CoalitionBook::crafted(std::uint64_t round) const {
+const std::vector<float>* CoalitionBook::crafted(std::uint64_t round,
+                                                 std::optional<std::uint32_t> target) const {
   const auto it = rounds_.find(round);
-  return it == rounds_.end() || !it->second.crafted ? nullptr : &*it->second.crafted;
+  if (it == rounds_.end()) return nullptr;
+  if (!target) return it->second.crafted ? &*it->second.crafted : nullptr;
+  const auto v = it->second.crafted_for.find(*target);
+  return v == it->second.crafted_for.end() ? nullptr : &v->second;
+}
+
+bool CoalitionBook::anyCrafted(std::uint64_t round) const {
+  const auto it = rounds_.find(round);
+  return it != rounds_.end() && (it->second.crafted || !it->second.crafted_for.empty());
 }
 
 std::uint32_t CoalitionBook::leader(std::uint32_t self, std::span<const std::uint32_t> live) const {
@@ -106,11 +119,15 @@ std::vector<net::v1::Envelope> CoalitionBook::shares(std::uint64_t round,
   return out;
 }
 
-net::v1::Envelope CoalitionBook::craftedMessage(std::uint64_t round,
-                                                std::span<const float> vector) {
+net::v1::Envelope CoalitionBook::craftedMessage(std::uint64_t round, std::span<const float> vector,
+                                                std::optional<std::uint32_t> target) {
   net::v1::Envelope e;
   net::v1::Coalition& c = *e.mutable_coalition();
   c.set_round(round);
+  if (target) {
+    c.set_targeted(true);
+    c.set_about(*target);
+  }
   c.set_crafted(true);
   const std::vector<std::uint8_t> bytes = encodeDense(vector);
   c.set_payload(bytes.data(), bytes.size());

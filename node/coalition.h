@@ -1,7 +1,8 @@
 // Omniscient collusion (ALGORITHMS.md §4 "Knowledge"): what colluding Byzantine peers pool
 // over their side channel (net/FORMAT.md `Coalition`). Each one shares the honest round vectors
 // it heard; the union is what all of them craft from, and the coalition's leader (its lowest
-// live id) runs a shared attack's line search once and hands the vector to the others.
+// live id) runs the attack's computation once — one vector for everyone, or one per target —
+// and hands the vectors to the others.
 // Bookkeeping only, bounded to a window of rounds; owned by one node's thread.
 #pragma once
 
@@ -31,9 +32,12 @@ class CoalitionBook {
   bool sharesComplete(std::uint64_t round, std::span<const std::uint32_t> live) const;
   // The honest vectors the fellows shared for `round`, by honest peer id.
   const std::map<std::uint32_t, std::vector<float>>& pooled(std::uint64_t round) const;
-  // The leader's crafted vector for `round`, if it came.
-  const std::vector<float>* crafted(std::uint64_t round) const;
+  // The leader's crafted vector for `round` (for everyone, or for `target`), if it came.
+  const std::vector<float>* crafted(std::uint64_t round,
+                                    std::optional<std::uint32_t> target = std::nullopt) const;
 
+  // Whether any crafted vector came for `round` (a leader acted).
+  bool anyCrafted(std::uint64_t round) const;
   // The lowest of `self` and the live fellows.
   std::uint32_t leader(std::uint32_t self, std::span<const std::uint32_t> live) const;
 
@@ -45,7 +49,8 @@ class CoalitionBook {
   static std::vector<net::v1::Envelope> shares(std::uint64_t round,
                                                std::span<const std::uint32_t> ids,
                                                std::span<const std::span<const float>> rows);
-  static net::v1::Envelope craftedMessage(std::uint64_t round, std::span<const float> vector);
+  static net::v1::Envelope craftedMessage(std::uint64_t round, std::span<const float> vector,
+                                          std::optional<std::uint32_t> target = std::nullopt);
 
  private:
   struct Share {
@@ -56,6 +61,7 @@ class CoalitionBook {
     std::map<std::uint32_t, Share> by_fellow;
     std::map<std::uint32_t, std::vector<float>> pooled;  // by honest id
     std::optional<std::vector<float>> crafted;
+    std::map<std::uint32_t, std::vector<float>> crafted_for;  // by target
   };
 
   std::vector<std::uint32_t> fellows_;

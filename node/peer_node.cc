@@ -748,8 +748,7 @@ PeerNode::Knowledge PeerNode::knowledge(std::uint64_t t,
 }
 
 bool PeerNode::sharedAttack() const {
-  return coalition_ && attack_ && !attack_->perTarget() &&
-         !attack_name_.starts_with(kEquivocatePrefix);
+  return coalition_ && attack_ && !attack_name_.starts_with(kEquivocatePrefix);
 }
 
 void PeerNode::awaitCoalition(std::uint64_t t, std::vector<std::uint32_t> heard,
@@ -757,7 +756,14 @@ void PeerNode::awaitCoalition(std::uint64_t t, std::vector<std::uint32_t> heard,
   const auto live = transport_->livePeers();
   bool ready = coalition_->sharesComplete(t, live);
   if (ready && sharedAttack() && coalition_->leader(setup_.id, live) != setup_.id) {
-    ready = coalition_->crafted(t) != nullptr;
+    if (!attack_->perTarget()) {
+      ready = coalition_->crafted(t) != nullptr;
+    } else {  // a vector for each honest neighbour it heard
+      for (const std::uint32_t j : neighbours_) {
+        if (!byzantine_ids_.contains(j) && contains(heard, j) && !coalition_->crafted(t, j))
+          ready = false;
+      }
+    }
   }
   if (!ready && clock_.now() < coalition_wait_until_) {
     coalition_timer_->start(std::chrono::milliseconds(1),
@@ -839,8 +845,24 @@ void PeerNode::sendAttack(std::uint64_t t, const std::vector<std::uint32_t>& hea
     toHonestNeighbours();
     return;
   }
-  // Per target (dissensus, spectral): target j's view from everything known.
-  record.attack_computed = true;
+  // Per target (dissensus, spectral): target j's view from everything known. Colluding, the
+  // leader crafts for every honest peer next to the coalition and hands each vector to the
+  // fellows next to that peer; the others send what came (crafting what did not).
+  const auto live = transport_->livePeers();
+  const bool leader = !coalition_ || coalition_->leader(setup_.id, live) == setup_.id;
+  std::set<std::uint32_t> targets;
+  for (const std::uint32_t j : neighbours_) {
+    if (!byzantine_ids_.contains(j) && contains(heard, j)) targets.insert(j);
+  }
+  // (A fellow that finds itself the lowest live id after the leader left, at the end of a run,
+  // does not start over what the leader already handed out.)
+  if (coalition_ && leader && !coalition_->anyCrafted(t)) {
+    for (const std::uint32_t f : coalition_->fellows()) {
+      for (const std::uint32_t j : setup_.topology->neighbours(f)) {
+        if (!byzantine_ids_.contains(j) && !known.of(j).empty()) targets.insert(j);
+      }
+    }
+  }
   const bool spectral = attack_->name() == "spectral";
   if (spectral && fiedler_.empty()) {
     try {
@@ -855,8 +877,14 @@ void PeerNode::sendAttack(std::uint64_t t, const std::vector<std::uint32_t>& hea
   };
   std::vector<double> honest_fiedler;
   for (const std::uint32_t j : known.ids) honest_fiedler.push_back(fiedlerOf(j));
-  for (const std::uint32_t j : neighbours_) {
-    if (byzantine_ids_.contains(j) || !contains(heard, j)) continue;
+  for (const std::uint32_t j : targets) {
+    const bool mine = contains(neighbours_, j);
+    if (const std::vector<float>* given = coalition_ ? coalition_->crafted(t, j) : nullptr;
+        given != nullptr) {
+      std::copy(given->begin(), given->end(), out.begin());
+      if (mine) send(j);
+      continue;
+    }
     std::vector<std::span<const float>> around;
     std::vector<double> w;
     double byzantine_weight = 0;
@@ -870,20 +898,27 @@ void PeerNode::sendAttack(std::uint64_t t, const std::vector<std::uint32_t>& hea
         w.push_back(metropolisWeight(j, k));
       }
     }
-    const robust::TargetView view{.target = rowOf(j),
+    const robust::TargetView view{.target = known.of(j),
                                   .honest_neighbours = around,
                                   .honest_weights = w,
                                   .byzantine_weight = byzantine_weight,
                                   .byzantine_count = byzantine_count,
                                   .budget = setup_.topology->budgetOf(j),
                                   .fiedler = fiedlerOf(j)};
+    record.attack_computed = true;
     if (auto ok = attack_->craft(
             {.honest = honest, .target = &view, .honest_fiedler = honest_fiedler}, out);
         !ok) {
       log_->warn("round {}: attack {} on peer {}: {}", t, attack_name_, j, ok.error());
       continue;
     }
-    send(j);
+    if (coalition_ && leader) {
+      const net::v1::Envelope e = CoalitionBook::craftedMessage(t, out, j);
+      for (const std::uint32_t f : coalition_->fellows()) {
+        if (contains(setup_.topology->neighbours(f), j)) transport_->send(f, e);
+      }
+    }
+    if (mine) send(j);
   }
 }
 

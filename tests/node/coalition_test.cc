@@ -57,6 +57,15 @@ TEST(Coalition, RefusesBadPayloadsAndRoundsOutsideTheWindow) {
   ASSERT_NE(book.crafted(8), nullptr);
   EXPECT_EQ(*book.crafted(8), v);
   EXPECT_EQ(book.crafted(9), nullptr);
+  // Per target: kept apart from the vector for everyone.
+  const std::vector<float> w{5, 6};
+  EXPECT_FALSE(book.anyCrafted(9));
+  EXPECT_TRUE(book.take(3, CoalitionBook::craftedMessage(9, w, 4).coalition()));
+  EXPECT_TRUE(book.anyCrafted(9));
+  EXPECT_EQ(book.crafted(9), nullptr);
+  ASSERT_NE(book.crafted(9, 4), nullptr);
+  EXPECT_EQ(*book.crafted(9, 4), w);
+  EXPECT_EQ(book.crafted(9, 5), nullptr);
 }
 
 TEST(Coalition, TheLowestLiveIdLeads) {

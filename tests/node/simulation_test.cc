@@ -265,16 +265,19 @@ std::shared_ptr<const topologies::Topology> maliciousRing() {
 
 TEST(Simulation, ColludingAttackersPoolWhatTheyHearAndSearchOnce) {
   // Alone, each attacker knows the one honest vector it hears; colluding, the ten pool theirs
-  // over their side channel and know all five, and only the leader (id 5) runs opt_alie's line
-  // search: the others send the vector it hands over. Every attacker's vector reaches its
-  // honest neighbour in every round either way (rounds wait for every neighbour).
+  // over their side channel and know all five, and only the leader (id 5) computes: opt_alie's
+  // line search once, dissensus once per honest target; the others send what it hands over. Every
+  // attacker's vector reaches its honest neighbour in every round either way (rounds wait for every
+  // neighbour).
   Config c = syntheticConfig();
   c.rounds.count = 20;
   c.rounds.quorum = false;
-  for (std::uint32_t b = 5; b < 15; ++b) c.byzantine[b].attack = "opt_alie";
-  for (const bool collude : {false, true}) {
-    SCOPED_TRACE(collude ? "colluding" : "alone");
-    for (std::uint32_t b = 5; b < 15; ++b) c.byzantine[b].collude = collude;
+  for (const auto& [attack, collude] : {std::pair{"opt_alie", false},
+                                        {"opt_alie", true},
+                                        {"dissensus", false},
+                                        {"dissensus", true}}) {
+    SCOPED_TRACE(std::string(attack) + (collude ? " colluding" : " alone"));
+    for (std::uint32_t b = 5; b < 15; ++b) c.byzantine[b] = {.attack = attack, .collude = collude};
     const SimRun r = runSim(c, maliciousRing());
     for (std::uint64_t t = 0; t < c.rounds.count; ++t) {
       std::size_t computed = 0;
