@@ -69,6 +69,33 @@ void expectAllRoundsRun(const fs::path& run, std::set<int> honest, int rounds) {
   }
 }
 
+TEST(ProtocolCli, ColludingAttackersPoolOverTheirOwnConnections) {
+  // Ring of 8, attackers 2 and 6: each hears only its two ring neighbours, together they know
+  // 1, 3, 5 and 7. Colluding, they connect to each other (not neighbours in the topology), pool
+  // what they hear and the leader (2) computes the attack; wall-clock agnostic: a share or the
+  // leader's vector that misses its wait would show as fewer known vectors or a second
+  // computation, so those are counted over the run, not required of every round.
+  testing::TempDir dir;
+  const auto run = launch(dir, "coalition",
+                          "--kind ring --n 8 --base-port 22600 --metrics-base-port 22700 "
+                          "--byzantine-budget 1",
+                          "--byzantine 2,6 --attack alie --rounds 30 --set "
+                          "byzantine.2.collude=true --set byzantine.6.collude=true");
+  expectAllRoundsRun(run, {0, 1, 3, 4, 5, 7}, 30);
+  int pooled = 0, by_leader = 0, by_fellow = 0;
+  for (const int b : {2, 6}) {
+    for (const auto& r : jsonLines(jsonl(run, b))) {
+      ASSERT_TRUE(r.contains("attack_known")) << "attacker " << b;
+      EXPECT_LE(r["attack_known"].get<int>(), 4);
+      pooled += r["attack_known"].get<int>() == 4;
+      if (r["attack_computed"].get<bool>()) (b == 2 ? by_leader : by_fellow) += 1;
+    }
+  }
+  EXPECT_GE(pooled, 50);  // of 60 attacker-rounds
+  EXPECT_GE(by_leader, 25);
+  EXPECT_LE(by_fellow, 5);
+}
+
 TEST(ProtocolCli, RoundLiarMovesNoHonestPeerOnARing) {
   testing::TempDir dir;
   const auto run = launch(dir, "lie",

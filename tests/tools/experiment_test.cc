@@ -2,12 +2,15 @@
 // what a cell passes to launch (rules with pre-aggregators and tau, f, config fields), the CSV.
 #include "tools/experiment.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 
+#include "node/config.h"
+#include "tests/support/process.h"
 #include "tests/support/temp_dir.h"
 
 namespace phalanx::tools {
@@ -82,6 +85,27 @@ TEST(Experiment, AttackParametersBundlesAndBreakdownSizes) {
   EXPECT_THAT(p.sets,
               ElementsAre("byzantine.4.collude=true", "byzantine.4.tau=10", "byzantine.4.sigma=2",
                           "exchange=gradient", "compression.feedback=dgc"));
+}
+
+TEST(Experiment, EveryShippedGridPlansEveryCellWithAValidConfig) {
+  // Each cell's topology and config as a run would build them (the config with the cell's sets).
+  const std::filesystem::path dir = testing::sourceDir() + "/configs/experiments";
+  std::size_t grids = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const auto& file = entry.path();
+    if (file.extension() != ".yaml" || file.stem().string().ends_with("-base")) continue;
+    SCOPED_TRACE(file.string());
+    const Grid g = loadGrid(file);
+    ++grids;
+    for (const Cell& cell : expand(g, {})) {
+      const CellPlan p = planCell(g, cell, 30000);
+      std::vector<std::string> sets = p.sets;
+      for (const std::uint32_t id : p.byzantine)
+        sets.push_back(fmt::format("byzantine.{}.attack={}", id, p.attack));
+      EXPECT_NO_THROW(node::loadConfig(g.config, sets));
+    }
+  }
+  EXPECT_GE(grids, 8u);
 }
 
 TEST(Experiment, BadGridsNameTheField) {
