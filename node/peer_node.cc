@@ -751,11 +751,20 @@ bool PeerNode::sharedAttack() const {
   return coalition_ && attack_ && !attack_name_.starts_with(kEquivocatePrefix);
 }
 
+bool PeerNode::leadsCoalition() const {
+  return !coalition_ || coalition_->leader(setup_.id, transport_->livePeers()) == setup_.id;
+}
+
+void PeerNode::toFellows(const net::v1::Envelope& e, std::optional<std::uint32_t> next_to) {
+  for (const std::uint32_t f : coalition_->fellows()) {
+    if (!next_to || contains(setup_.topology->neighbours(f), *next_to)) transport_->send(f, e);
+  }
+}
+
 void PeerNode::awaitCoalition(std::uint64_t t, std::vector<std::uint32_t> heard,
                               RoundRecord record) {
-  const auto live = transport_->livePeers();
-  bool ready = coalition_->sharesComplete(t, live);
-  if (ready && sharedAttack() && coalition_->leader(setup_.id, live) != setup_.id) {
+  bool ready = coalition_->sharesComplete(t, transport_->livePeers());
+  if (ready && sharedAttack() && !leadsCoalition()) {
     if (!attack_->perTarget()) {
       ready = coalition_->crafted(t) != nullptr;
     } else {  // a vector for each honest neighbour it heard
@@ -815,8 +824,6 @@ void PeerNode::sendAttack(std::uint64_t t, const std::vector<std::uint32_t>& hea
   if (!attack_->perTarget()) {
     // Colluding: the leader computes, the others send what it handed over (or compute
     // themselves when it did not come in time; a leader that finished still counts).
-    const auto live = transport_->livePeers();
-    const bool leader = !coalition_ || coalition_->leader(setup_.id, live) == setup_.id;
     if (const std::vector<float>* given = coalition_ ? coalition_->crafted(t) : nullptr;
         given != nullptr) {
       std::copy(given->begin(), given->end(), out.begin());
@@ -838,18 +845,14 @@ void PeerNode::sendAttack(std::uint64_t t, const std::vector<std::uint32_t>& hea
       std::fill(out.begin(), out.end(), 0.0f);
       for (const auto& h : honest) kernels::axpy(1.0f / float(honest.size()), h, out);
     }
-    if (coalition_ && leader) {
-      const net::v1::Envelope e = CoalitionBook::craftedMessage(t, out);
-      for (const std::uint32_t f : coalition_->fellows()) transport_->send(f, e);
-    }
+    if (coalition_ && leadsCoalition()) toFellows(CoalitionBook::craftedMessage(t, out));
     toHonestNeighbours();
     return;
   }
   // Per target (dissensus, spectral): target j's view from everything known. Colluding, the
   // leader crafts for every honest peer next to the coalition and hands each vector to the
   // fellows next to that peer; the others send what came (crafting what did not).
-  const auto live = transport_->livePeers();
-  const bool leader = !coalition_ || coalition_->leader(setup_.id, live) == setup_.id;
+  const bool leader = leadsCoalition();
   std::set<std::uint32_t> targets;
   for (const std::uint32_t j : neighbours_) {
     if (!byzantine_ids_.contains(j) && contains(heard, j)) targets.insert(j);
@@ -912,12 +915,7 @@ void PeerNode::sendAttack(std::uint64_t t, const std::vector<std::uint32_t>& hea
       log_->warn("round {}: attack {} on peer {}: {}", t, attack_name_, j, ok.error());
       continue;
     }
-    if (coalition_ && leader) {
-      const net::v1::Envelope e = CoalitionBook::craftedMessage(t, out, j);
-      for (const std::uint32_t f : coalition_->fellows()) {
-        if (contains(setup_.topology->neighbours(f), j)) transport_->send(f, e);
-      }
-    }
+    if (coalition_ && leader) toFellows(CoalitionBook::craftedMessage(t, out, j), j);
     if (mine) send(j);
   }
 }
@@ -973,9 +971,7 @@ void PeerNode::endRound(net::RoundResult&& result) {
     if (coalition_) {
       coalition_->advance(t);
       const Knowledge own = knowledge(t, heard);
-      for (auto& e : CoalitionBook::shares(t, own.ids, own.rows)) {
-        for (const std::uint32_t f : coalition_->fellows()) transport_->send(f, e);
-      }
+      for (const auto& e : CoalitionBook::shares(t, own.ids, own.rows)) toFellows(e);
       // A quarter of the deadline ceiling for one hop among fellows: the attacker's own wait
       // for the honest vectors is capped at half of it.
       coalition_wait_until_ =

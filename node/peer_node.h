@@ -167,7 +167,11 @@ class PeerNode {
   // A colluder's round end: waits (polling) until every live fellow's share and, for a shared
   // attack, the leader's vector are in or the wait runs out; then attacks and goes on.
   void awaitCoalition(std::uint64_t round, std::vector<std::uint32_t> heard, RoundRecord record);
-  bool sharedAttack() const;  // one vector for every neighbour, computed by the leader
+  bool sharedAttack() const;  // the leader computes it for the coalition (not equivocate:NAME)
+  // This node computes the coalition's attacks (not colluding: always).
+  bool leadsCoalition() const;
+  // To every fellow colluder, or to those next to honest peer `next_to`.
+  void toFellows(const net::v1::Envelope& e, std::optional<std::uint32_t> next_to = std::nullopt);
   void sendWireAttack(std::uint64_t round);
   // Applies this round's messages to the replicas; returns the senders whose replica is valid
   // and was updated this round, ascending.

@@ -121,6 +121,26 @@ std::expected<void, std::string> checkHonest(const AttackInput& in, std::span<fl
   return {};
 }
 
+// ‖Agg(in) - from‖ for the line searches, the mix written to z; -inf when the rule refuses the
+// set (its error kept in `failure`). A fresh aggregator each time: stateful rules (cc) must not
+// carry one evaluation into the next.
+struct MixDistance {
+  std::string failure;
+  int succeeded = 0;
+  double operator()(const AggregatorConfig& rule, const MixInput& in, std::span<float> z,
+                    std::span<const float> from) {
+    auto agg = makeAggregator(rule);
+    auto mixed = agg ? (*agg)->mix(in, z)
+                     : std::expected<MixReport, std::string>(std::unexpected(agg.error()));
+    if (!mixed) {
+      failure = mixed.error();
+      return -std::numeric_limits<double>::infinity();
+    }
+    ++succeeded;
+    return std::sqrt(kernels::squaredDistance(z, from));
+  }
+};
+
 // Vectors of the form base + tau * direction (alie: μ + tau σ; ipm: 0 + tau (-μ); signflip).
 class LinearAttack : public Attack {
  public:
@@ -210,8 +230,7 @@ class Optimized final : public Base {
     std::vector<float> attack(d), z(d);
     std::vector<std::span<const float>> rows(honest.begin(), honest.end());
     rows.insert(rows.end(), config_.f, std::span<const float>(attack));
-    std::string failure;  // the rule's last error; fatal only if no evaluation succeeded
-    int succeeded = 0;
+    MixDistance distance;  // the rule's last error is fatal only if no evaluation succeeded
     // Against cwtm or cwmed without pre-aggregators, only the f copies change between the 20
     // evaluations: sort the honest values per coordinate once and place the copies among them
     // (bit-identical to the rule on the full set, several times faster than sorting each time).
@@ -232,17 +251,8 @@ class Optimized final : public Base {
       after_nnm.pre.erase(after_nnm.pre.begin());
       nnm.emplace(honest, config_.f, config_.target_b);
     }
-    // ‖Agg(set) - μ‖, or -inf when the rule refuses the set.
     const auto distanceOfMix = [&](Rows set, const AggregatorConfig& target) {
-      auto agg = makeAggregator(target);
-      auto mixed = agg ? (*agg)->mix({set, config_.target_b, {}}, z)
-                       : std::expected<MixReport, std::string>(std::unexpected(agg.error()));
-      if (!mixed) {
-        failure = mixed.error();
-        return -std::numeric_limits<double>::infinity();
-      }
-      ++succeeded;
-      return std::sqrt(kernels::squaredDistance(z, this->mean_));
+      return distance(target, {set, config_.target_b, {}}, z, this->mean_);
     };
     auto F = [&](double tau) {
       this->compose(tau, attack);
@@ -256,13 +266,13 @@ class Optimized final : public Base {
         } else {
           kernels::medianWithCopies(sorted, attack, config_.f, z);
         }
-        ++succeeded;
+        ++distance.succeeded;
         return std::sqrt(kernels::squaredDistance(z, this->mean_));
       }
       return distanceOfMix(rows, config_.target);
     };
     const double tau = reference_search_ ? lineMaximize(F) : lineSearch(F, config_.evals);
-    if (succeeded == 0) return std::unexpected(this->name_ + ": " + failure);
+    if (distance.succeeded == 0) return std::unexpected(this->name_ + ": " + distance.failure);
     return tau;
   }
 
@@ -365,22 +375,13 @@ class Spectral final : public Attack {
       rows.insert(rows.end(), t->byzantine_count, std::span<const float>(attack));
       weights.insert(weights.end(), t->byzantine_count,
                      t->byzantine_weight / double(t->byzantine_count));
-      std::string failure;
-      int succeeded = 0;
+      MixDistance distance;
       const auto F = [&](double x) {
         compose(x, attack);
-        auto agg = makeAggregator(config_.target);
-        auto mixed = agg ? (*agg)->mix({rows, t->budget, weights}, z)
-                         : std::expected<MixReport, std::string>(std::unexpected(agg.error()));
-        if (!mixed) {
-          failure = mixed.error();
-          return -std::numeric_limits<double>::infinity();
-        }
-        ++succeeded;
-        return std::sqrt(kernels::squaredDistance(z, honest_step));
+        return distance(config_.target, {rows, t->budget, weights}, z, honest_step);
       };
       tau = lineMaximize(F);  // the robust-gossip reference's search
-      if (succeeded == 0) return std::unexpected("spectral: " + failure);
+      if (distance.succeeded == 0) return std::unexpected("spectral: " + distance.failure);
     }
     compose(tau, out);
     return {};

@@ -410,10 +410,9 @@ class RadialNna final : public Rule {
     const std::size_t n = in.rows.size();
     if (!(norm > 0) || n < 3) return {};  // no direction, or nothing to trim
     const double pivot_along = kernels::dot(c, c) / norm;
-    std::vector<double> offset(n);
-    for (std::size_t k = 0; k < n; ++k)
+    std::vector<double> offset(n, 0.0);  // ⟨r - c, u⟩; the pivot's is 0
+    for (std::size_t k = 1; k < n; ++k)
       offset[k] = kernels::dot(in.rows[k], c) / norm - pivot_along;
-    offset[0] = 0;
     std::sort(offset.begin(), offset.end());
     const std::size_t trim = std::min(in.b, (n - 1) / 2);
     double trimmed = 0;
