@@ -133,13 +133,10 @@ compress::CompressorConfig compressorConfig(const CompressionConfig& c) {
           .unbiased = c.unbiased};
 }
 
-std::string configDigest(const Config& c) {
+std::string configDigest(const Config& c, std::string_view learner, std::size_t dimension) {
   const std::string shared =
-      fmt::format("model={}:{};exchange={};feedback={};dataset={};features={};classes={}",
-                  c.model.kind, fmt::join(c.model.hidden, ","), c.exchange,
-                  c.exchange == "gradient" ? c.compression.feedback : std::string("-"),
-                  c.data.dataset, c.data.dataset == "synthetic" ? c.data.synthetic.features : 0,
-                  c.data.dataset == "synthetic" ? c.data.synthetic.classes : 0);
+      fmt::format("{};dimension={};exchange={};feedback={}", learner, dimension, c.exchange,
+                  c.exchange == "gradient" ? c.compression.feedback : std::string("-"));
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int size = 0;
   EVP_Digest(shared.data(), shared.size(), digest, &size, EVP_sha256(), nullptr);

@@ -168,10 +168,11 @@ struct Config {
 compress::CompressorConfig compressorConfig(const CompressionConfig& c);
 
 // A SHA-256 over the settings every peer of one run must share (what is exchanged and how
-// it is read: the model, the exchange mode and its message kinds, the dataset's shape). Peers
+// it is read: the learner's identity — the model and the dataset's shape, or an external
+// training loop — the vector's dimension, the exchange mode and its message kinds). Peers
 // compare it in their Hello; a mismatch refuses the connection (WRONG_DIGEST). Settings a
 // peer may choose alone (its rule, attack, rounds, deadline, lr) stay out.
-std::string configDigest(const Config& c);
+std::string configDigest(const Config& c, std::string_view learner, std::size_t dimension);
 
 // Reads `file`, applies `overrides` ("a.b.c=value", value in YAML syntax) in order, validates.
 // Throws ConfigError.

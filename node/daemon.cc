@@ -1,6 +1,8 @@
 #include "node/daemon.h"
 
 #include <fmt/format.h>
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <asio.hpp>
@@ -11,8 +13,11 @@
 #include <memory>
 #include <optional>
 
+#include "kernels/backend.h"
+#include "kernels/device.h"
 #include "node/data_source.h"
 #include "node/http_endpoint.h"
+#include "node/local_trainer.h"
 #include "node/npy.h"
 #include "node/peer_node.h"
 
@@ -31,9 +36,96 @@ std::optional<T> onLoop(asio::io_context& io, std::function<T()> task,
   return result.get();
 }
 
+// --id K, or --id auto: the rank a scheduler gives (Slurm, then Open MPI) picks the rank-th
+// node of the topology in id order.
+std::uint32_t resolveId(const std::string& id, const topologies::Topology& topology) {
+  if (id != "auto") {
+    std::size_t used = 0;
+    unsigned long value = 0;
+    try {
+      value = std::stoul(id, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != id.size() || id.empty()) {
+      throw ConfigError(fmt::format("--id {}: expected a node id or auto", id));
+    }
+    if (!topology.contains(std::uint32_t(value))) {
+      throw ConfigError(fmt::format("--id {}: no such node in the topology", id));
+    }
+    return std::uint32_t(value);
+  }
+  for (const char* var : {"SLURM_PROCID", "OMPI_COMM_WORLD_RANK"}) {
+    const char* value = std::getenv(var);
+    if (value == nullptr) continue;
+    const std::size_t rank = std::strtoull(value, nullptr, 10);
+    if (rank >= topology.size()) {
+      throw ConfigError(fmt::format("--id auto: {}={} but the topology has {} nodes", var, value,
+                                    topology.size()));
+    }
+    return topology.nodes()[rank].id;
+  }
+  throw ConfigError("--id auto: neither SLURM_PROCID nor OMPI_COMM_WORLD_RANK is set");
+}
+
+std::shared_ptr<spdlog::logger> makeLogger(std::uint32_t id, const std::string& out) {
+  std::vector<spdlog::sink_ptr> sinks{std::make_shared<spdlog::sinks::stderr_color_sink_mt>()};
+  if (!out.empty()) {
+    sinks.push_back(std::make_shared<spdlog::sinks::basic_file_sink_mt>(
+        (std::filesystem::path(out) / fmt::format("node-{}.log", id)).string(),
+        /*truncate=*/false));
+  }
+  auto log =
+      std::make_shared<spdlog::logger>(fmt::format("node-{}", id), sinks.begin(), sinks.end());
+  log->set_pattern(fmt::format("[%Y-%m-%d %H:%M:%S.%e] [%l] [node {}] %v", id));
+  log->set_level(spdlog::get_level());  // --log-level
+  log->flush_on(spdlog::level::info);
+  return log;
+}
+
 }  // namespace
 
-DaemonExit runDaemon(PeerSetup setup, const std::filesystem::path& out) {
+PeerSetup daemonSetup(const DaemonRequest& r) {
+  PeerSetup setup;
+  setup.config = loadConfig(r.config, r.sets);
+  setup.topology =
+      std::make_shared<const topologies::Topology>(topologies::loadTopology(r.topology));
+  setup.id = resolveId(r.id, *setup.topology);
+  const Config& config = setup.config;
+  const kernels::Backend backend = [&] {
+    try {
+      return kernels::useBackend(config.device);
+    } catch (const std::exception& e) {
+      throw ConfigError(fmt::format("{}: device: {}", r.config, e.what()));
+    }
+  }();
+  if (!r.out.empty()) std::filesystem::create_directories(r.out);
+  setup.log = makeLogger(setup.id, r.out);
+  useThreads(config.threads);
+  setup.log->info("compute backend: {} (device: {}; this build: {})", kernels::backendName(backend),
+                  config.device, kernels::backendSummary());
+  setup.attack = r.attack;
+  setup.rounds = r.rounds;
+  setup.resume = r.resume;
+  setup.join_timeout = r.join_timeout;
+  const topologies::NodeSpec self = setup.topology->node(setup.id);
+  setup.listen_host = r.listen_host.empty() ? self.host : r.listen_host;
+  if (!config.checkpoint.dir.empty()) {
+    setup.checkpoint_dir =
+        std::filesystem::path(config.checkpoint.dir) / fmt::format("node-{}", setup.id);
+  } else if (!r.out.empty() && config.checkpoint.every > 0) {
+    setup.checkpoint_dir =
+        std::filesystem::path(r.out) / "checkpoints" / fmt::format("node-{}", setup.id);
+  }
+  if ((r.resume || config.checkpoint.every > 0) && setup.checkpoint_dir.empty()) {
+    throw ConfigError(fmt::format(
+        "{}: no checkpoint folder: set checkpoint.dir, or give --out (with checkpoint.every > 0)",
+        r.resume ? "--resume" : "checkpoint.every"));
+  }
+  return setup;
+}
+
+DaemonExit runDaemon(PeerSetup setup, const std::filesystem::path& out, DaemonOptions options) {
   const Config config = setup.config;
   const std::uint32_t id = setup.id;
   const topologies::NodeSpec self = setup.topology->node(id);
@@ -41,10 +133,12 @@ DaemonExit runDaemon(PeerSetup setup, const std::filesystem::path& out) {
   asio::io_context io(1);
   std::unique_ptr<PeerNode> peer;
   std::unique_ptr<HttpEndpoint> http;
-  TrainTest data = loadData(config.data, config.seed);
-  setup.shard = shardOf(config.data, data.train, setup.topology->size(),
-                        setup.topology->indexOf(id), config.seed);
-  setup.test = std::make_shared<const Dataset>(std::move(data.test));
+  if (!setup.learner) {
+    TrainTest data = loadData(config.data, config.seed);
+    setup.shard = shardOf(config.data, data.train, setup.topology->size(),
+                          setup.topology->indexOf(id), config.seed);
+    setup.test = std::make_shared<const Dataset>(std::move(data.test));
+  }
   const std::string host = setup.listen_host;
   peer = std::make_unique<PeerNode>(io, std::move(setup));
   peer->listen();
@@ -80,13 +174,18 @@ DaemonExit runDaemon(PeerSetup setup, const std::filesystem::path& out) {
   };
   publish();
 
-  asio::signal_set signals(io, SIGINT, SIGTERM);
+  asio::signal_set signals(io);
+  if (options.signals) {
+    signals.add(SIGINT);
+    signals.add(SIGTERM);
+    signals.async_wait([&](const asio::error_code& ec, int signal) {
+      if (ec) return;
+      log->info("round {}: signal {}: leaving", peer->openRound(), signal);
+      peer->stop();
+    });
+  }
   bool completed = false;
-  signals.async_wait([&](const asio::error_code& ec, int signal) {
-    if (ec) return;
-    log->info("round {}: signal {}: leaving", peer->openRound(), signal);
-    peer->stop();
-  });
+  if (options.on_ready) options.on_ready(io, *peer);
   peer->connect();
   peer->start(
       [&](const RoundRecord& r) {
@@ -111,6 +210,7 @@ DaemonExit runDaemon(PeerSetup setup, const std::filesystem::path& out) {
         }
       });
   io.run();
+  if (options.on_stopped) options.on_stopped();
   if (peer->diverged()) return DaemonExit::kDiverged;
   return completed ? DaemonExit::kCompleted : DaemonExit::kIncomplete;
 }

@@ -1,5 +1,7 @@
 #include "node/local_trainer.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <omp.h>
 
 #include <Eigen/Core>
@@ -53,6 +55,9 @@ LocalTrainer::LocalTrainer(const Config& config, Dataset shard, std::uint64_t se
       rng_(seed),
       order_(shard_.size()) {
   if (shard_.size() == 0) throw ConfigError("local trainer: this node's data shard is empty");
+  identity_ = fmt::format("model={}:{};dataset={};features={};classes={}", config.model.kind,
+                          fmt::join(config.model.hidden, ","), config.data.dataset, shard_.features,
+                          shard_.classes);
   model_.initialize(params_, seed);
   std::iota(order_.begin(), order_.end(), 0u);
   std::shuffle(order_.begin(), order_.end(), rng_);
@@ -79,6 +84,16 @@ double LocalTrainer::gradient() {
   const double loss = model_.lossAndGradient(params_, batch_x_, batch_y_, grad_);
   if (weight_decay_ > 0) kernels::axpy(float(weight_decay_), params_, grad_);
   return loss;
+}
+
+std::vector<compress::LayerShape> LocalTrainer::layers() const {
+  std::vector<compress::LayerShape> out;
+  for (const auto& layer : model_.layers()) out.push_back({layer.rows, layer.cols});
+  return out;
+}
+
+void LocalTrainer::applyAggregate(std::uint64_t t, std::span<const float> aggregate) {
+  kernels::axpy(-float(learningRate(t)), aggregate, params_);
 }
 
 double LocalTrainer::step(std::uint64_t t) {

@@ -1,17 +1,21 @@
 // One peer's local learning (ALGORITHMS.md §1): its data shard, the model, the flat parameter
 // vector, momentum and schedule. step() computes the half step y = x - lr_t * m in place; the
-// network round loop mixes on top of it, and `phalanx train` uses it alone (no network).
+// network round loop mixes on top of it (as its Learner), and `phalanx train` uses it alone.
 // Not thread-safe; one per node.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "node/checkpoint.h"
 #include "node/config.h"
 #include "node/dataset.h"
+#include "node/learner.h"
 #include "node/mlp.h"
 #include "node/optimizer.h"
 
@@ -27,34 +31,49 @@ void useThreads(int threads);
 // The schedule config.optimizer asks for; cosine's period is config.rounds.count.
 Schedule makeSchedule(const Config& config);
 
-class LocalTrainer {
+class LocalTrainer final : public Learner {
  public:
   // `seed` drives the initial parameters and the minibatch order. Throws ConfigError if the
   // shard is empty.
   LocalTrainer(const Config& config, Dataset shard, std::uint64_t seed);
 
+  std::size_t dimension() const override { return model_.dimension(); }
+  std::vector<compress::LayerShape> layers() const override;
+  // The model's kind and sizes and the dataset's.
+  std::string identity() const override { return identity_; }
+
   // Round t: g = grad loss(x; minibatch) + wd * x; momentum; x <- x - lr_t * m.
   // Returns the minibatch's mean cross-entropy (before the step).
-  double step(std::uint64_t t);
+  double step(std::uint64_t t) override;
 
   // Gradient exchange: the next minibatch's g = grad loss(x) + wd * x into lastGradient(),
   // parameters and momentum untouched. Returns the minibatch's mean cross-entropy.
   double gradient();
+  double gradient(std::uint64_t) override { return gradient(); }
   // g of the last step() or gradient().
-  std::span<const float> lastGradient() const { return grad_; }
+  std::span<const float> lastGradient() const override { return grad_; }
+  // x -= lr_t * G: the aggregate is the step's direction, with no further momentum.
+  void applyAggregate(std::uint64_t t, std::span<const float> aggregate) override;
   // The epoch (full passes over the shard) that round t's minibatch belongs to.
-  std::uint64_t epochOf(std::uint64_t t) const { return t * batch_ / shard_.size(); }
+  std::uint64_t epochOf(std::uint64_t t) const override { return t * batch_ / shard_.size(); }
+  std::uint64_t roundsPerEpoch() const override {
+    return std::max<std::uint64_t>(1, shard_.size() / batch_);
+  }
 
-  double learningRate(std::uint64_t t) const { return node::learningRate(schedule_, t); }
+  double learningRate(std::uint64_t t) const override { return node::learningRate(schedule_, t); }
   Evaluation evaluate(const Dataset& data) const { return model_.evaluate(params_, data); }
+  std::optional<Evaluation> evaluation(const Dataset* test, bool due) override {
+    if (!test || !due) return std::nullopt;
+    return evaluate(*test);
+  }
 
   // Parameters, momentum, minibatch order and RNG as checkpoint sections "trainer.*"; restore
   // throws CheckpointError when a section is missing or sized for another model or shard.
-  void save(Checkpoint& c) const;
-  void restore(const Checkpoint& c);
+  void save(Checkpoint& c) const override;
+  void restore(const Checkpoint& c) override;
 
-  std::span<float> parameters() { return params_; }
-  std::span<const float> parameters() const { return params_; }
+  std::span<float> parameters() override { return params_; }
+  std::span<const float> parameters() const override { return params_; }
   const Mlp& model() const { return model_; }
   const Dataset& shard() const { return shard_; }
   std::size_t batchSize() const { return batch_; }
@@ -75,6 +94,7 @@ class LocalTrainer {
   std::size_t cursor_ = 0;
   std::vector<float> batch_x_;
   std::vector<std::uint8_t> batch_y_;
+  std::string identity_;
 };
 
 }  // namespace phalanx::node

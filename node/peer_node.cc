@@ -63,12 +63,22 @@ PeerNode::Role roleFor(const std::string& attack) {
       fmt::join(kWireAttackNames, ", "), fmt::join(kProtocolAttackNames, ", ")));
 }
 
-// The shard the trainer learns from; a label-flipping attacker trains on y -> classes-1-y.
-Dataset shardFor(PeerSetup& s, const std::string& attack) {
+// The setup's learner, or a LocalTrainer on its shard; a label-flipping attacker trains on
+// y -> classes-1-y (its own data: a learner from outside owns its labels and cannot flip).
+std::shared_ptr<Learner> learnerFor(PeerSetup& s, const std::string& attack) {
+  if (s.learner) {
+    if (attack == kLabelFlip) {
+      throw ConfigError(
+          fmt::format("byzantine: {} needs the node's own data (an external training "
+                      "loop flips its labels itself)",
+                      kLabelFlip));
+    }
+    return s.learner;
+  }
   if (attack == kLabelFlip) {
     for (auto& y : s.shard.y) y = std::uint8_t(s.shard.classes - 1 - y);
   }
-  return std::move(s.shard);
+  return std::make_shared<LocalTrainer>(s.config, std::move(s.shard), s.config.seed);
 }
 
 std::vector<std::uint32_t> neighboursOf(const PeerSetup& s) {
@@ -120,16 +130,17 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
       role_(roleFor(attack_name_)),
       rounds_(setup_.rounds ? setup_.rounds : setup_.config.rounds.count),
       neighbours_(neighboursOf(setup_)),
-      trainer_(setup_.config, shardFor(setup_, attack_name_), setup_.config.seed),
-      public_replica_(trainer_.model().dimension()),
-      replicas_(trainer_.model().dimension()),
+      learner_(learnerFor(setup_, attack_name_)),
+      public_replica_(learner_->dimension()),
+      replicas_(learner_->dimension()),
       equivocation_(setup_.topology->budgetOf(setup_.id)),
       join_timer_(clock_.timer()),
       slow_timer_(clock_.timer()),
       hold_timer_(clock_.timer()),
-      coalition_timer_(clock_.timer()) {
+      coalition_timer_(clock_.timer()),
+      evaluation_timer_(clock_.timer()) {
   const Config& config = setup_.config;
-  dim_ = trainer_.model().dimension();
+  dim_ = learner_->dimension();
   metrics_.node = setup_.id;
   for (const auto& [id, _] : config.byzantine) byzantine_ids_.insert(id);
   if (!attack_name_.empty()) byzantine_ids_.insert(setup_.id);
@@ -148,8 +159,7 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
     if (!fellows.empty()) coalition_ = std::make_unique<CoalitionBook>(std::move(fellows), dim_);
   }
 
-  std::vector<compress::LayerShape> layers;
-  for (const auto& layer : trainer_.model().layers()) layers.push_back({layer.rows, layer.cols});
+  const std::vector<compress::LayerShape> layers = learner_->layers();
   if (config.compression.codec != "none" && config.compression.feedback != "dgc") {
     compress::CompressorConfig c = compressorConfig(config.compression);
     c.seed = compress::compressionSeed(config.seed, setup_.id, config.compression.shared_seed);
@@ -163,10 +173,9 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
       codec_ = std::move(*made);
       accordion_ = std::make_unique<compress::AccordionController>(
           layers.size(), compress::AccordionConfig{.eta = config.compression.accordion_eta});
-      const std::uint64_t epoch =
-          std::max<std::uint64_t>(1, trainer_.shard().size() / trainer_.batchSize());
-      accordion_window_ =
-          config.compression.accordion_window > 0 ? config.compression.accordion_window : epoch;
+      accordion_window_ = config.compression.accordion_window > 0
+                              ? config.compression.accordion_window
+                              : learner_->roundsPerEpoch();
     } else {
       auto made = compress::makeCompressor(c);
       if (!made) throw ConfigError("compression: " + made.error());
@@ -191,14 +200,14 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
   }
 
   // The public replica tracks y (model exchange) or the momentum, which starts at zero.
-  if (!gradient_) public_replica_.reset(trainer_.parameters());
+  if (!gradient_) public_replica_.reset(learner_->parameters());
   if (!setup_.checkpoint_dir.empty()) {
     checkpoints_ = std::make_unique<CheckpointStore>(setup_.checkpoint_dir);
     if (setup_.resume) {
       auto loaded = checkpoints_->loadLatest();
       for (const auto& why : loaded.skipped) log_->warn("checkpoint skipped: {}", why);
       if (loaded.checkpoint) {
-        trainer_.restore(*loaded.checkpoint);
+        learner_->restore(*loaded.checkpoint);
         if (gradient_) gradient_->restore(*loaded.checkpoint);
         const auto replica = loaded.checkpoint->floats("public_replica");
         if (replica.size() != dim_)
@@ -216,7 +225,7 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
   const topologies::NodeSpec& self = setup_.topology->node(setup_.id);
   net::TransportConfig tc{.self = setup_.id,
                           .model_dim = dim_,
-                          .config_digest = configDigest(config),
+                          .config_digest = configDigest(),
                           .listen_host = setup_.listen_host,
                           .listen_port = setup_.listen_port.value_or(self.port),
                           .neighbours = transportPeers(),
@@ -394,6 +403,16 @@ bool PeerNode::aheadOfHonestNeighbours(std::uint64_t t) const {
 }
 
 void PeerNode::runRound(std::uint64_t t) {
+  // A learner fed from another thread (a training script) may not have round t's vector yet:
+  // the round resumes on this clock when it comes. The neighbours meanwhile hear this round
+  // announced in the heartbeats and wait up to their deadline.
+  if (role_ == Role::kHonest && !learner_->ready([this, t, alive = std::weak_ptr<bool>(alive_)] {
+        clock_.post([this, t, alive] {
+          if (!alive.expired() && !finished_) runRound(t);
+        });
+      })) {
+    return;
+  }
   if (role_ == Role::kHonest) sendOwn(t);
   gate_->wait([this](net::RoundResult&& result) { endRound(std::move(result)); });
 }
@@ -421,21 +440,21 @@ bool PeerNode::sendTo(std::uint32_t peer, std::uint64_t round, net::v1::RoundMes
 
 void PeerNode::sendOwn(std::uint64_t t) {
   if (!gradient_) {
-    last_loss_ = trainer_.step(t);
+    last_loss_ = learner_->step(t);
     accordionStep(t);
-    publish(t, trainer_.parameters());
+    publish(t, learner_->parameters());
     return;
   }
-  last_loss_ = trainer_.gradient();
+  last_loss_ = learner_->gradient(t);
   accordionStep(t);
-  const std::span<const float> g = trainer_.lastGradient();
+  const std::span<const float> g = learner_->lastGradient();
   if (gradient_->tracked()) {
     publish(t, gradient_->track(g));
     return;
   }
   // DGC's warm-up advances per epoch, or per warmup_every rounds (short runs).
   const std::uint64_t every = setup_.config.compression.warmup_every;
-  auto q = gradient_->encode(g, every > 0 ? t / every : trainer_.epochOf(t));
+  auto q = gradient_->encode(g, every > 0 ? t / every : learner_->epochOf(t));
   if (!q) {
     log_->error("round {}: cannot encode the gradient ({}); sending nothing this round", t,
                 q.error());
@@ -450,9 +469,9 @@ void PeerNode::sendOwn(std::uint64_t t) {
 
 void PeerNode::accordionStep(std::uint64_t t) {
   if (!accordion_) return;
-  const std::span<const float> g = trainer_.lastGradient();
+  const std::span<const float> g = learner_->lastGradient();
   std::size_t offset = 0;
-  const auto& layers = trainer_.model().layers();
+  const auto layers = learner_->layers();
   for (std::size_t l = 0; l < layers.size(); ++l) {
     const std::size_t n = layers[l].rows * layers[l].cols;
     accordion_->accumulate(l, g.subspan(offset, n));
@@ -460,7 +479,7 @@ void PeerNode::accordionStep(std::uint64_t t) {
   }
   if ((t + 1) % accordion_window_ != 0) return;
   const bool dropped =
-      trainer_.learningRate(t + 1) < trainer_.learningRate(t + 1 - accordion_window_);
+      learner_->learningRate(t + 1) < learner_->learningRate(t + 1 - accordion_window_);
   const auto before = std::vector(adaptive_->levelsInUse().begin(), adaptive_->levelsInUse().end());
   const auto levels = accordion_->endWindow(dropped);
   adaptive_->setLevels(levels);
@@ -701,11 +720,10 @@ void PeerNode::mix(std::uint64_t t, const std::vector<std::uint32_t>& heard, Rou
     log_->warn("round {}: mix failed ({}); keeping the local half step", t, report.error());
     return;
   }
-  const std::span<float> x = trainer_.parameters();
+  const std::span<float> x = learner_->parameters();
   const double gamma = setup_.config.compression.gamma;
   if (gradient_) {
-    // x -= lr_t · G: the aggregate is the step's direction, with no further momentum.
-    kernels::axpy(-float(trainer_.learningRate(t)), mix_out_, x);
+    learner_->applyAggregate(t, mix_out_);
   } else if (!codec_ && gamma == 1.0) {
     std::copy(mix_out_.begin(), mix_out_.end(), x.begin());  // MoNNA: x = z exactly
   } else {
@@ -966,7 +984,7 @@ void PeerNode::endRound(net::RoundResult&& result) {
       for (const std::uint32_t j : neighbours_) askForKeyframe(j, t);
     }
     record.train_loss = last_loss_;
-    record.learning_rate = trainer_.learningRate(t);
+    record.learning_rate = learner_->learningRate(t);
   } else if (role_ == Role::kVectorAttack) {
     if (coalition_) {
       coalition_->advance(t);
@@ -986,27 +1004,57 @@ void PeerNode::endRound(net::RoundResult&& result) {
   // An honest model that went NaN/Inf cannot mix again (it is its own pivot): evaluate it
   // once more and stop, so the run records the collapse and the neighbours stop waiting.
   const bool diverged =
-      role_ == Role::kHonest && (nonfinite_vector_ || !kernels::allFinite(trainer_.parameters()));
+      role_ == Role::kHonest && (nonfinite_vector_ || !kernels::allFinite(learner_->parameters()));
   if (diverged) {
     log_->error(
         "round {}: the model or its step holds NaN or Inf (diverged: the rule let an attack "
         "through); a last evaluation, then stopping",
         t);
   }
+  if (role_ == Role::kHonest) {
+    // The mix goes back to its owner; one that evaluates itself reports on an evaluation
+    // round before it hands in its next vector, so waiting for the report costs the round
+    // nothing.
+    learner_->roundDone(t, evaluationDue(t, diverged));
+    if (learner_->awaitsEvaluation()) {
+      awaitEvaluation(t, std::move(record), diverged);
+      return;
+    }
+  }
+  closeRound(t, record, diverged);
+}
+
+bool PeerNode::evaluationDue(std::uint64_t t, bool diverged) const {
+  const std::uint64_t every = setup_.config.rounds.eval_every;
+  return t + 1 >= rounds_ || diverged || (every > 0 && (t + 1) % every == 0);
+}
+
+void PeerNode::awaitEvaluation(std::uint64_t t, RoundRecord record, bool diverged) {
+  if (learner_->awaitsEvaluation()) {
+    evaluation_timer_->start(std::chrono::milliseconds(2),
+                             [this, t, record = std::move(record), diverged] {
+                               if (!finished_) awaitEvaluation(t, record, diverged);
+                             });
+    return;
+  }
+  closeRound(t, record, diverged);
+}
+
+void PeerNode::closeRound(std::uint64_t t, RoundRecord& record, bool diverged) {
   if (!recordRound(t, record, diverged)) return;
   // Caught up with neighbours ahead: the rounds skipped are run alone (a local step, nothing
   // heard), so no local step is lost — a catch-up only saves the waiting.
-  if (role_ == Role::kHonest && !gradient_) {
+  if (role_ == Role::kHonest && !gradient_ && learner_->canStepAlone()) {
     for (std::uint64_t skipped = t + 1; skipped < gate_->openRound(); ++skipped) {
       RoundRecord alone;
       alone.round = skipped;
       round_started_ = clock_.now();
-      last_loss_ = trainer_.step(skipped);
+      last_loss_ = learner_->step(skipped);
       accordionStep(skipped);
       alone.train_loss = last_loss_;
-      alone.learning_rate = trainer_.learningRate(skipped);
+      alone.learning_rate = learner_->learningRate(skipped);
       alone.missing = neighbours_;
-      if (!recordRound(skipped, alone, !kernels::allFinite(trainer_.parameters()))) return;
+      if (!recordRound(skipped, alone, !kernels::allFinite(learner_->parameters()))) return;
     }
   }
   clock_.post([this, alive = std::weak_ptr<bool>(alive_)] {
@@ -1015,11 +1063,13 @@ void PeerNode::endRound(net::RoundResult&& result) {
 }
 
 bool PeerNode::recordRound(std::uint64_t t, RoundRecord& record, bool diverged) {
-  const bool last = t + 1 >= rounds_ || diverged;
-  const std::uint64_t eval_every = setup_.config.rounds.eval_every;
-  if (role_ == Role::kHonest && setup_.test &&
-      (last || (eval_every > 0 && (t + 1) % eval_every == 0))) {
-    const Evaluation e = trainer_.evaluate(*setup_.test);
+  // A Byzantine node's round passes its learner's vector over (an external loop is paced by it).
+  if (role_ != Role::kHonest) learner_->roundDone(t, false);
+  if (const auto evaluated =
+          role_ == Role::kHonest
+              ? learner_->evaluation(setup_.test.get(), evaluationDue(t, diverged))
+              : std::nullopt) {
+    const Evaluation& e = *evaluated;
     record.test_accuracy = e.accuracy;
     record.test_loss = e.loss;
     metrics_.test_accuracy = e.accuracy;
@@ -1075,7 +1125,7 @@ void PeerNode::refreshMetrics() {
 void PeerNode::saveCheckpoint(std::uint64_t next_round) {
   Checkpoint c;
   c.round = next_round;
-  trainer_.save(c);
+  learner_->save(c);
   c.putFloats("public_replica", public_replica_.values());
   if (gradient_) gradient_->save(c);
   try {
@@ -1092,7 +1142,9 @@ bool PeerNode::markFinished() {
   slow_timer_->cancel();
   hold_timer_->cancel();
   coalition_timer_->cancel();
+  evaluation_timer_->cancel();
   gate_->cancel();
+  learner_->finished();
   return true;
 }
 
@@ -1104,6 +1156,10 @@ void PeerNode::finish() {
 }
 
 void PeerNode::stop() { finish(); }
+
+std::string PeerNode::configDigest() const {
+  return node::configDigest(setup_.config, learner_->identity(), dim_);
+}
 
 robust::AggregatorConfig PeerNode::ruleConfig() const {
   const MixingConfig& m = setup_.config.mixing;

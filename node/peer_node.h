@@ -40,6 +40,7 @@
 #include "node/dataset.h"
 #include "node/equivocation.h"
 #include "node/gradient_exchange.h"
+#include "node/learner.h"
 #include "node/local_trainer.h"
 #include "node/metrics.h"
 #include "node/replicas.h"
@@ -56,8 +57,11 @@ struct PeerSetup {
   std::uint32_t id = 0;
   std::string listen_host = "127.0.0.1";
   std::optional<std::uint16_t> listen_port;  // default: the topology's; 0: any free port (tests)
-  Dataset shard;                             // this node's training data
-  std::shared_ptr<const Dataset> test;       // evaluation set; null: no evaluation
+  Dataset shard;                             // this node's training data (for its LocalTrainer)
+  // Null: a LocalTrainer on `shard`. Otherwise the model's owner (an external training loop:
+  // node/external_learner.h); `shard` is then unused.
+  std::shared_ptr<Learner> learner;
+  std::shared_ptr<const Dataset> test;  // evaluation set; null: no evaluation
   // Empty: the config's `byzantine` entry for this id, if any, else honest. Otherwise a
   // robust/ attack, `labelflip` (honest protocol, labels y -> classes-1-y), `silent`
   // (connected, never sends a round message), or wire-level misbehaviour: `garbage` (random
@@ -119,12 +123,14 @@ class PeerNode {
   Role role() const { return role_; }
   std::uint64_t openRound() const { return gate_->openRound(); }
   std::uint64_t rounds() const { return rounds_; }
-  std::span<const float> parameters() const { return trainer_.parameters(); }
+  std::span<const float> parameters() const { return learner_->parameters(); }
   std::size_t dimension() const { return dim_; }
   // Counters as of the last round (transport figures refreshed by refreshMetrics()).
   const NodeMetrics& metrics() const { return metrics_; }
   void refreshMetrics();
   const net::Transport& transport() const { return *transport_; }
+  // What this node offers in its Hello (node::configDigest over its learner and dimension).
+  std::string configDigest() const;
 
  private:
   PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup, TransportMaker make_transport);
@@ -139,6 +145,13 @@ class PeerNode {
   // The end of every round's record: evaluation on evaluation rounds and the last, metrics,
   // checkpoint, on_round. False when the node stops here (diverged, or stopped by on_round).
   bool recordRound(std::uint64_t round, RoundRecord& record, bool diverged);
+  // Evaluation rounds: every rounds.eval_every, the last, and the one that diverged.
+  bool evaluationDue(std::uint64_t round, bool diverged) const;
+  // An honest round's end once the learner has the mix: waits (polling) while a learner that
+  // evaluates itself owes the round its evaluation; then closeRound.
+  void awaitEvaluation(std::uint64_t round, RoundRecord record, bool diverged);
+  // The record, the rounds a catch-up skipped (run alone), and the next round.
+  void closeRound(std::uint64_t round, RoundRecord& record, bool diverged);
   // The honest step and message: the half step and its replica delta (model exchange), or the
   // local gradient through the GradientExchange.
   void sendOwn(std::uint64_t round);
@@ -219,7 +232,7 @@ class PeerNode {
   std::vector<std::uint32_t> neighbours_;
   std::vector<std::uint32_t> awaited_;     // the neighbours a round waits for (see the constructor)
   std::set<std::uint32_t> byzantine_ids_;  // known from the config (the attackers' side knowledge)
-  LocalTrainer trainer_;
+  std::shared_ptr<Learner> learner_;       // shared with its owner when external
   std::unique_ptr<compress::Compressor> codec_;  // null: uncompressed (every message a keyframe)
   std::unique_ptr<GradientExchange> gradient_;   // exchange: gradient only
   std::map<std::uint32_t, std::vector<float>> received_;  // standalone gradients, decoded
@@ -265,7 +278,8 @@ class PeerNode {
   std::unique_ptr<net::Timer> slow_timer_;
   std::unique_ptr<net::Timer>
       hold_timer_;  // a rushing attacker waiting for the honest peers' round
-  std::unique_ptr<net::Timer> coalition_timer_;  // a colluder waiting for its fellows
+  std::unique_ptr<net::Timer> coalition_timer_;   // a colluder waiting for its fellows
+  std::unique_ptr<net::Timer> evaluation_timer_;  // waiting for an external learner's report
   // Posted work checks it: a destroyed node (a crashed one replaced by its restart) runs nothing.
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "node/npy.h"
@@ -53,6 +54,13 @@ LaunchPlan planLaunch(const LaunchRequest& r, const topologies::Topology& topolo
   if (r.rounds > 0) plan.command_line += fmt::format(" --rounds {}", r.rounds);
   if (!r.wrap.empty()) plan.command_line += " --wrap " + shellQuote(r.wrap);
   for (const auto& s : r.sets) plan.command_line += " --set " + s;
+  if (!r.script.empty()) {
+    plan.command_line +=
+        " --python " + shellQuote(r.python) + " --script " + shellQuote(r.script[0]);
+    if (r.script.size() > 1) plan.command_line += " --";
+    for (std::size_t i = 1; i < r.script.size(); ++i)
+      plan.command_line += " " + shellQuote(r.script[i]);
+  }
   for (const auto& spec : topology.nodes()) {
     LaunchPeer p{.id = spec.id, .local = !r.wrap.empty() || local_hosts.contains(spec.host)};
     std::vector<std::string> node{
@@ -73,6 +81,20 @@ LaunchPlan planLaunch(const LaunchRequest& r, const topologies::Topology& topolo
     for (const auto& s : plan.sets) {
       node.push_back("--set");
       node.push_back(s);
+    }
+    if (!r.script.empty()) {
+      // The same place in the run, handed to the script through its environment (its own
+      // command line stays its own).
+      node = {"env"};
+      if (!r.python_path.empty()) node.push_back("PYTHONPATH=" + r.python_path);
+      node.push_back("PHALANX_TOPOLOGY=" + r.topology_file);
+      node.push_back("PHALANX_CONFIG=" + r.config_file);
+      node.push_back(fmt::format("PHALANX_ID={}", spec.id));
+      node.push_back("PHALANX_OUT=" + r.out);
+      if (r.rounds > 0) node.push_back(fmt::format("PHALANX_ROUNDS={}", r.rounds));
+      node.push_back("PHALANX_SETS=" + nlohmann::json(plan.sets).dump());
+      node.push_back(r.python);
+      node.insert(node.end(), r.script.begin(), r.script.end());
     }
     if (!r.wrap.empty()) {
       std::string wrap = r.wrap;

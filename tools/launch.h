@@ -1,5 +1,6 @@
-// What `phalanx launch` starts: one `phalanx node` command per peer of the topology, run here
-// for the peers on this machine's addresses and through ssh for the others. Pure (the
+// What `phalanx launch` starts: one `phalanx node` command (or one Python training script) per
+// peer of the topology, run here for the peers on this machine's addresses and through ssh for
+// the others. Pure (the
 // command construction is tested with --dry-run); tools/launch_command.cc runs the plan.
 #pragma once
 
@@ -28,6 +29,11 @@ struct LaunchRequest {
   // A command every peer runs under, "{id}" replaced by its id (tools/netem: "ip netns exec
   // phx{id}"). Words split on spaces. With it, every peer starts on this machine.
   std::string wrap;
+  // Non-empty: each peer is this Python script and its arguments (python/phalanx's
+  // Peer.from_env reads its place from PHALANX_* variables) instead of `phalanx node`.
+  std::vector<std::string> script;
+  std::string python = "python3";  // the interpreter for `script`
+  std::string python_path;         // PYTHONPATH for `script` (the built package's folder)
 };
 
 struct LaunchPeer {

@@ -1,4 +1,5 @@
-// `phalanx launch`: every peer of a topology as its own `phalanx node` process (local peers
+// `phalanx launch`: every peer of a topology as its own `phalanx node` process, or as a Python
+// training script (--script) that runs the node through the phalanx package (local peers
 // spawned here, peers on other hosts over ssh), the monitor while they train, a clean
 // teardown on Ctrl-C, and DIR/summary.json + DIR/report.html at the end.
 #include <fmt/format.h>
@@ -15,6 +16,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -43,6 +45,8 @@ struct LaunchOptions {
   std::string topology, config, byzantine, attack = "alie", out, ssh = "ssh", remote_binary, wrap;
   std::uint64_t rounds = 0;
   std::vector<std::string> sets;
+  std::string script, python = PHALANX_DEFAULT_PYTHON;
+  std::vector<std::string> script_args;
   double monitor_every = 1.0;
   bool dry_run = false;
 };
@@ -98,6 +102,21 @@ std::string randomToken() {
   return out;
 }
 
+// The script and its arguments, with an absolute path (the peers may start elsewhere).
+std::vector<std::string> scriptArgv(const LaunchOptions& o) {
+  if (o.script.empty()) return {};
+  std::vector<std::string> argv{fs::absolute(o.script).string()};
+  argv.insert(argv.end(), o.script_args.begin(), o.script_args.end());
+  return argv;
+}
+
+// This build's Python package ahead of the caller's PYTHONPATH.
+std::string pythonPath() {
+  std::string path = PHALANX_PYTHON_DIR;
+  if (const char* own = std::getenv("PYTHONPATH"); own && *own) path += std::string(":") + own;
+  return path;
+}
+
 int runLaunch(const LaunchOptions& o) {
   LaunchPlan plan;
   std::string token;
@@ -122,7 +141,10 @@ int runLaunch(const LaunchOptions& o) {
                          .sets = extra_sets,
                          .byzantine = byzantine,
                          .attack = o.attack,
-                         .wrap = o.wrap},
+                         .wrap = o.wrap,
+                         .script = scriptArgv(o),
+                         .python = o.python,
+                         .python_path = pythonPath()},
                         *topology, localHosts());
     };
     plan = plan_with(sets);
@@ -325,6 +347,13 @@ Command addLaunchCommand(CLI::App& root) {
   app->add_option("--wrap", o->wrap,
                   "run every peer here under this command, {id} replaced by its id "
                   "(e.g. 'ip netns exec phx{id}' with tools/netem)");
+  app->add_option("--script", o->script,
+                  "run each peer as this Python training script instead of `phalanx node` (it "
+                  "makes its peer with phalanx.Peer.from_env; arguments for it after --)")
+      ->check(CLI::ExistingFile);
+  app->add_option("--python", o->python,
+                  "the interpreter for --script (default: the one this build found)");
+  app->add_option("script_args", o->script_args, "arguments for --script (after --)");
   app->add_flag("--dry-run", o->dry_run, "print each peer's command and start nothing");
   return {app, [o] { return runLaunch(*o); }};
 }

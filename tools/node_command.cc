@@ -1,21 +1,15 @@
-// `phalanx node`: the command line of one peer's process — the id (or auto), the config with its
-// overrides, the logger, the checkpoint folder; the process itself is node/daemon.h.
+// `phalanx node`: the command line of one peer's process (node::DaemonRequest); the setup and
+// the process itself are node/daemon.h.
 #include <fmt/format.h>
-#include <spdlog/sinks/basic_file_sink.h>
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
-#include <cstdlib>
+#include <chrono>
 #include <filesystem>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
-#include "kernels/backend.h"
-#include "kernels/device.h"
 #include "node/daemon.h"
-#include "node/local_trainer.h"
 #include "node/peer_node.h"
 #include "tools/command.h"
 #include "topologies/topology.h"
@@ -23,69 +17,10 @@
 namespace phalanx::tools {
 namespace {
 
-struct NodeOptions {
-  std::string topology, config, id, attack, out, listen_host;
-  std::uint64_t rounds = 0;
-  std::vector<std::string> sets;
-  bool resume = false;
-  std::uint64_t join_timeout_ms = 30000;
-};
-
-// --id K, or --id auto: the rank a scheduler gives (Slurm, then Open MPI) picks the rank-th
-// node of the topology in id order.
-std::uint32_t resolveId(const std::string& id, const topologies::Topology& topology) {
-  if (id != "auto") {
-    std::size_t used = 0;
-    unsigned long value = 0;
-    try {
-      value = std::stoul(id, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != id.size() || id.empty()) {
-      throw node::ConfigError(fmt::format("--id {}: expected a node id or auto", id));
-    }
-    if (!topology.contains(std::uint32_t(value))) {
-      throw node::ConfigError(fmt::format("--id {}: no such node in the topology", id));
-    }
-    return std::uint32_t(value);
-  }
-  for (const char* var : {"SLURM_PROCID", "OMPI_COMM_WORLD_RANK"}) {
-    const char* value = std::getenv(var);
-    if (value == nullptr) continue;
-    const std::size_t rank = std::strtoull(value, nullptr, 10);
-    if (rank >= topology.size()) {
-      throw node::ConfigError(fmt::format("--id auto: {}={} but the topology has {} nodes", var,
-                                          value, topology.size()));
-    }
-    return topology.nodes()[rank].id;
-  }
-  throw node::ConfigError("--id auto: neither SLURM_PROCID nor OMPI_COMM_WORLD_RANK is set");
-}
-
-std::shared_ptr<spdlog::logger> makeLogger(std::uint32_t id, const std::string& out) {
-  std::vector<spdlog::sink_ptr> sinks{std::make_shared<spdlog::sinks::stderr_color_sink_mt>()};
-  if (!out.empty()) {
-    sinks.push_back(std::make_shared<spdlog::sinks::basic_file_sink_mt>(
-        (std::filesystem::path(out) / fmt::format("node-{}.log", id)).string(),
-        /*truncate=*/false));
-  }
-  auto log =
-      std::make_shared<spdlog::logger>(fmt::format("node-{}", id), sinks.begin(), sinks.end());
-  log->set_pattern(fmt::format("[%Y-%m-%d %H:%M:%S.%e] [%l] [node {}] %v", id));
-  log->set_level(spdlog::get_level());  // --log-level
-  log->flush_on(spdlog::level::info);
-  return log;
-}
-
-int runNode(const NodeOptions& o) {
+int runNode(const node::DaemonRequest& request) {
   node::PeerSetup setup;
-  std::uint32_t id = 0;
   try {
-    setup.config = node::loadConfig(o.config, o.sets);
-    setup.topology =
-        std::make_shared<const topologies::Topology>(topologies::loadTopology(o.topology));
-    id = resolveId(o.id, *setup.topology);
+    setup = node::daemonSetup(request);
   } catch (const node::ConfigError& e) {
     spdlog::error("{}", e.what());
     return kExitBadInput;
@@ -93,42 +28,9 @@ int runNode(const NodeOptions& o) {
     spdlog::error("{}", e.what());
     return kExitBadInput;
   }
-  if (!o.out.empty()) std::filesystem::create_directories(o.out);
-  auto log = makeLogger(id, o.out);
-  const node::Config config = setup.config;  // a copy: setup moves into the PeerNode below
-  node::useThreads(config.threads);
+  const auto log = setup.log;
   try {
-    const kernels::Backend backend = kernels::useBackend(config.device);
-    log->info("compute backend: {} (device: {}; this build: {})", kernels::backendName(backend),
-              config.device, kernels::backendSummary());
-  } catch (const std::exception& e) {
-    log->error("{}: {}", o.config, e.what());
-    return kExitBadInput;
-  }
-  setup.id = id;
-  setup.attack = o.attack;
-  setup.rounds = o.rounds;
-  setup.resume = o.resume;
-  setup.log = log;
-  setup.join_timeout = std::chrono::milliseconds(o.join_timeout_ms);
-  const topologies::NodeSpec self = setup.topology->node(id);
-  setup.listen_host = o.listen_host.empty() ? self.host : o.listen_host;
-  if (!config.checkpoint.dir.empty()) {
-    setup.checkpoint_dir =
-        std::filesystem::path(config.checkpoint.dir) / fmt::format("node-{}", id);
-  } else if (!o.out.empty() && config.checkpoint.every > 0) {
-    setup.checkpoint_dir =
-        std::filesystem::path(o.out) / "checkpoints" / fmt::format("node-{}", id);
-  }
-  if ((o.resume || config.checkpoint.every > 0) && setup.checkpoint_dir.empty()) {
-    log->error(
-        "{}: no checkpoint folder: set checkpoint.dir, or give --out (with checkpoint.every > 0)",
-        o.resume ? "--resume" : "checkpoint.every");
-    return kExitBadInput;
-  }
-
-  try {
-    switch (node::runDaemon(std::move(setup), o.out)) {
+    switch (node::runDaemon(std::move(setup), request.out)) {
       case node::DaemonExit::kCompleted:
         return kExitOk;
       case node::DaemonExit::kDiverged:
@@ -155,7 +57,8 @@ int runNode(const NodeOptions& o) {
 }  // namespace
 
 Command addNodeCommand(CLI::App& root) {
-  auto opts = std::make_shared<NodeOptions>();
+  auto opts = std::make_shared<node::DaemonRequest>();
+  auto join_timeout_ms = std::make_shared<std::uint64_t>(30000);
   CLI::App* app = root.add_subcommand(
       "node",
       "Run one peer of a topology: local momentum steps, compressed gossip with its neighbours, "
@@ -187,9 +90,12 @@ Command addNodeCommand(CLI::App& root) {
   app->add_flag("--resume", opts->resume, "start from the newest usable checkpoint");
   app->add_option("--listen-host", opts->listen_host,
                   "address to bind (default: the topology's host)");
-  app->add_option("--join-timeout-ms", opts->join_timeout_ms,
+  app->add_option("--join-timeout-ms", *join_timeout_ms,
                   "round 0 waits this long for every neighbour to connect (default 30000)");
-  return {app, [opts] { return runNode(*opts); }};
+  return {app, [opts, join_timeout_ms] {
+            opts->join_timeout = std::chrono::milliseconds(*join_timeout_ms);
+            return runNode(*opts);
+          }};
 }
 
 }  // namespace phalanx::tools

@@ -168,16 +168,19 @@ TEST(Config, ExchangeModesAcceptOnlyWhatTheyRun) {
 
 TEST(Config, DigestCoversWhatPeersMustShareOnly) {
   const Config base = parseConfig("", "c.yaml");
-  EXPECT_EQ(configDigest(base).size(), 32u);
-  EXPECT_EQ(
-      configDigest(base),
-      configDigest(parseConfig(
-          "", "c.yaml",
-          std::vector<std::string>{"mixing.rule=mean", "optimizer.lr=0.3", "rounds.count=7"})));
-  EXPECT_NE(configDigest(base),
-            configDigest(parseConfig("", "c.yaml", std::vector<std::string>{"exchange=gradient"})));
-  EXPECT_NE(configDigest(base),
-            configDigest(parseConfig("", "c.yaml", std::vector<std::string>{"model.hidden=[50]"})));
+  const auto digest = [](const Config& c, std::string_view learner = "model=mlp:100",
+                         std::size_t dimension = 79510) {
+    return configDigest(c, learner, dimension);
+  };
+  EXPECT_EQ(digest(base).size(), 32u);
+  EXPECT_EQ(digest(base),
+            digest(parseConfig("", "c.yaml",
+                               std::vector<std::string>{"mixing.rule=mean", "optimizer.lr=0.3",
+                                                        "rounds.count=7", "model.hidden=[50]"})));
+  EXPECT_NE(digest(base),
+            digest(parseConfig("", "c.yaml", std::vector<std::string>{"exchange=gradient"})));
+  EXPECT_NE(digest(base), digest(base, "model=mlp:50"));
+  EXPECT_NE(digest(base), digest(base, "model=mlp:100", 79511));
 }
 
 TEST(Config, MissingFileIsAClearError) {

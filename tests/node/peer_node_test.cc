@@ -16,10 +16,12 @@
 #include <memory>
 #include <numeric>
 #include <optional>
+#include <thread>
 #include <vector>
 
 #include "net/tcp_transport.h"
 #include "node/data_source.h"
+#include "node/external_learner.h"
 #include "node/http_endpoint.h"
 #include "node/local_trainer.h"
 #include "tests/support/node_fixtures.h"
@@ -176,6 +178,91 @@ TEST(PeerNode, UncompressedRoundIsMonnaByHand) {
       worst = std::max(worst, std::abs(x[k] - z) / (1 + std::abs(z)));
     }
     EXPECT_LT(worst, 1e-7) << "node " << i;  // float rounding of one sum and one halving
+  }
+}
+
+TEST(PeerNode, ExternalLearnersMixWhatTheirLoopsHandIn) {
+  // Three honest peers whose vectors come from training loops on other threads (the Python
+  // package's path) and a sign-flipping attacker, complete graph, NNA with b = 1. Peer i hands
+  // in the constant vector (r + 1)(i + 1) in round r: NNA keeps the three honest ones, whose
+  // mean is exactly 2 (r + 1), and drops the attacker's -2 (r + 1).
+  Config c = syntheticConfig(/*rounds=*/3, /*deadline_ms=*/5000, /*eval_every=*/2);
+  c.rounds.quorum = false;
+  c.mixing.rule = "nna";
+  c.byzantine[3].attack = "signflip";
+  const auto topology = completeGraph(4, 1);
+  constexpr std::size_t kDim = 5;
+  asio::io_context io;
+  std::vector<std::shared_ptr<ExternalLearner>> learners;
+  std::vector<std::unique_ptr<PeerNode>> nodes;
+  std::vector<std::vector<RoundRecord>> records(4);
+  std::vector<net::PeerAddress> addresses;
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    learners.push_back(std::make_shared<ExternalLearner>(kDim));
+    nodes.push_back(std::make_unique<PeerNode>(io, PeerSetup{.config = c,
+                                                             .topology = topology,
+                                                             .id = i,
+                                                             .listen_port = 0,
+                                                             .learner = learners[i],
+                                                             .join_timeout = 5s}));
+    addresses.push_back({i, "127.0.0.1", nodes[i]->listen()});
+  }
+  int finished = 0;
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    nodes[i]->connect(addresses);
+    nodes[i]->start([&records, i](const RoundRecord& r) { records[i].push_back(r); },
+                    [&finished] { ++finished; });
+  }
+  std::vector<std::vector<std::vector<float>>> mixes(3);
+  std::vector<std::vector<ExternalLearner::Answer>> answers(3);
+  std::vector<std::thread> loops;
+  for (std::uint32_t i = 0; i < 3; ++i) {
+    loops.emplace_back([&, i] {
+      for (int r = 0; r < 4; ++r) {  // one more than the run has: the last is answered kFinished
+        std::vector<float> v(kDim, float((r + 1) * (i + 1)));
+        if (i == 0 && r == 0) learners[i]->report({.loss = 0.5, .accuracy = 0.25});
+        auto a = learners[i]->submit(v, /*loss=*/r + 0.5);
+        while (a == ExternalLearner::Answer::kPending) a = learners[i]->await(v, 10ms);
+        // Rounds 1 and 2 (eval_every 2, and the last) wait for the loop's evaluation.
+        EXPECT_EQ(learners[i]->evaluationDue(), a == ExternalLearner::Answer::kMixed && r >= 1);
+        if (learners[i]->evaluationDue()) {
+          learners[i]->report({.loss = 1.0 / (r + 1), .accuracy = 0.5 + 0.1 * r});
+        }
+        answers[i].push_back(a);
+        mixes[i].push_back(v);
+      }
+    });
+  }
+  const bool done = testing::runUntil(
+      io, [&] { return finished == 4; }, 30s);
+  for (auto& n : nodes) n->stop();
+  for (auto& l : learners) l->finished();  // a hung run must not leave the loops waiting
+  for (auto& t : loops) t.join();
+  ASSERT_TRUE(done);
+  for (std::uint32_t i = 0; i < 3; ++i) {
+    ASSERT_EQ(answers[i].size(), 4u);
+    for (int r = 0; r < 3; ++r) {
+      EXPECT_EQ(answers[i][r], ExternalLearner::Answer::kMixed) << "peer " << i << " round " << r;
+      EXPECT_EQ(mixes[i][r], std::vector<float>(kDim, float(2 * (r + 1))))
+          << "peer " << i << " round " << r;
+      EXPECT_EQ(records[i][r].excluded, std::vector<std::uint32_t>{3});
+      EXPECT_DOUBLE_EQ(records[i][r].train_loss, r + 0.5);
+    }
+    EXPECT_EQ(answers[i][3], ExternalLearner::Answer::kFinished);
+    EXPECT_EQ(learners[i]->roundsMixed(), 3u);
+  }
+  // The loop's evaluation of an evaluation round's mix is that round's; one reported outside
+  // (peer 0, before round 0) lands in the next round's record.
+  ASSERT_TRUE(records[0][0].test_accuracy);
+  EXPECT_DOUBLE_EQ(*records[0][0].test_accuracy, 0.25);
+  for (std::uint32_t i = 0; i < 3; ++i) {
+    if (i > 0) {
+      EXPECT_FALSE(records[i][0].test_accuracy);
+    }
+    for (int r = 1; r < 3; ++r) {
+      ASSERT_TRUE(records[i][r].test_accuracy) << "peer " << i << " round " << r;
+      EXPECT_DOUBLE_EQ(*records[i][r].test_accuracy, 0.5 + 0.1 * r);
+    }
   }
 }
 
@@ -618,7 +705,7 @@ TEST(PeerNodeProtocol, AForgedPeerAnnouncingRound2To62StopsNobody) {
     net::TcpTransport forged(io,
                              {.self = kForged,
                               .model_dim = nodes.begin()->second->dimension(),
-                              .config_digest = configDigest(c),
+                              .config_digest = nodes.begin()->second->configDigest(),
                               .neighbours = topology->neighbours(kForged),
                               .heartbeat_every = 20ms},
                              {});

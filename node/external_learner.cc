@@ -1,0 +1,141 @@
+#include "node/external_learner.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+
+#include "node/config.h"
+
+namespace phalanx::node {
+
+ExternalLearner::ExternalLearner(std::size_t dimension, std::vector<compress::LayerShape> layers)
+    : dimension_(dimension), layers_(std::move(layers)), params_(dimension), gradient_(dimension) {
+  if (dimension_ == 0) throw ConfigError("external learner: the parameter vector is empty");
+  if (layers_.empty()) layers_.push_back({dimension_, 1});
+  std::size_t total = 0;
+  for (const auto& l : layers_) total += l.size();
+  if (total != dimension_) {
+    throw ConfigError(fmt::format(
+        "external learner: the layers hold {} values, the parameter vector {}", total, dimension_));
+  }
+}
+
+ExternalLearner::Answer ExternalLearner::submit(std::span<const float> vector, double loss) {
+  std::function<void()> wake;
+  {
+    std::lock_guard lock(mutex_);
+    if (stopped_) return Answer::kFinished;
+    if (in_flight_) {
+      throw std::invalid_argument("exchange: the previous vector is still being mixed");
+    }
+    if (vector.size() != dimension_) {
+      throw std::invalid_argument(fmt::format(
+          "exchange: a vector of {} values; this peer was made for {}", vector.size(), dimension_));
+    }
+    inbox_.assign(vector.begin(), vector.end());
+    inbox_loss_ = loss;
+    in_flight_ = waiting_ = true;
+    taken_ = false;
+    evaluation_due_ = false;  // the loop went on without reporting
+    last_answer_ = Answer::kPending;
+    wake = std::move(wake_);
+    wake_ = nullptr;
+  }
+  if (wake) wake();  // outside the lock: it posts onto the node's clock
+  return Answer::kPending;
+}
+
+ExternalLearner::Answer ExternalLearner::await(std::span<float> out,
+                                               std::chrono::milliseconds limit) {
+  std::unique_lock lock(mutex_);
+  answered_cv_.wait_for(lock, limit, [this] { return !in_flight_; });
+  if (in_flight_) return Answer::kPending;
+  if (last_answer_ == Answer::kMixed) {
+    std::copy_n(answer_.begin(), std::min(out.size(), answer_.size()), out.begin());
+  }
+  return last_answer_;
+}
+
+void ExternalLearner::report(Evaluation e) {
+  std::lock_guard lock(mutex_);
+  reported_ = e;
+  evaluation_due_ = false;
+}
+
+bool ExternalLearner::evaluationDue() const {
+  std::lock_guard lock(mutex_);
+  return evaluation_due_ && !stopped_;
+}
+
+bool ExternalLearner::stopped() const {
+  std::lock_guard lock(mutex_);
+  return stopped_;
+}
+
+std::uint64_t ExternalLearner::roundsMixed() const {
+  std::lock_guard lock(mutex_);
+  return rounds_mixed_;
+}
+
+bool ExternalLearner::ready(std::function<void()> wake) {
+  std::lock_guard lock(mutex_);
+  if (waiting_) return true;
+  if (!stopped_) wake_ = std::move(wake);
+  return false;
+}
+
+double ExternalLearner::take(std::vector<float>& into) {
+  std::lock_guard lock(mutex_);
+  if (!waiting_) return std::numeric_limits<double>::quiet_NaN();  // ready() said otherwise
+  into = inbox_;
+  waiting_ = false;
+  taken_ = true;
+  return inbox_loss_;
+}
+
+double ExternalLearner::step(std::uint64_t) { return take(params_); }
+
+double ExternalLearner::gradient(std::uint64_t) { return take(gradient_); }
+
+void ExternalLearner::applyAggregate(std::uint64_t, std::span<const float> aggregate) {
+  std::copy(aggregate.begin(), aggregate.end(), params_.begin());
+}
+
+void ExternalLearner::roundDone(std::uint64_t, bool evaluation_due) {
+  std::lock_guard lock(mutex_);
+  if (!in_flight_) return;
+  if (taken_) {
+    answer_ = params_;
+    last_answer_ = Answer::kMixed;
+    evaluation_due_ = evaluation_due;  // set before the loop wakes: it reads it next
+    ++rounds_mixed_;
+  } else {
+    last_answer_ = Answer::kPassed;  // a Byzantine node's round: it never takes the vector
+  }
+  in_flight_ = waiting_ = taken_ = false;
+  answered_cv_.notify_all();
+}
+
+void ExternalLearner::finished() {
+  std::lock_guard lock(mutex_);
+  stopped_ = true;
+  if (in_flight_) last_answer_ = Answer::kFinished;
+  in_flight_ = waiting_ = false;
+  wake_ = nullptr;
+  answered_cv_.notify_all();
+}
+
+double ExternalLearner::learningRate(std::uint64_t) const {
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+std::optional<Evaluation> ExternalLearner::evaluation(const Dataset*, bool) {
+  std::lock_guard lock(mutex_);
+  auto out = reported_;
+  reported_.reset();
+  return out;
+}
+
+}  // namespace phalanx::node
