@@ -22,9 +22,6 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-import phalanx
-import phalanx.torch
-
 
 def read_idx(path):
     with gzip.open(path, "rb") as f:
@@ -80,22 +77,53 @@ def evaluate(model, x, y, batch=1000):
     return correct / len(y), loss / len(y)
 
 
+def train_alone(model, args):
+    (x, y), (test_x, test_y) = load_fashion_mnist(args.data)
+    x, y, test_x, test_y = (t.to(args.device) for t in (x, y, test_x, test_y))
+    opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=args.momentum)
+    schedule = torch.optim.lr_scheduler.CosineAnnealingLR(opt, args.steps)
+    generator = torch.Generator().manual_seed(100)
+    batch_size = args.batch * args.alone
+    for step in range(1, args.steps + 1):
+        batch = torch.randint(len(y), (batch_size,), generator=generator).to(args.device)
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x[batch]), y[batch])
+        loss.backward()
+        opt.step()
+        schedule.step()
+        if step % 100 == 0 or step == args.steps:
+            accuracy, test_loss = evaluate(model, test_x, test_y)
+            print(json.dumps({"alone": args.alone, "step": step, "batch": batch_size,
+                              "test_accuracy": accuracy, "test_loss": test_loss}), flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--topology"), ap.add_argument("--config"), ap.add_argument("--id")
     ap.add_argument("--out", default="")
     ap.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
-    ap.add_argument("--lr", type=float, default=0.05)
+    ap.add_argument("--lr", type=float, default=0.1, help="cosine-annealed to 0 over the run")
     ap.add_argument("--momentum", type=float, default=0.9)
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--eval-samples", type=int, default=2000,
                     help="test images for the periodic evaluations (the last uses all)")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    ap.add_argument("--alone", type=int, metavar="PEERS", default=0,
+                    help="the reference instead: one process, no phalanx, the whole training "
+                         "set, batch PEERS x --batch for --steps steps (the samples PEERS "
+                         "honest peers see in as many rounds)")
+    ap.add_argument("--steps", type=int, default=300, help="with --alone")
     args = ap.parse_args()
-    torch.set_num_threads(1)  # ten peers share the machine
+    torch.set_num_threads(1 if not args.alone else torch.get_num_threads())  # peers share cores
     torch.manual_seed(1)  # the same initial model on every peer (MoNNA starts in consensus)
 
     model = LeNet().to(args.device)
+    if args.alone:
+        return train_alone(model, args)
+
+    import phalanx  # PYTHONPATH=build/python (phalanx launch --script sets it)
+    import phalanx.torch
+
     dimension = sum(p.numel() for p in model.parameters())
     explicit = {k: v for k, v in (("topology", args.topology), ("config", args.config),
                                   ("id", args.id), ("out", args.out)) if v}
@@ -110,6 +138,7 @@ def main():
 
     inner = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=args.momentum)
     opt = phalanx.torch.Optimizer(model.parameters(), peer, inner)
+    schedule = torch.optim.lr_scheduler.CosineAnnealingLR(inner, peer.rounds)
     generator = torch.Generator().manual_seed(100 + peer.id)
     step = 0
     while not peer.finished:
@@ -118,6 +147,7 @@ def main():
         loss = F.cross_entropy(model(x[batch]), y[batch])
         loss.backward()
         opt.step(loss=loss.item())
+        schedule.step()
         step += 1
         if peer.evaluation_due:  # every rounds.eval_every and the last: evaluate the mix
             last = step >= peer.rounds

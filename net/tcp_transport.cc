@@ -167,6 +167,12 @@ class TcpTransport::Session : public std::enable_shared_from_this<Session> {
   bool isOpen() const { return open_ && !closed_ && !closing_; }
   bool initiated() const { return initiated_; }
   Clock::time_point lastReceived() const { return last_received_; }
+  // Bytes the kernel holds for us that no read has taken yet: a loop busy elsewhere (a big mix,
+  // a starved thread) has not got to them, which is no sign the peer went quiet.
+  bool bytesWaiting() const {
+    asio::error_code ec;
+    return stream_.lowest_layer().available(ec) > 0 && !ec;
+  }
 
  private:
   bool usable() const { return !alive_.expired() && !closed_; }
@@ -223,11 +229,23 @@ class TcpTransport::Session : public std::enable_shared_from_this<Session> {
     std::string* payload = round_in_.mutable_payload();
     payload->resize_and_overwrite(size, [](char*, std::size_t n) { return n; });
     std::copy(head_.begin() + std::ptrdiff_t(payload_at), head_.end(), payload->data());
+    readPayloadFrom(have);
+  }
+
+  // The payload from `from` on, in chunks that each count as a sign of life (as readBody).
+  void readPayloadFrom(std::size_t from) {
+    std::string* payload = round_in_.mutable_payload();
+    const std::size_t chunk = std::min(payload->size() - from, kReadChunk);
     onStream([&](auto& s) {
-      asio::async_read(s, asio::buffer(payload->data() + have, size - have),
-                       [self = shared_from_this()](const asio::error_code& ec, std::size_t) {
+      asio::async_read(s, asio::buffer(payload->data() + from, chunk),
+                       [self = shared_from_this(), next = from + chunk](const asio::error_code& ec,
+                                                                        std::size_t) {
                          if (!self->usable()) return;
                          if (ec) return self->readFailed(ec, "closed by peer mid-frame");
+                         if (next < self->round_in_.payload().size()) {
+                           self->last_received_ = Clock::now();
+                           return self->readPayloadFrom(next);
+                         }
                          if (!validRound(self->round_in_))
                            return self->refuse(FrameError::kInvalid);
                          self->roundReceived(self->pending_);
@@ -235,13 +253,21 @@ class TcpTransport::Session : public std::enable_shared_from_this<Session> {
     });
   }
 
-  // Reads the rest of the body (from `from` on) into body_, then parses and dispatches it.
+  // Reads the rest of the body (from `from` on) into body_, then parses and dispatches it. A
+  // large body comes in chunks, each counting as a sign of life: a 100 MB model frame takes
+  // longer than the liveness timeout on a busy link, and the heartbeats queue behind it.
   void readBody(std::size_t from) {
+    const std::size_t chunk = std::min(body_.size() - from, kReadChunk);
     onStream([&](auto& s) {
-      asio::async_read(s, asio::buffer(body_.data() + from, body_.size() - from),
-                       [self = shared_from_this()](const asio::error_code& ec, std::size_t) {
+      asio::async_read(s, asio::buffer(body_.data() + from, chunk),
+                       [self = shared_from_this(), next = from + chunk](const asio::error_code& ec,
+                                                                        std::size_t) {
                          if (!self->usable()) return;
                          if (ec) return self->readFailed(ec, "closed by peer mid-frame");
+                         if (next < self->body_.size()) {
+                           self->last_received_ = Clock::now();
+                           return self->readBody(next);
+                         }
                          if (self->open_) {
                            if (auto round = parseRoundInto(self->body_, self->round_in_)) {
                              if (!*round) return self->refuse(round->error());
@@ -442,6 +468,7 @@ class TcpTransport::Session : public std::enable_shared_from_this<Session> {
   std::array<std::uint8_t, kLengthBytes> header_{};
   std::vector<std::uint8_t> body_;
   static constexpr std::size_t kDirectMin = 64u << 10;  // frames this large take readHead()
+  static constexpr std::size_t kReadChunk = 1u << 20;   // a large body's reads, each a sign of life
   std::array<std::uint8_t, 64> head_{};
   std::size_t pending_ = 0;  // the large frame's body size
   std::deque<Outgoing> queue_;
@@ -686,11 +713,17 @@ void TcpTransport::heartbeat() {
         v1::Envelope beat;
         beat.mutable_heartbeat()->set_round(round_);
         for (auto& [peer, s] : std::map(open_)) {
-          if (now - s->lastReceived() > config_.liveness_timeout) {
-            s->close("liveness timeout");
-          } else {
+          if (now - s->lastReceived() <= config_.liveness_timeout) {
             s->enqueue(beat);
+            continue;
           }
+          // Decided after what is already queued: a loop that was busy past the timeout may hold
+          // a completed read of this peer's, not yet handled, right behind this timer.
+          asio::post(io_, [this, s, alive] {
+            if (alive.expired() || stopped_ || !s->isOpen()) return;
+            if (Clock::now() - s->lastReceived() > config_.liveness_timeout && !s->bytesWaiting())
+              s->close("liveness timeout");
+          });
         }
         heartbeat();
       });

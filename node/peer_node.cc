@@ -64,9 +64,15 @@ PeerNode::Role roleFor(const std::string& attack) {
 }
 
 // The setup's learner, or a LocalTrainer on its shard; a label-flipping attacker trains on
-// y -> classes-1-y (its own data: a learner from outside owns its labels and cannot flip).
+// y -> classes-1-y. A learner from outside owns its labels (it cannot flip) and hands in only
+// its vector (no gradient for Accordion).
 std::shared_ptr<Learner> learnerFor(PeerSetup& s, const std::string& attack) {
   if (s.learner) {
+    if (s.config.compression.adaptive) {
+      throw ConfigError(
+          "compression.adaptive: Accordion reads the node's own gradients; an external training "
+          "loop hands in only its vector");
+    }
     if (attack == kLabelFlip) {
       throw ConfigError(
           fmt::format("byzantine: {} needs the node's own data (an external training "
@@ -230,6 +236,11 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
                           .listen_port = setup_.listen_port.value_or(self.port),
                           .neighbours = transportPeers(),
                           .seed = config.seed * 7919 + setup_.id};
+  // A link is dead when nothing came over it for a whole deadline ceiling (at least the
+  // transport's 3 s): a round with a large model moves 4 bytes per parameter per edge, and on a
+  // busy machine that alone can outlast a fixed few seconds.
+  tc.liveness_timeout =
+      std::max(tc.liveness_timeout, std::chrono::milliseconds(config.rounds.deadline_ms));
   if (config.security.mode == "tls") {
     tc.tls = {.enabled = true,
               .ca = config.security.ca,

@@ -60,6 +60,7 @@ class Peer:
                                [(int(r), int(c)) for r, c in layers], int(rounds), bool(resume),
                                str(listen_host), int(join_timeout_ms))
         self._staging = None  # pinned host memory for CUDA tensors
+        self._closed = False
         _leave_on_sigterm()
 
     @classmethod
@@ -89,6 +90,7 @@ class Peer:
         peer: the vector was not used) or "finished" (the run is over; the vector is unchanged).
         Contiguous CPU memory is mixed in place without a copy; a CUDA tensor goes through
         pinned host memory."""
+        self._check_open("exchange")
         loss = math.nan if loss is None else float(loss)
         if _is_torch_tensor(vector):
             return self._exchange_tensor(vector, loss)
@@ -121,11 +123,18 @@ class Peer:
         (`evaluation_due`: every rounds.eval_every and the last) the node holds the round's
         record for it until the report or the next exchange; otherwise it goes with the next
         round."""
+        self._check_open("report")
         self._core.report(float(accuracy), float(loss))
 
     def close(self):
-        """Goodbye to the neighbours; returns once the node has stopped."""
+        """Goodbye to the neighbours; returns once the node has stopped. The peer takes no
+        vector after it (RuntimeError)."""
+        self._closed = True
         self._core.close()
+
+    def _check_open(self, what):
+        if self._closed:
+            raise RuntimeError(f"{what}: peer {self.id} is closed")
 
     def __enter__(self):
         return self

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <thread>
 
 #include "net/frame.h"
 #include "net/tcp_transport.h"
@@ -346,6 +347,77 @@ TEST(Transport, ARefusedDuplicateDeliversNothing) {
   ASSERT_TRUE(c[1].transport->send(0, roundMessage(0, 1, "genuine")));
   ASSERT_TRUE(c.runUntil([&] { return c[0].received[1].size() == 1; }));
   EXPECT_EQ(c[0].received[1][0].payload(), "genuine");
+}
+
+TEST(Transport, ALargeFrameStreamingLongerThanTheLivenessTimeoutKeepsItsConnection) {
+  // A 32 MB model frame arriving over 2.5 s on a link too busy for heartbeats: every megabyte
+  // that comes in is a sign of life, so the 1.5 s liveness timeout does not cut the link.
+  asio::io_context io;
+  constexpr std::uint64_t kDim = 8'000'000;
+  TransportConfig config{.self = 0,
+                         .cluster_id = "test",
+                         .model_dim = kDim,
+                         .config_digest = "digest",
+                         .neighbours = {1},
+                         .heartbeat_every = 50ms,
+                         .liveness_timeout = 1500ms};
+  std::set<std::uint32_t> up;
+  std::vector<std::string> downs;
+  std::vector<std::size_t> delivered;
+  TcpTransport t(
+      io, config,
+      {.on_round = [&](std::uint32_t,
+                       v1::RoundMessage& m) { delivered.push_back(m.payload().size()); },
+       .on_up = [&](std::uint32_t p) { up.insert(p); },
+       .on_down = [&](std::uint32_t, std::string_view why) { downs.emplace_back(why); }});
+  const auto port = t.listen();
+  RawClient slow(io, port);
+  slow.write(encodeFrame(hello(1, "test", kDim)));
+  ASSERT_TRUE(testing::runUntil(io, [&] { return up.contains(1); }));
+  const auto frame = encodeFrame(roundMessage(0, 1, std::string(4 * kDim, 'x')));
+  constexpr std::size_t kPiece = 64 << 10;  // small: the kernel buffers it (one thread reads)
+  for (std::size_t at = 0; at < frame.size(); at += kPiece) {
+    const std::size_t n = std::min(kPiece, frame.size() - at);
+    asio::write(slow.socket, asio::buffer(frame.data() + at, n));
+    io.run_for(5ms);
+    io.restart();
+  }
+  ASSERT_TRUE(testing::runUntil(io, [&] { return !delivered.empty(); }));
+  EXPECT_EQ(delivered, std::vector<std::size_t>{4 * kDim});
+  EXPECT_TRUE(downs.empty()) << downs.front();
+  t.abort();
+}
+
+TEST(Transport, BytesWaitingInTheKernelAreASignOfLifeAfterABusyLoop) {
+  // The loop was busy (a big mix, a starved thread) longer than the liveness timeout while the
+  // peer's heartbeat sat unread in the socket: the peer is alive, the link stays.
+  asio::io_context io;
+  TransportConfig config{.self = 0,
+                         .cluster_id = "test",
+                         .model_dim = 1000,
+                         .config_digest = "digest",
+                         .neighbours = {1},
+                         .heartbeat_every = 50ms,
+                         .liveness_timeout = 300ms};
+  std::set<std::uint32_t> up;
+  std::vector<std::string> downs;
+  TcpTransport t(
+      io, config,
+      {.on_up = [&](std::uint32_t p) { up.insert(p); },
+       .on_down = [&](std::uint32_t, std::string_view why) { downs.emplace_back(why); }});
+  const auto port = t.listen();
+  RawClient peer(io, port);
+  peer.write(encodeFrame(hello(1)));
+  ASSERT_TRUE(testing::runUntil(io, [&] { return up.contains(1); }));
+  v1::Envelope beat;
+  beat.mutable_heartbeat()->set_round(0);
+  peer.write(encodeFrame(beat));
+  std::this_thread::sleep_for(600ms);  // the loop does not run: its timer and the read are due
+  io.run_for(100ms);
+  io.restart();
+  EXPECT_TRUE(downs.empty()) << downs.front();
+  EXPECT_TRUE(up.contains(1));
+  t.abort();
 }
 
 TEST(Transport, ASlowPeerHitsTheQueueBoundNotMemory) {

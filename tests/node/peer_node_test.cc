@@ -266,6 +266,26 @@ TEST(PeerNode, ExternalLearnersMixWhatTheirLoopsHandIn) {
   }
 }
 
+TEST(PeerNode, RefusesWhatAnExternalLearnerCannotDo) {
+  asio::io_context io;
+  const auto topology = completeGraph(3, 0);
+  const auto make = [&](const Config& c, const std::string& attack) {
+    PeerNode n(io, PeerSetup{.config = c,
+                             .topology = topology,
+                             .id = 0,
+                             .listen_port = 0,
+                             .learner = std::make_shared<ExternalLearner>(10),
+                             .attack = attack});
+  };
+  Config accordion = syntheticConfig();
+  accordion.compression.codec = "topk";
+  accordion.compression.adaptive = true;
+  EXPECT_THAT([&] { make(accordion, ""); },
+              ::testing::ThrowsMessage<ConfigError>(::testing::HasSubstr("compression.adaptive")));
+  EXPECT_THAT([&] { make(syntheticConfig(), "labelflip"); },
+              ::testing::ThrowsMessage<ConfigError>(::testing::HasSubstr("labelflip")));
+}
+
 TEST(PeerNode, EightNodesLearnLikeCentralizedAndRerunBitIdentically) {
   Config c = syntheticConfig();
   // Every round waits for every neighbour: a quorum close depends on arrival times, and a

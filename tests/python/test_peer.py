@@ -72,6 +72,36 @@ def test_three_peers_mix_exactly_the_mean(complete_topology, config_file, tmp_pa
         assert final.tolist() == [4.0] * 4
 
 
+def test_each_peers_mix_is_the_cpp_rule_on_the_same_vectors(complete_topology, config_file,
+                                                            tmp_path):
+    # NNA with b = 1 on four honest peers, one of them far off: each peer's mix must be what
+    # `phalanx lab aggregate` (the same rule, its own vector as the pivot) makes of the rows.
+    binary = os.environ.get("PHALANX_BINARY")
+    if not binary:
+        pytest.skip("PHALANX_BINARY not set (ctest sets it)")
+    topology = complete_topology(4, 1)
+    config = config_file(CONFIG % ("nna", 1))
+    rng = np.random.default_rng(5)
+    vectors = rng.standard_normal((4, 50)).astype(np.float32)
+    vectors[3] += 4.0
+    peers = [phalanx.Peer(topology, config, i, dimension=50) for i in range(4)]
+
+    def loop(p):
+        v = vectors[p.id].copy()
+        assert p.exchange(v) == "mixed"
+        p.close()
+        return v
+
+    results = run_peers(peers, loop)
+    for i in range(4):
+        rows = np.stack([vectors[i]] + [vectors[j] for j in range(4) if j != i])
+        np.save(tmp_path / "rows.npy", rows)
+        subprocess.run([binary, "lab", "aggregate", "--rule", "nna", "--b", "1", "--pivot", "0",
+                        "--in", str(tmp_path / "rows.npy"), "--out", str(tmp_path / "z.npy")],
+                       check=True, capture_output=True)
+        np.testing.assert_array_equal(results[i], np.load(tmp_path / "z.npy"))
+
+
 def test_a_byzantine_python_peer_is_passed_over_and_excluded(complete_topology, config_file,
                                                             tmp_path):
     topology = complete_topology(4, 1)
@@ -125,6 +155,11 @@ def test_bad_input_names_what_is_wrong(complete_topology, config_file, tmp_path)
         peer.exchange(frozen)
     peer.close()
     assert peer.status == "incomplete"
+    with pytest.raises(RuntimeError, match="closed"):
+        peer.exchange(np.zeros(3, dtype=np.float32))
+    with pytest.raises(RuntimeError, match="closed"):
+        peer.report(0.5, 1.0)
+    peer.close()  # twice is harmless
 
 
 def test_from_env_needs_the_launchers_variables(monkeypatch):
@@ -147,10 +182,11 @@ class Tiny(torch.nn.Module):
         return self.b(torch.relu(self.a(x)))
 
 
-@pytest.mark.parametrize("exchange", ["model", "gradient"])
+@pytest.mark.parametrize("exchange,every", [("model", 1), ("model", 10), ("gradient", 1)])
 def test_torch_optimizer_keeps_the_model_in_one_buffer_and_mixes_it(
-        complete_topology, config_file, exchange):
+        complete_topology, config_file, exchange, every):
     topology = complete_topology(3, 0)
+    steps = 5 * every
     config = config_file((CONFIG % ("mean", 5)).replace("exchange: model", f"exchange: {exchange}"))
     models, opts, peers = [], [], []
     for i in range(3):
@@ -159,7 +195,7 @@ def test_torch_optimizer_keeps_the_model_in_one_buffer_and_mixes_it(
         n = sum(p.numel() for p in model.parameters())
         peer = phalanx.Peer(topology, config, i, dimension=n)
         inner = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-        opt = phalanx.torch.Optimizer(model.parameters(), peer, inner)
+        opt = phalanx.torch.Optimizer(model.parameters(), peer, inner, every=every)
         flat = opt.flat
         for p in model.parameters():  # views into the flat buffer: no copy per step
             assert flat.data_ptr() <= p.data_ptr() < flat.data_ptr() + 4 * flat.numel()
@@ -169,13 +205,15 @@ def test_torch_optimizer_keeps_the_model_in_one_buffer_and_mixes_it(
     def loop(peer):
         i = peer.id
         g = torch.Generator().manual_seed(10 + i)
-        for _ in range(5):
+        for step in range(steps):
             x = torch.randn(8, 4, generator=g)
             opts[i].zero_grad()
             loss = models[i](x).pow(2).mean()
             loss.backward()
             opts[i].step(loss=loss.item())
-            assert opts[i].last_status == "mixed"
+            # every = 10: nine local steps, then the exchange.
+            assert opts[i].last_status == (None if step + 1 < every else "mixed")
+        assert peer.rounds_mixed == 5
         peer.close()
         return opts[i].flat.clone()
 
@@ -207,6 +245,8 @@ def test_torch_tensor_bad_input(complete_topology, config_file):
         peer.exchange(torch.zeros(4, 2)[:, 0])
     with pytest.raises(ValueError, match="parameters"):
         phalanx.torch.Optimizer(Tiny().parameters(), peer, None)
+    with pytest.raises(ValueError, match="every"):
+        phalanx.torch.Optimizer([torch.zeros(4, requires_grad=True)], peer, None, every=0)
     peer.close()
 
 
