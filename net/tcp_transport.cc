@@ -229,56 +229,48 @@ class TcpTransport::Session : public std::enable_shared_from_this<Session> {
     std::string* payload = round_in_.mutable_payload();
     payload->resize_and_overwrite(size, [](char*, std::size_t n) { return n; });
     std::copy(head_.begin() + std::ptrdiff_t(payload_at), head_.end(), payload->data());
-    readPayloadFrom(have);
+    readChunks(payload->data(), have, size, &Session::payloadRead);
   }
 
-  // The payload from `from` on, in chunks that each count as a sign of life (as readBody).
-  void readPayloadFrom(std::size_t from) {
-    std::string* payload = round_in_.mutable_payload();
-    const std::size_t chunk = std::min(payload->size() - from, kReadChunk);
-    onStream([&](auto& s) {
-      asio::async_read(s, asio::buffer(payload->data() + from, chunk),
-                       [self = shared_from_this(), next = from + chunk](const asio::error_code& ec,
-                                                                        std::size_t) {
-                         if (!self->usable()) return;
-                         if (ec) return self->readFailed(ec, "closed by peer mid-frame");
-                         if (next < self->round_in_.payload().size()) {
-                           self->last_received_ = Clock::now();
-                           return self->readPayloadFrom(next);
-                         }
-                         if (!validRound(self->round_in_))
-                           return self->refuse(FrameError::kInvalid);
-                         self->roundReceived(self->pending_);
-                       });
-    });
+  void payloadRead() {
+    if (!validRound(round_in_)) return refuse(FrameError::kInvalid);
+    roundReceived(pending_);
   }
 
-  // Reads the rest of the body (from `from` on) into body_, then parses and dispatches it. A
-  // large body comes in chunks, each counting as a sign of life: a 100 MB model frame takes
-  // longer than the liveness timeout on a busy link, and the heartbeats queue behind it.
+  // Reads the rest of the body (from `from` on) into body_, then parses and dispatches it.
   void readBody(std::size_t from) {
-    const std::size_t chunk = std::min(body_.size() - from, kReadChunk);
+    readChunks(reinterpret_cast<char*>(body_.data()), from, body_.size(), &Session::bodyRead);
+  }
+
+  void bodyRead() {
+    if (open_) {
+      if (auto round = parseRoundInto(body_, round_in_)) {
+        if (!*round) return refuse(round->error());
+        return roundReceived(body_.size());
+      }
+    }
+    if (const auto error = parseBodyInto(body_, incoming_)) return refuse(*error);
+    last_received_ = Clock::now();
+    dispatch(incoming_, kLengthBytes + body_.size());
+    readNext();
+  }
+
+  // Bytes [from, size) of a frame into `data` (a member's buffer, stable until `done`), in
+  // chunks that each count as a sign of life: a 100 MB model frame takes longer than the
+  // liveness timeout on a busy link, and the heartbeats queue behind it.
+  void readChunks(char* data, std::size_t from, std::size_t size, void (Session::*done)()) {
+    const std::size_t chunk = std::min(size - from, kReadChunk);
     onStream([&](auto& s) {
-      asio::async_read(s, asio::buffer(body_.data() + from, chunk),
-                       [self = shared_from_this(), next = from + chunk](const asio::error_code& ec,
-                                                                        std::size_t) {
+      asio::async_read(s, asio::buffer(data + from, chunk),
+                       [self = shared_from_this(), data, next = from + chunk, size, done](
+                           const asio::error_code& ec, std::size_t) {
                          if (!self->usable()) return;
                          if (ec) return self->readFailed(ec, "closed by peer mid-frame");
-                         if (next < self->body_.size()) {
+                         if (next < size) {
                            self->last_received_ = Clock::now();
-                           return self->readBody(next);
+                           return self->readChunks(data, next, size, done);
                          }
-                         if (self->open_) {
-                           if (auto round = parseRoundInto(self->body_, self->round_in_)) {
-                             if (!*round) return self->refuse(round->error());
-                             return self->roundReceived(self->body_.size());
-                           }
-                         }
-                         if (const auto error = parseBodyInto(self->body_, self->incoming_))
-                           return self->refuse(*error);
-                         self->last_received_ = Clock::now();
-                         self->dispatch(self->incoming_, kLengthBytes + self->body_.size());
-                         self->readNext();
+                         ((*self).*done)();
                        });
     });
   }

@@ -36,7 +36,7 @@ ExternalLearner::Answer ExternalLearner::submit(std::span<const float> vector, d
     }
     inbox_.assign(vector.begin(), vector.end());
     inbox_loss_ = loss;
-    in_flight_ = waiting_ = true;
+    in_flight_ = true;
     taken_ = false;
     evaluation_due_ = false;  // the loop went on without reporting
     last_answer_ = Answer::kPending;
@@ -81,16 +81,15 @@ std::uint64_t ExternalLearner::roundsMixed() const {
 
 bool ExternalLearner::ready(std::function<void()> wake) {
   std::lock_guard lock(mutex_);
-  if (waiting_) return true;
+  if (in_flight_ && !taken_) return true;
   if (!stopped_) wake_ = std::move(wake);
   return false;
 }
 
 double ExternalLearner::take(std::vector<float>& into) {
   std::lock_guard lock(mutex_);
-  if (!waiting_) return std::numeric_limits<double>::quiet_NaN();  // ready() said otherwise
+  if (!in_flight_ || taken_) return std::numeric_limits<double>::quiet_NaN();  // not ready()
   into = inbox_;
-  waiting_ = false;
   taken_ = true;
   return inbox_loss_;
 }
@@ -114,7 +113,7 @@ void ExternalLearner::roundDone(std::uint64_t, bool evaluation_due) {
   } else {
     last_answer_ = Answer::kPassed;  // a Byzantine node's round: it never takes the vector
   }
-  in_flight_ = waiting_ = taken_ = false;
+  in_flight_ = taken_ = false;
   answered_cv_.notify_all();
 }
 
@@ -122,7 +121,7 @@ void ExternalLearner::finished() {
   std::lock_guard lock(mutex_);
   stopped_ = true;
   if (in_flight_) last_answer_ = Answer::kFinished;
-  in_flight_ = waiting_ = false;
+  in_flight_ = false;
   wake_ = nullptr;
   answered_cv_.notify_all();
 }

@@ -87,7 +87,8 @@ class ExternalLearner final : public Learner {
   std::condition_variable answered_cv_;
   std::vector<float> inbox_;  // the vector in flight, until the node takes it
   double inbox_loss_ = 0;
-  bool in_flight_ = false, waiting_ = false, taken_ = false, stopped_ = false;
+  // A vector is in flight from submit() until its answer; taken_ once the node has it.
+  bool in_flight_ = false, taken_ = false, stopped_ = false;
   bool evaluation_due_ = false;
   std::vector<float> answer_;
   Answer last_answer_ = Answer::kPending;
