@@ -476,6 +476,10 @@ TEST(PeerNode, GarbageOnThePortIsCountedAndTrainingGoesOn) {
 TEST(PeerNode, WireLevelMisbehaviourIsCountedAndSurvived) {
   Config c = syntheticConfig();
   c.rounds.count = 150;
+  // Every round waits for every live neighbour: with a quorum close the attacker's message can
+  // miss a round on a loaded machine and be counted stale instead, which the counts below are
+  // not about.
+  c.rounds.quorum = false;
   auto topology = completeGraph(4, 1);
   for (const auto& [attack, reason] :
        std::vector<std::pair<std::string, std::string>>{{"garbage", "invalid_payload"},
