@@ -23,7 +23,7 @@ ExternalLearner::ExternalLearner(std::size_t dimension, std::vector<compress::La
 }
 
 ExternalLearner::Answer ExternalLearner::submit(std::span<const float> vector, double loss) {
-  std::function<void()> wake;
+  std::function<void()> wake, evaluated;
   {
     std::lock_guard lock(mutex_);
     if (stopped_) return Answer::kFinished;
@@ -42,8 +42,12 @@ ExternalLearner::Answer ExternalLearner::submit(std::span<const float> vector, d
     last_answer_ = Answer::kPending;
     wake = std::move(wake_);
     wake_ = nullptr;
+    evaluated = std::move(evaluated_wake_);
+    evaluated_wake_ = nullptr;
   }
-  if (wake) wake();  // outside the lock: it posts onto the node's clock
+  // Outside the lock: they post onto the node's clock.
+  if (evaluated) evaluated();
+  if (wake) wake();
   return Answer::kPending;
 }
 
@@ -59,9 +63,22 @@ ExternalLearner::Answer ExternalLearner::await(std::span<float> out,
 }
 
 void ExternalLearner::report(Evaluation e) {
+  std::function<void()> wake;
+  {
+    std::lock_guard lock(mutex_);
+    reported_ = e;
+    evaluation_due_ = false;
+    wake = std::move(evaluated_wake_);
+    evaluated_wake_ = nullptr;
+  }
+  if (wake) wake();
+}
+
+bool ExternalLearner::evaluated(std::function<void()> wake) {
   std::lock_guard lock(mutex_);
-  reported_ = e;
-  evaluation_due_ = false;
+  if (!evaluation_due_ || stopped_) return true;
+  evaluated_wake_ = std::move(wake);
+  return false;
 }
 
 bool ExternalLearner::evaluationDue() const {
@@ -123,6 +140,7 @@ void ExternalLearner::finished() {
   if (in_flight_) last_answer_ = Answer::kFinished;
   in_flight_ = false;
   wake_ = nullptr;
+  evaluated_wake_ = nullptr;  // the node stopped: nothing waits for a report
   answered_cv_.notify_all();
 }
 

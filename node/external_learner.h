@@ -59,7 +59,7 @@ class ExternalLearner final : public Learner {
   std::span<const float> lastGradient() const override { return gradient_; }
   void applyAggregate(std::uint64_t t, std::span<const float> aggregate) override;
   void roundDone(std::uint64_t t, bool evaluation_due) override;
-  bool awaitsEvaluation() const override { return evaluationDue(); }
+  bool evaluated(std::function<void()> wake) override;
   void finished() override;
   std::span<float> parameters() override { return params_; }
   std::span<const float> parameters() const override { return params_; }
@@ -93,7 +93,8 @@ class ExternalLearner final : public Learner {
   std::vector<float> answer_;
   Answer last_answer_ = Answer::kPending;
   std::uint64_t rounds_mixed_ = 0;
-  std::function<void()> wake_;
+  std::function<void()> wake_;            // ready()'s: a vector came
+  std::function<void()> evaluated_wake_;  // evaluated()'s: the loop reported or moved on
   std::optional<Evaluation> reported_;
 };
 

@@ -49,10 +49,13 @@ class Learner {
     (void)t;
     (void)evaluation_due;
   }
-  // The round's record waits for an evaluation the learner's owner has yet to report (an
-  // external loop evaluates the mixed model itself; it stops owing one when it hands in its
-  // next vector or stops).
-  virtual bool awaitsEvaluation() const { return false; }
+  // Whether the round's record can be written: an external loop evaluates the mixed model
+  // itself, and the record waits for its report (it stops owing one when it hands in its next
+  // vector or stops). When not, `wake` runs once it can (any thread, like ready()'s).
+  virtual bool evaluated(std::function<void()> wake) {
+    (void)wake;
+    return true;
+  }
   // No more rounds (finished, stopped or diverged).
   virtual void finished() {}
 

@@ -143,8 +143,7 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
       join_timer_(clock_.timer()),
       slow_timer_(clock_.timer()),
       hold_timer_(clock_.timer()),
-      coalition_timer_(clock_.timer()),
-      evaluation_timer_(clock_.timer()) {
+      coalition_timer_(clock_.timer()) {
   const Config& config = setup_.config;
   dim_ = learner_->dimension();
   metrics_.node = setup_.id;
@@ -1027,8 +1026,11 @@ void PeerNode::endRound(net::RoundResult&& result) {
     // round before it hands in its next vector, so waiting for the report costs the round
     // nothing.
     learner_->roundDone(t, evaluationDue(t, diverged));
-    if (learner_->awaitsEvaluation()) {
-      awaitEvaluation(t, std::move(record), diverged);
+    if (!learner_->evaluated([this, t, record, diverged, alive = std::weak_ptr<bool>(alive_)] {
+          clock_.post([this, t, record, diverged, alive]() mutable {
+            if (!alive.expired() && !finished_) closeRound(t, record, diverged);
+          });
+        })) {
       return;
     }
   }
@@ -1038,17 +1040,6 @@ void PeerNode::endRound(net::RoundResult&& result) {
 bool PeerNode::evaluationDue(std::uint64_t t, bool diverged) const {
   const std::uint64_t every = setup_.config.rounds.eval_every;
   return t + 1 >= rounds_ || diverged || (every > 0 && (t + 1) % every == 0);
-}
-
-void PeerNode::awaitEvaluation(std::uint64_t t, RoundRecord record, bool diverged) {
-  if (learner_->awaitsEvaluation()) {
-    evaluation_timer_->start(std::chrono::milliseconds(2),
-                             [this, t, record = std::move(record), diverged] {
-                               if (!finished_) awaitEvaluation(t, record, diverged);
-                             });
-    return;
-  }
-  closeRound(t, record, diverged);
 }
 
 void PeerNode::closeRound(std::uint64_t t, RoundRecord& record, bool diverged) {
@@ -1153,7 +1144,6 @@ bool PeerNode::markFinished() {
   slow_timer_->cancel();
   hold_timer_->cancel();
   coalition_timer_->cancel();
-  evaluation_timer_->cancel();
   gate_->cancel();
   learner_->finished();
   return true;

@@ -149,7 +149,6 @@ class PeerNode {
   bool evaluationDue(std::uint64_t round, bool diverged) const;
   // An honest round's end once the learner has the mix: waits (polling) while a learner that
   // evaluates itself owes the round its evaluation; then closeRound.
-  void awaitEvaluation(std::uint64_t round, RoundRecord record, bool diverged);
   // The record, the rounds a catch-up skipped (run alone), and the next round.
   void closeRound(std::uint64_t round, RoundRecord& record, bool diverged);
   // The honest step and message: the half step and its replica delta (model exchange), or the
@@ -279,7 +278,6 @@ class PeerNode {
   std::unique_ptr<net::Timer>
       hold_timer_;  // a rushing attacker waiting for the honest peers' round
   std::unique_ptr<net::Timer> coalition_timer_;   // a colluder waiting for its fellows
-  std::unique_ptr<net::Timer> evaluation_timer_;  // waiting for an external learner's report
   // Posted work checks it: a destroyed node (a crashed one replaced by its restart) runs nothing.
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

@@ -99,18 +99,28 @@ TEST(ExternalLearner, AnEvaluationRoundWaitsForTheLoopsReport) {
   learner.step(0);
   learner.roundDone(0, /*evaluation_due=*/true);
   EXPECT_TRUE(learner.evaluationDue());
-  EXPECT_TRUE(learner.awaitsEvaluation());  // the node holds the round's record
+  int woken = 0;
+  EXPECT_FALSE(learner.evaluated([&] { ++woken; }));  // the node holds the round's record
   EXPECT_EQ(learner.await(v, 0ms), Answer::kMixed);
+  EXPECT_EQ(woken, 0);
   learner.report({.loss = 0.1, .accuracy = 0.9});  // the loop evaluated the mix
-  EXPECT_FALSE(learner.awaitsEvaluation());
+  EXPECT_EQ(woken, 1);
+  EXPECT_TRUE(learner.evaluated([] { FAIL() << "nothing is owed"; }));
   ASSERT_TRUE(learner.evaluation(nullptr, true));
   learner.submit(v, 0);
   learner.step(1);
   learner.roundDone(1, true);
-  EXPECT_TRUE(learner.awaitsEvaluation());
+  EXPECT_FALSE(learner.evaluated([&] { ++woken; }));
   EXPECT_EQ(learner.await(v, 0ms), Answer::kMixed);
   learner.submit(v, 0);  // the loop goes on without reporting: the record stops waiting
-  EXPECT_FALSE(learner.awaitsEvaluation());
+  EXPECT_EQ(woken, 2);
+  EXPECT_TRUE(learner.evaluated([] {}));
+  learner.step(2);
+  learner.roundDone(2, true);
+  EXPECT_FALSE(learner.evaluated([&] { ++woken; }));
+  learner.finished();  // a stop owes nothing and wakes nobody: the node is finishing itself
+  EXPECT_EQ(woken, 2);
+  EXPECT_TRUE(learner.evaluated([] {}));
 }
 
 TEST(ExternalLearner, ReportsTheLoopsEvaluationOnce) {
