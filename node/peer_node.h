@@ -277,7 +277,7 @@ class PeerNode {
   std::unique_ptr<net::Timer> slow_timer_;
   std::unique_ptr<net::Timer>
       hold_timer_;  // a rushing attacker waiting for the honest peers' round
-  std::unique_ptr<net::Timer> coalition_timer_;   // a colluder waiting for its fellows
+  std::unique_ptr<net::Timer> coalition_timer_;  // a colluder waiting for its fellows
   // Posted work checks it: a destroyed node (a crashed one replaced by its restart) runs nothing.
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
