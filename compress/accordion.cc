@@ -4,8 +4,8 @@
 
 #include <cmath>
 
+#include "base/check.h"
 #include "compress/formats.h"
-#include "kernels/check.h"
 #include "kernels/counter_rng.h"
 
 namespace phalanx::compress {

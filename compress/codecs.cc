@@ -6,11 +6,10 @@
 #include <cmath>
 #include <cstring>
 
-#include "compress/byte_io.h"
+#include "base/check.h"
 #include "compress/compressor.h"
 #include "compress/formats.h"
 #include "compress/powersgd.h"
-#include "kernels/check.h"
 #include "kernels/counter_rng.h"
 #include "kernels/pack.h"
 #include "kernels/quantize.h"

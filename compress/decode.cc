@@ -11,7 +11,7 @@
 #include <limits>
 #include <vector>
 
-#include "compress/byte_io.h"
+#include "base/bytes.h"
 #include "compress/formats.h"
 #include "kernels/pack.h"
 #include "kernels/vector_ops.h"
@@ -52,9 +52,7 @@ Result finish(const ByteReader& r) {
 
 float readValue(ValueType type, std::span<const std::uint8_t> bytes, std::size_t i) {
   if (type == ValueType::kFp32) {
-    std::uint32_t u = 0;
-    for (int b = 0; b < 4; ++b) u |= std::uint32_t(bytes[i * 4 + std::size_t(b)]) << (8 * b);
-    return std::bit_cast<float>(u);
+    return std::bit_cast<float>(std::uint32_t(base::loadLittle(bytes.subspan(i * 4), 4)));
   }
   const std::uint16_t h = std::uint16_t(bytes[i * 2] | (bytes[i * 2 + 1] << 8));
   float v = 0;
@@ -488,9 +486,7 @@ std::expected<Header, std::string> readHeader(std::span<const std::uint8_t> byte
   if (bytes[1] > std::uint8_t(CodecId::kLayered))
     return fail(fmt::format("unknown codec id {}", bytes[1]));
   if (bytes[2] != 0 || bytes[3] != 0) return fail("reserved header bytes are not zero");
-  std::uint32_t dim = 0;
-  for (int b = 0; b < 4; ++b) dim |= std::uint32_t(bytes[4 + std::size_t(b)]) << (8 * b);
-  return Header{CodecId(bytes[1]), dim};
+  return Header{CodecId(bytes[1]), std::uint32_t(base::loadLittle(bytes.subspan(4), 4))};
 }
 
 std::string_view codecName(CodecId id) {

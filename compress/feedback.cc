@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
+#include "base/check.h"
 #include "compress/decode.h"
-#include "kernels/check.h"
 #include "kernels/vector_ops.h"
 
 namespace phalanx::compress {

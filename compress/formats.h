@@ -10,9 +10,15 @@
 #include <string>
 #include <vector>
 
-#include "compress/byte_io.h"
+#include "base/bytes.h"
+#include "compress/bit_io.h"
 #include "compress/encoded.h"
 #include "kernels/counter_rng.h"
+
+namespace phalanx::compress {
+using base::ByteReader;
+using base::ByteWriter;
+}  // namespace phalanx::compress
 
 namespace phalanx::compress::detail {
 

@@ -6,7 +6,6 @@
 #include <cmath>
 #include <vector>
 
-#include "compress/byte_io.h"
 #include "compress/formats.h"
 #include "kernels/counter_rng.h"
 

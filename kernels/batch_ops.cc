@@ -7,8 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "base/check.h"
 #include "kernels/backend.h"
-#include "kernels/check.h"
 
 namespace phalanx::kernels {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <mutex>
 
-#include "kernels/check.h"
+#include "base/check.h"
 #include "kernels/cuda/cuda_ops.h"
 
 namespace phalanx::kernels::offload {

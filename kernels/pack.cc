@@ -5,8 +5,8 @@
 #include <bit>
 #include <cmath>
 
+#include "base/check.h"
 #include "kernels/backend.h"
-#include "kernels/check.h"
 
 namespace phalanx::kernels {
 namespace {

@@ -9,8 +9,8 @@
 #include <algorithm>
 #include <bit>
 
+#include "base/check.h"
 #include "kernels/backend.h"
-#include "kernels/check.h"
 
 namespace phalanx::kernels {
 namespace {

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "kernels/check.h"
+#include "base/check.h"
 
 namespace phalanx::kernels {
 namespace {

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "base/bytes.h"
+
 namespace phalanx::net {
 namespace {
 
@@ -51,7 +53,7 @@ void appendFrame(const v1::Envelope& envelope, std::vector<std::uint8_t>& out) {
   const std::size_t n = envelope.ByteSizeLong();
   const std::size_t at = out.size();
   out.resize(at + kLengthBytes + n);
-  for (std::size_t b = 0; b < kLengthBytes; ++b) out[at + b] = std::uint8_t(n >> (8 * b));
+  base::storeLittle(n, std::span(out).subspan(at), kLengthBytes);
   envelope.SerializeWithCachedSizesToArray(out.data() + at + kLengthBytes);
 }
 
@@ -63,8 +65,7 @@ std::vector<std::uint8_t> encodeFrame(const v1::Envelope& envelope) {
 
 std::expected<std::uint32_t, FrameError> readLength(
     std::span<const std::uint8_t, kLengthBytes> prefix, std::size_t max_body) {
-  std::uint32_t n = 0;
-  for (std::size_t b = 0; b < kLengthBytes; ++b) n |= std::uint32_t(prefix[b]) << (8 * b);
+  const auto n = std::uint32_t(base::loadLittle(prefix, kLengthBytes));
   if (n == 0) return std::unexpected(FrameError::kEmpty);
   if (n > max_body) return std::unexpected(FrameError::kOversized);
   return n;
@@ -176,7 +177,8 @@ void appendRoundFrameHead(const v1::RoundMessage& header, std::size_t payload_by
       fields +
       (payload_bytes ? 1 + CodedOutputStream::VarintSize64(payload_bytes) + payload_bytes : 0);
   const std::size_t body = 1 + CodedOutputStream::VarintSize64(message) + message;
-  for (std::size_t b = 0; b < kLengthBytes; ++b) head.push_back(std::uint8_t(body >> (8 * b)));
+  head.resize(head.size() + kLengthBytes);
+  base::storeLittle(body, std::span(head).last(kLengthBytes), kLengthBytes);
   head.push_back(std::uint8_t(kRoundTag));
   varint(message);
   const std::size_t at = head.size();

@@ -11,7 +11,7 @@
 #include <fstream>
 #include <iterator>
 
-#include "compress/byte_io.h"
+#include "base/bytes.h"
 
 namespace phalanx::node {
 namespace {
@@ -21,8 +21,8 @@ constexpr std::uint32_t kVersion = 1;
 constexpr std::string_view kPrefix = "checkpoint-";
 constexpr std::string_view kSuffix = ".phx";
 
-using compress::ByteReader;
-using compress::ByteWriter;
+using base::ByteReader;
+using base::ByteWriter;
 
 [[noreturn]] void truncated(const char* what) {
   throw CheckpointError(fmt::format("truncated in the {}", what));

@@ -11,17 +11,18 @@
 #include <set>
 #include <sstream>
 
+#include "base/text.h"
+#include "base/yaml_fields.h"
 #include "compress/accordion.h"
 #include "compress/compressor.h"
 #include "compress/feedback.h"
 #include "robust/aggregator.h"
 #include "robust/attacks.h"
-#include "topologies/yaml_fields.h"
 
 namespace phalanx::node {
 namespace {
 
-using topologies::YamlFields;
+using base::YamlFields;
 
 // Names exactly as ALGORITHMS.md spells them.
 const std::vector<std::string> kDatasets{"fashion_mnist", "synthetic"};
@@ -158,11 +159,9 @@ void applyOverride(YAML::Node& root, const std::string& assignment, Source& sour
   } catch (const YAML::Exception& e) {
     throw ConfigError(fmt::format("--set {}: the value is not valid YAML: {}", assignment, e.msg));
   }
-  std::vector<std::string> keys;
-  std::stringstream parts(path);
-  for (std::string key; std::getline(parts, key, '.');) {
-    if (key.empty()) throw ConfigError(fmt::format("--set {}: empty name in path", assignment));
-    keys.push_back(key);
+  const std::vector<std::string> keys = base::split(path, '.');
+  if (std::ranges::any_of(keys, [](const std::string& key) { return key.empty(); })) {
+    throw ConfigError(fmt::format("--set {}: empty name in path", assignment));
   }
   if (!root.IsMap()) root = YAML::Node(YAML::NodeType::Map);
   YAML::Node cursor = root;

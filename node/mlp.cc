@@ -5,7 +5,7 @@
 #include <random>
 #include <stdexcept>
 
-#include "kernels/check.h"
+#include "base/check.h"
 
 namespace phalanx::node {
 namespace {

@@ -4,7 +4,7 @@
 #include <numbers>
 #include <stdexcept>
 
-#include "kernels/check.h"
+#include "base/check.h"
 #include "kernels/vector_ops.h"
 
 namespace phalanx::node {

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <thread>
 
+#include "base/text.h"
 #include "compress/decode.h"
 #include "kernels/vector_ops.h"
 #include "net/tcp_transport.h"
@@ -1264,17 +1265,9 @@ std::string PeerNode::inject(const std::string& command) {
   } else if (verb == "corrupt") {
     if (error = number(0, 1, v); error.empty()) transport_->setCorrupt(v);
   } else if (verb == "partition") {
-    std::vector<std::uint32_t> ids;
-    std::istringstream list(arg);
-    for (std::string id; std::getline(list, id, ',');) {
-      unsigned long value = 0;
-      try {
-        value = std::stoul(id);
-      } catch (const std::exception&) {
-        return fmt::format("partition: '{}' is not a node id", id);
-      }
-      ids.push_back(std::uint32_t(value));
-    }
+    const auto parsed = base::parseIds(arg);
+    if (!parsed) return "partition: " + parsed.error();
+    const std::vector<std::uint32_t>& ids = *parsed;
     if (ids.empty()) return "partition: expected ids, e.g. partition 3,7";
     transport_->setPartitioned(ids);
   } else if (verb == "attack") {

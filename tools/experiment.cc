@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "base/text.h"
 #include "tools/launch.h"
 #include "tools/report.h"
 #include "tools/run_analysis.h"
@@ -50,11 +51,8 @@ std::vector<std::string> ruleSets(const std::string& spec) {
   std::vector<std::string> sets;
   std::string pre;
   for (const auto& p : parts) {
-    std::size_t from = 0;
-    while (from <= p.size()) {
-      const std::size_t comma = std::min(p.find(',', from), p.size());
-      pre += (pre.empty() ? "" : ", ") + fmt::format("\"{}\"", p.substr(from, comma - from));
-      from = comma + 1;
+    for (const auto& item : base::split(p, ',')) {
+      pre += (pre.empty() ? "" : ", ") + fmt::format("\"{}\"", item);
     }
   }
   sets.push_back("mixing.pre=[" + pre + "]");
@@ -194,11 +192,8 @@ std::vector<Cell> expand(const Grid& grid, const std::vector<std::string>& filte
                      [&](const Axis& a) { return a.name == field; })) {
       throw GridError(fmt::format("--filter {}: the grid has no axis '{}'", f, field));
     }
-    std::size_t at = eq + 1;
-    while (at <= f.size()) {
-      const std::size_t comma = std::min(f.find(',', at), f.size());
-      keep[field].insert(f.substr(at, comma - at));
-      at = comma + 1;
+    for (auto& value : base::split(std::string_view(f).substr(eq + 1), ',')) {
+      keep[field].insert(std::move(value));
     }
   }
   std::vector<Cell> cells{Cell{}};
@@ -286,11 +281,8 @@ CellPlan planCell(const Grid& grid, const Cell& cell, std::uint16_t base_port) {
   for (const std::uint32_t id : plan.byzantine) {
     if (grid.collude) plan.sets.push_back(fmt::format("byzantine.{}.collude=true", id));
     if (colon == std::string::npos) continue;
-    std::size_t at = colon + 1;
-    while (at <= attack.size()) {
-      const std::size_t comma = std::min(attack.find(',', at), attack.size());
-      plan.sets.push_back(fmt::format("byzantine.{}.{}", id, attack.substr(at, comma - at)));
-      at = comma + 1;
+    for (const auto& field : base::split(std::string_view(attack).substr(colon + 1), ',')) {
+      plan.sets.push_back(fmt::format("byzantine.{}.{}", id, field));
     }
   }
   for (const auto& [axis, value] : cell.values) {
@@ -299,11 +291,8 @@ CellPlan planCell(const Grid& grid, const Cell& cell, std::uint16_t base_port) {
       for (auto& s : ruleSets(value)) plan.sets.push_back(std::move(s));
     } else if (value.find('=') != std::string::npos) {
       // A bundle: fields set together, under the axis's section ("settings": top level).
-      std::size_t at = 0;
-      while (at <= value.size()) {
-        const std::size_t semi = std::min(value.find(';', at), value.size());
-        plan.sets.push_back((axis == "settings" ? "" : axis + ".") + value.substr(at, semi - at));
-        at = semi + 1;
+      for (const auto& field : base::split(value, ';')) {
+        plan.sets.push_back((axis == "settings" ? "" : axis + ".") + field);
       }
     } else {
       plan.sets.push_back(axis + "=" + value);

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "base/text.h"
 #include "compress/compressor.h"
 #include "compress/decode.h"
 #include "node/json.h"
@@ -27,12 +28,10 @@ namespace {
 
 using node::jsonNumber;
 
+// "nnm,,clip" and "" name the same lists as "nnm,clip" and none.
 std::vector<std::string> splitList(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');) {
-    if (!item.empty()) out.push_back(item);
-  }
+  std::vector<std::string> out = base::split(text, ',');
+  std::erase(out, std::string());
   return out;
 }
 

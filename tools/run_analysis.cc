@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "base/text.h"
+
 namespace phalanx::tools {
 namespace {
 
@@ -249,25 +251,9 @@ std::vector<MonitorSample> readMonitorSamples(const std::filesystem::path& jsonl
 }
 
 std::set<std::uint32_t> parseIdList(const std::string& text) {
-  std::set<std::uint32_t> out;
-  std::size_t at = 0;
-  while (at < text.size()) {
-    const std::size_t comma = std::min(text.find(',', at), text.size());
-    const std::string item = text.substr(at, comma - at);
-    std::size_t used = 0;
-    unsigned long value = 0;
-    try {
-      value = std::stoul(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (item.empty() || used != item.size() || value > 0xffffffffUL) {
-      throw std::invalid_argument(fmt::format("'{}' is not a node id", item));
-    }
-    out.insert(std::uint32_t(value));
-    at = comma + 1;
-  }
-  return out;
+  const auto ids = base::parseIds(text);
+  if (!ids) throw std::invalid_argument(ids.error());
+  return {ids->begin(), ids->end()};
 }
 
 }  // namespace phalanx::tools

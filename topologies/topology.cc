@@ -8,11 +8,13 @@
 #include <set>
 #include <sstream>
 
+#include "base/yaml_fields.h"
 #include "topologies/generators.h"
-#include "topologies/yaml_fields.h"
 
 namespace phalanx::topologies {
 namespace {
+
+using base::YamlFields;
 
 std::string quoted(const std::string& s) {
   std::string out = "\"";

@@ -7,13 +7,15 @@
 #include <cstring>
 #include <random>
 
-#include "compress/byte_io.h"
+#include "base/bytes.h"
 #include "compress/compressor.h"
 #include "compress/formats.h"
 #include "tests/compress/compress_test_util.h"
 
 namespace phalanx::compress {
 namespace {
+
+using base::ByteWriter;
 
 std::vector<std::uint8_t> header(CodecId id, std::uint32_t d) {
   std::vector<std::uint8_t> b;

@@ -1,7 +1,7 @@
-// Validated reads from one YAML mapping, for topology files here and config files in node/.
-// Every read names the field's full path; `finish()` rejects keys nobody asked for, listing
-// the allowed ones. Errors are thrown as the caller's exception type through `fail` (start-up
-// only). Not thread-safe. It lives here because node/ may include topologies/, not the reverse.
+// Validated reads from one YAML mapping, for topology files (topologies/) and config files
+// (node/). Every read names the field's full path; `finish()` rejects keys nobody asked for,
+// listing the allowed ones. Errors are thrown as the caller's exception type through `fail`
+// (start-up only). Not thread-safe.
 #pragma once
 
 #include <yaml-cpp/yaml.h>
@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-namespace phalanx::topologies {
+namespace phalanx::base {
 
 // Counts and sizes are read through the std::uint64_t overload.
 static_assert(std::is_same_v<std::size_t, std::uint64_t>, "phalanx assumes an LP64 platform");
@@ -48,7 +48,7 @@ class YamlFields {
   // Keys of this mapping, for maps keyed by data (node ids).
   std::vector<std::string> keys() const;
 
-  // Rejects every key not read.
+  // Rejects every key not read, and a key given twice.
   void finish();
 
   const std::string& path() const { return path_; }
@@ -66,4 +66,4 @@ class YamlFields {
   std::set<std::string> asked_;
 };
 
-}  // namespace phalanx::topologies
+}  // namespace phalanx::base

@@ -1,4 +1,4 @@
-#include "topologies/yaml_fields.h"
+#include "base/yaml_fields.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <optional>
 
-namespace phalanx::topologies {
+namespace phalanx::base {
 namespace {
 
 std::string show(const YAML::Node& n) {
@@ -205,12 +205,16 @@ std::vector<std::string> YamlFields::keys() const {
 
 void YamlFields::finish() {
   if (!node_.IsMap()) return;
+  std::set<std::string> seen;
   for (const auto& kv : node_) {
     const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : std::string("?");
     if (!asked_.contains(key)) {
       error(key, fmt::format("unknown field (allowed here: {})", fmt::join(asked_, ", ")));
     }
+    // yaml-cpp keeps both copies of a repeated key and reads the first: the second would be
+    // ignored without a word.
+    if (!seen.insert(key).second) error(key, "given twice in the same section");
   }
 }
 
-}  // namespace phalanx::topologies
+}  // namespace phalanx::base

@@ -1,0 +1,20 @@
+// Splitting of the comma- and semicolon-separated lists the command line and grids use, and
+// node-id lists; one home so every list reads the same way.
+#pragma once
+
+#include <cstdint>
+#include <expected>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace phalanx::base {
+
+// The items between separators, empty ones included: "a,,b" → {a, "", b}; "" → {""}.
+std::vector<std::string> split(std::string_view text, char separator);
+
+// A comma-separated list of node ids ("3,7"), each a whole number below 2^32; an empty text is
+// an empty list. The error names the item that is not an id.
+std::expected<std::vector<std::uint32_t>, std::string> parseIds(std::string_view text);
+
+}  // namespace phalanx::base

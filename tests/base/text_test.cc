@@ -1,0 +1,37 @@
+#include "base/text.h"
+
+#include <gtest/gtest.h>
+
+namespace phalanx::base {
+namespace {
+
+using Items = std::vector<std::string>;
+
+TEST(Split, KeepsEveryItemEmptyOnesIncluded) {
+  EXPECT_EQ(split("a,b,c", ','), (Items{"a", "b", "c"}));
+  EXPECT_EQ(split("a,,b", ','), (Items{"a", "", "b"}));
+  EXPECT_EQ(split("a,", ','), (Items{"a", ""}));
+  EXPECT_EQ(split("", ','), (Items{""}));
+  EXPECT_EQ(split("x=1;y=2", ';'), (Items{"x=1", "y=2"}));
+  EXPECT_EQ(split("a,b", ';'), (Items{"a,b"}));
+}
+
+TEST(ParseIds, ReadsWholeNumbersBelowTwoToThe32) {
+  EXPECT_EQ(parseIds("8,9,3"), (std::vector<std::uint32_t>{8, 9, 3}));
+  EXPECT_EQ(parseIds("4294967295"), (std::vector<std::uint32_t>{4294967295u}));
+  ASSERT_TRUE(parseIds(""));
+  EXPECT_TRUE(parseIds("")->empty());
+}
+
+TEST(ParseIds, NamesTheItemThatIsNotAnId) {
+  EXPECT_EQ(parseIds("1,x").error(), "'x' is not a node id");
+  EXPECT_EQ(parseIds("1,,2").error(), "'' is not a node id");
+  EXPECT_EQ(parseIds("3,").error(), "'' is not a node id");
+  EXPECT_EQ(parseIds("4294967296").error(), "'4294967296' is not a node id");
+  EXPECT_EQ(parseIds("-1").error(), "'-1' is not a node id");
+  EXPECT_EQ(parseIds("7a").error(), "'7a' is not a node id");
+  EXPECT_EQ(parseIds(" 7").error(), "' 7' is not a node id");
+}
+
+}  // namespace
+}  // namespace phalanx::base
