@@ -354,8 +354,9 @@ const std::vector<std::pair<const char*, double CellResult::*>> kRecordFigures{
     {"wall_seconds", &CellResult::wall_seconds}};
 }  // namespace
 
-std::string cellRecordJson(const CellResult& r, int exit_code) {
-  nlohmann::json j{{"status", r.status}, {"exit_code", exit_code}};
+std::string cellRecordJson(const CellRecord& record) {
+  const CellResult& r = record.result;
+  nlohmann::json j{{"status", r.status}, {"exit_code", record.exit_code}};
   for (const auto& [name, field] : kRecordFigures) {
     j[name] = std::isfinite(r.*field) ? nlohmann::json(r.*field) : nlohmann::json(nullptr);
   }
@@ -367,18 +368,22 @@ std::string cellRecordJson(const CellResult& r, int exit_code) {
   return j.dump() + "\n";
 }
 
-std::optional<CellResult> cellFromRecord(const Cell& cell, const std::string& json) {
+std::optional<CellRecord> cellRecordFrom(const Cell& cell, const std::string& json) {
   const auto j = nlohmann::json::parse(json, nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("status") || !j["status"].is_string() ||
       !j.contains("final_acc_mean")) {
     return std::nullopt;
   }
-  CellResult r{.cell = cell, .status = j["status"].get<std::string>()};
+  CellRecord record{.result = {.cell = cell, .status = j["status"].get<std::string>()}};
+  if (j.contains("exit_code") && j["exit_code"].is_number_integer()) {
+    record.exit_code = j["exit_code"].get<int>();
+  }
+  CellResult& r = record.result;
   for (const auto& [name, field] : kRecordFigures) r.*field = jsonNumber(j, name);
   if (j.contains("rounds") && j.contains("accuracy_mean") && j["rounds"].is_array() &&
       j["accuracy_mean"].is_array() && j["rounds"].size() == j["accuracy_mean"].size()) {
     for (std::size_t i = 0; i < j["rounds"].size(); ++i) {
-      if (!j["rounds"][i].is_number_unsigned()) return r;  // a damaged curve: figures only
+      if (!j["rounds"][i].is_number_unsigned()) return record;  // a damaged curve: figures only
     }
     for (std::size_t i = 0; i < j["rounds"].size(); ++i) {
       r.rounds.push_back(j["rounds"][i].get<std::uint64_t>());
@@ -386,7 +391,17 @@ std::optional<CellResult> cellFromRecord(const Cell& cell, const std::string& js
       r.accuracy_mean.push_back(a.is_number() ? a.get<double>() : kNaN);
     }
   }
-  return r;
+  return record;
+}
+
+void writeCellRecord(const std::filesystem::path& file, const CellRecord& r) {
+  std::ofstream(file) << cellRecordJson(r);
+}
+
+std::optional<CellRecord> readCellRecord(const Cell& cell, const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) return std::nullopt;
+  return cellRecordFrom(cell, std::string(std::istreambuf_iterator<char>(in), {}));
 }
 
 std::string resultsCsv(const Grid& grid, const std::vector<CellResult>& results) {

@@ -109,10 +109,17 @@ CellResult readCellResult(const Cell& cell, const std::filesystem::path& run,
 // every figure (null where not measured) and the accuracy curve. It outlives the run folder
 // (tools/results keeps the records under docs/results/NAME/cells), so a later `--resume` in a
 // folder seeded with them counts those cells as done and puts them in the tables again.
-std::string cellRecordJson(const CellResult& r, int exit_code);
-// The figures of a record (the cell's status and wall time included); nullopt when it holds no
-// figures (a record written before the figures were kept, or not a record).
-std::optional<CellResult> cellFromRecord(const Cell& cell, const std::string& json);
+// The one writer and reader of the format.
+struct CellRecord {
+  CellResult result;   // status, wall seconds, figures, curve
+  int exit_code = -1;  // the launch's (or simulation's); -1 when it never exited
+};
+std::string cellRecordJson(const CellRecord& r);
+// nullopt when `json` is not a record (no status or no figures); a damaged curve is dropped
+// and the figures kept.
+std::optional<CellRecord> cellRecordFrom(const Cell& cell, const std::string& json);
+void writeCellRecord(const std::filesystem::path& file, const CellRecord& r);
+std::optional<CellRecord> readCellRecord(const Cell& cell, const std::filesystem::path& file);
 
 // results.csv: every axis (attack and rule always), then status and the figures.
 std::string resultsCsv(const Grid& grid, const std::vector<CellResult>& results);

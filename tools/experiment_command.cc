@@ -52,14 +52,6 @@ struct Running {
   Clock::time_point started;
 };
 
-// A cell folder's record of its run: {"status", "wall_seconds"}.
-std::optional<std::pair<std::string, double>> recorded(const fs::path& cell) {
-  std::ifstream in(cell / "result.json");
-  const auto j = nlohmann::json::parse(in, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("status")) return std::nullopt;
-  return std::pair{j["status"].get<std::string>(), j.value("wall_seconds", 0.0)};
-}
-
 void progress(std::size_t done, std::size_t total, double seconds_per_cell, std::size_t jobs) {
   const int width = 30;
   const int filled = total ? int(width * done / total) : width;
@@ -102,7 +94,7 @@ int runExperiment(const ExperimentOptions& o) {
   }
   std::vector<CellPlan> plans;
   std::vector<std::size_t> todo;
-  std::map<std::size_t, std::pair<std::string, double>> status;
+  std::map<std::size_t, CellRecord> records;  // the cells that ran, this time or before
   for (std::size_t i = 0; i < cells.size(); ++i) {
     try {
       plans.push_back(planCell(grid, cells[i], o.base_port));  // checks the cell early
@@ -114,8 +106,9 @@ int runExperiment(const ExperimentOptions& o) {
     if (o.resume) {
       // A cell that ran (ok, or failed: some honest peer did not finish) is a result; one
       // that could not run (error: bad config, ports, a binary swapped underneath) runs again.
-      if (auto r = recorded(dir); r && r->first != "error") {
-        status[i] = *r;
+      if (auto r = readCellRecord(cells[i], dir / "result.json");
+          r && r->result.status != "error") {
+        records[i] = std::move(*r);
         continue;
       }
     }
@@ -168,8 +161,7 @@ int runExperiment(const ExperimentOptions& o) {
       if (grid.rounds > 0) argv.insert(argv.end(), {"--rounds", std::to_string(grid.rounds)});
       for (const auto& s : plan.sets) argv.insert(argv.end(), {"--set", s});
       const pid_t pid = spawnLogged(argv, dir / (o.engine + ".log"));
-      if (pid < 0) {
-        status[i] = {"error", 0};
+      if (pid < 0) {  // no record: reported as an error, run again by --resume
         ++finished;
         continue;
       }
@@ -197,11 +189,13 @@ int runExperiment(const ExperimentOptions& o) {
     const int code = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1;
     // An interrupted cell did not finish: "error", so --resume runs it again.
     const std::string state = g_stop ? "error" : code == 0 ? "ok" : code == 1 ? "failed" : "error";
-    status[r.index] = {state, wall};
     const fs::path cell_dir = out / "cells" / cells[r.index].name();
-    std::ofstream(cell_dir / "result.json") << cellRecordJson(
+    // The record holds the figures: the run folder may be gone by the time the grid is
+    // reported again (runs are not kept between sessions).
+    records[r.index] = {
         readCellResult(cells[r.index], cell_dir / "run", state, wall, plans[r.index].byzantine),
-        code);
+        code};
+    writeCellRecord(cell_dir / "result.json", records[r.index]);
     if (state != "ok") {
       std::fprintf(stderr, "\n");
       spdlog::warn("experiment: cell {} {} (exit {}); see {}", cells[r.index].name(), state, code,
@@ -215,28 +209,11 @@ int runExperiment(const ExperimentOptions& o) {
 
   std::vector<CellResult> results;
   for (std::size_t i = 0; i < cells.size(); ++i) {
-    const auto [state, wall] =
-        status.contains(i) ? status[i] : std::pair{std::string("error"), 0.0};
-    const fs::path dir = out / "cells" / cells[i].name();
-    // The record holds the figures (written when the cell ended, from its run folder, which
-    // may be gone since: runs are not kept between sessions); the logs are read only for a
-    // cell without one, or with a record from before records kept figures.
-    std::string record;
-    if (std::ifstream in(dir / "result.json"); in)
-      record.assign(std::istreambuf_iterator<char>(in), {});
-    std::optional<CellResult> kept =
-        state != "error" ? cellFromRecord(cells[i], record) : std::nullopt;
-    if (kept) {
-      results.push_back(*kept);
-      continue;
-    }
-    results.push_back(readCellResult(cells[i], dir / "run", state, wall, plans[i].byzantine));
-    if (state != "error") {
-      const auto old = nlohmann::json::parse(record, nullptr, false);
-      const bool has_code = !old.is_discarded() && old.is_object() && old.contains("exit_code") &&
-                            old["exit_code"].is_number_integer();
-      std::ofstream(dir / "result.json")
-          << cellRecordJson(results.back(), has_code ? old["exit_code"].get<int>() : -1);
+    if (records.contains(i)) {
+      results.push_back(records[i].result);
+    } else {  // interrupted before it ended: what its run folder holds, as an error
+      results.push_back(readCellResult(cells[i], out / "cells" / cells[i].name() / "run", "error",
+                                       0.0, plans[i].byzantine));
     }
   }
   std::ofstream(out / "results.csv") << resultsCsv(grid, results);

@@ -14,6 +14,7 @@
 
 #include "node/config.h"
 #include "tools/command.h"
+#include "tools/launch.h"
 #include "topologies/topology.h"
 
 // Last: it pulls in <resolv.h>, whose _res macro breaks Eigen's headers.
@@ -29,13 +30,10 @@ struct InjectOptions {
 };
 
 // The pid `phalanx launch` recorded for `id` in RUN/pids.json.
-std::optional<int> launchedPid(const std::filesystem::path& run, std::uint32_t id) {
-  std::ifstream in(run / "pids.json");
-  const auto j = nlohmann::json::parse(in, nullptr, false);
-  const std::string key = std::to_string(id);
-  if (j.is_discarded() || !j.is_object() || !j.contains(key) || !j[key].is_number_integer())
-    return std::nullopt;
-  return j[key].get<int>();
+std::optional<pid_t> launchedPid(const std::filesystem::path& run, std::uint32_t id) {
+  const auto pids = readPids(run);
+  if (const auto it = pids.find(id); it != pids.end()) return it->second;
+  return std::nullopt;
 }
 
 int runInject(const InjectOptions& o) {

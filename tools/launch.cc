@@ -10,9 +10,11 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "base/text.h"
 #include "node/npy.h"
 
 extern char** environ;
@@ -126,6 +128,27 @@ std::string selfExecutable() {
   constexpr std::string_view kDeleted = " (deleted)";
   if (self.ends_with(kDeleted)) self.resize(self.size() - kDeleted.size());
   return self;
+}
+
+void writePids(const std::filesystem::path& out, const std::map<std::uint32_t, pid_t>& pids) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [id, pid] : pids) j[std::to_string(id)] = pid;
+  std::ofstream(out / "pids.json") << j.dump() << '\n';
+}
+
+std::map<std::uint32_t, pid_t> readPids(const std::filesystem::path& out) {
+  std::ifstream in(out / "pids.json");
+  const auto j = nlohmann::json::parse(in, nullptr, false);
+  std::map<std::uint32_t, pid_t> pids;
+  if (j.is_discarded() || !j.is_object()) return pids;
+  for (const auto& [key, value] : j.items()) {
+    const auto id = base::parseIds(key);
+    if (id && id->size() == 1 && value.is_number_integer() && value.get<long long>() > 0 &&
+        value.get<long long>() <= std::numeric_limits<pid_t>::max()) {
+      pids[id->front()] = pid_t(value.get<long long>());
+    }
+  }
+  return pids;
 }
 
 pid_t spawnLogged(const std::vector<std::string>& argv, const std::filesystem::path& log) {

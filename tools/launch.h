@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -56,6 +57,12 @@ LaunchPlan planLaunch(const LaunchRequest& request, const topologies::Topology& 
 
 // The final parameters a peer wrote (OUT/node-K.npy), if it did.
 std::optional<std::vector<float>> finalModel(const std::filesystem::path& out, std::uint32_t id);
+
+// OUT/pids.json: the pid of each peer this launch started here ({"3": 4711, ...}); `phalanx
+// inject --run OUT` reads it to signal a peer. The one writer and reader of the file.
+void writePids(const std::filesystem::path& out, const std::map<std::uint32_t, pid_t>& pids);
+// Empty when the file is missing or not such a map; entries that are not pids are skipped.
+std::map<std::uint32_t, pid_t> readPids(const std::filesystem::path& out);
 
 // Starts argv (found through PATH) with stdout and stderr appended to `log` and stdin from
 // /dev/null; the pid, or -1 (logged) when it cannot start.

@@ -195,17 +195,14 @@ int runLaunch(const LaunchOptions& o) {
   std::map<pid_t, std::uint32_t> running;
   std::map<std::uint32_t, int> status;  // by peer: the wait status
   {
-    std::ofstream pids(fs::path(o.out) / "pids.json");
-    pids << "{";
-    bool first = true;
+    std::map<std::uint32_t, pid_t> pids;
     for (const auto& p : plan.peers) {
       const pid_t pid = spawnLogged(p.argv, fs::path(o.out) / fmt::format("stdout-{}.log", p.id));
       if (pid < 0) continue;
       running[pid] = p.id;
-      pids << (first ? "" : ", ") << fmt::format("\"{}\": {}", p.id, pid);
-      first = false;
+      pids[p.id] = pid;
     }
-    pids << "}\n";
+    writePids(o.out, pids);
   }
   spdlog::info("launch: {} peers started ({} Byzantine: {}); logs and results under {}",
                running.size(), byzantine.size(), fmt::join(byzantine, ","), o.out);

@@ -161,23 +161,30 @@ TEST(Experiment, CellRecordsKeepEveryFigureAndTheCurve) {
                .wall_seconds = 12.5,
                .rounds = {0, 25, 50},
                .accuracy_mean = {0.1, NAN, 0.5}};
-  const std::string json = cellRecordJson(r, 1);
+  testing::TempDir files;
+  writeCellRecord(files.path() / "result.json", {r, 1});
+  const std::string json = cellRecordJson({r, 1});
   EXPECT_THAT(json, HasSubstr("\"consensus_distance\":null"));
   EXPECT_THAT(json, HasSubstr("\"exit_code\":1"));
-  const auto back = cellFromRecord(r.cell, json);
-  ASSERT_TRUE(back.has_value());
+  const auto record = readCellRecord(r.cell, files.path() / "result.json");
+  ASSERT_TRUE(record.has_value());
+  EXPECT_EQ(record->exit_code, 1);
+  EXPECT_FALSE(readCellRecord(r.cell, files.path() / "missing.json"));
+  const std::optional<CellResult> back = record->result;
   EXPECT_EQ(resultsCsv(g, {*back}), resultsCsv(g, {r}));
   EXPECT_EQ(back->rounds, r.rounds);
   ASSERT_EQ(back->accuracy_mean.size(), 3u);
   EXPECT_EQ(back->accuracy_mean[0], 0.1);
   EXPECT_TRUE(std::isnan(back->accuracy_mean[1]));
   // Records without figures (status only), damaged curves, and garbage.
-  EXPECT_FALSE(cellFromRecord(r.cell, "{\"status\": \"ok\", \"wall_seconds\": 3}").has_value());
-  EXPECT_FALSE(cellFromRecord(r.cell, "not json").has_value());
-  const auto no_curve = cellFromRecord(
+  EXPECT_FALSE(cellRecordFrom(r.cell, "{\"status\": \"ok\", \"wall_seconds\": 3}").has_value());
+  EXPECT_FALSE(cellRecordFrom(r.cell, "not json").has_value());
+  const auto no_curve_record = cellRecordFrom(
       r.cell,
       "{\"status\": \"ok\", \"final_acc_mean\": 0.8, \"rounds\": [-1], \"accuracy_mean\": [0.5]}");
-  ASSERT_TRUE(no_curve.has_value());
+  ASSERT_TRUE(no_curve_record.has_value());
+  EXPECT_EQ(no_curve_record->exit_code, -1);
+  const std::optional<CellResult> no_curve = no_curve_record->result;
   EXPECT_EQ(no_curve->final_acc_mean, 0.8);
   EXPECT_TRUE(no_curve->rounds.empty());
   // A chart per attack only where some cell has a curve.

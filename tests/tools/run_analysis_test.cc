@@ -178,6 +178,17 @@ TEST(Launch, PlansLocalPeersAndSshForOthers) {
             "ip netns exec phx1 phalanx node --topology t.yaml --config c.yaml --id 1 --out o");
 }
 
+TEST(Launch, PidsRoundTripAndGarbageIsSkipped) {
+  testing::TempDir dir;
+  EXPECT_TRUE(readPids(dir.path()).empty());  // no file
+  writePids(dir.path(), {{3, 4711}, {12, 99}});
+  EXPECT_EQ(readPids(dir.path()), (std::map<std::uint32_t, pid_t>{{3, 4711}, {12, 99}}));
+  std::ofstream(dir.path() / "pids.json") << R"({"3": 4711, "x": 5, "4": -1, "5": "9", "6": 7})";
+  EXPECT_EQ(readPids(dir.path()), (std::map<std::uint32_t, pid_t>{{3, 4711}, {6, 7}}));
+  std::ofstream(dir.path() / "pids.json") << "[1, 2]";
+  EXPECT_TRUE(readPids(dir.path()).empty());
+}
+
 TEST(Report, IsSelfContainedWithEveryPlotAndEscapesTheConfig) {
   std::vector<PeerHistory> peers{
       {.id = 0, .rounds = {point(0, {1}, {1}, 0.5), point(1, {1}, {}, 0.7)}},
