@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <nlohmann/json.hpp>
+
 #include "node/json.h"
 
 namespace phalanx::node {
@@ -12,7 +14,64 @@ std::string idList(const std::vector<std::uint32_t>& ids) {
   return fmt::format("[{}]", fmt::join(ids, ","));
 }
 
+std::vector<std::uint32_t> idsOf(const nlohmann::json& j, const char* key) {
+  std::vector<std::uint32_t> out;
+  if (!j.contains(key) || !j[key].is_array()) return out;
+  for (const auto& v : j[key]) {
+    if (v.is_number_unsigned() && v.get<std::uint64_t>() <= 0xffffffffu) {
+      out.push_back(v.get<std::uint32_t>());
+    }
+  }
+  return out;
+}
+
+double numberOr(const nlohmann::json& j, const char* key, double fallback) {
+  return j.contains(key) && j[key].is_number() ? j[key].get<double>() : fallback;
+}
+
+std::uint64_t countOr0(const nlohmann::json& j, const char* key) {
+  return j.contains(key) && j[key].is_number_unsigned() ? j[key].get<std::uint64_t>() : 0;
+}
+
+bool flag(const nlohmann::json& j, const char* key) {
+  return j.contains(key) && j[key].is_boolean() && j[key].get<bool>();
+}
+
+std::optional<double> optionalNumber(const nlohmann::json& j, const char* key) {
+  if (j.contains(key) && j[key].is_number()) return j[key].get<double>();
+  return std::nullopt;
+}
+
 }  // namespace
+
+std::optional<RoundRecord> parseRoundRecord(std::string_view line) {
+  const auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("round") ||
+      !j["round"].is_number_unsigned()) {
+    return std::nullopt;
+  }
+  RoundRecord r;
+  r.round = j["round"].get<std::uint64_t>();
+  r.train_loss = numberOr(j, "train_loss", NodeMetrics::kUnknown);
+  r.learning_rate = numberOr(j, "learning_rate", NodeMetrics::kUnknown);
+  r.test_accuracy = optionalNumber(j, "test_accuracy");
+  r.test_loss = optionalNumber(j, "test_loss");
+  r.bytes_sent_total = countOr0(j, "bytes_sent_total");
+  r.bytes_received_total = countOr0(j, "bytes_received_total");
+  r.dense_bytes_total = countOr0(j, "dense_bytes_total");
+  r.mixed = idsOf(j, "mixed");
+  r.excluded = idsOf(j, "excluded");
+  r.missing = idsOf(j, "missing");
+  r.equivocators = idsOf(j, "equivocators");
+  if (j.contains("attack_known") && j["attack_known"].is_number_unsigned()) {
+    r.attack_known = j["attack_known"].get<std::size_t>();
+    r.attack_computed = flag(j, "attack_computed");
+  }
+  r.deadline_hit = flag(j, "deadline_hit");
+  r.quorum_close = flag(j, "quorum_close");
+  r.round_seconds = numberOr(j, "round_seconds", 0);
+  return r;
+}
 
 std::string roundRecordJson(std::uint32_t node, const RoundRecord& r) {
   std::string out = fmt::format(

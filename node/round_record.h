@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "node/metrics.h"
@@ -34,7 +35,10 @@ struct RoundRecord {
   double round_seconds = 0;
 };
 
-// One JSON object (one line of node-K.jsonl).
+// One JSON object (one line of node-K.jsonl). The one writer of the format.
 std::string roundRecordJson(std::uint32_t node, const RoundRecord& r);
+// The one reader: nullopt when the line is not a record (not a JSON object, or no whole
+// "round" — a line cut by a crash, say); a field of the wrong type reads as absent.
+std::optional<RoundRecord> parseRoundRecord(std::string_view line);
 
 }  // namespace phalanx::node

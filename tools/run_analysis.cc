@@ -17,15 +17,6 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-std::vector<std::uint32_t> idsOf(const nlohmann::json& j, const char* key) {
-  std::vector<std::uint32_t> out;
-  if (!j.contains(key) || !j[key].is_array()) return out;
-  for (const auto& v : j[key]) {
-    if (v.is_number_unsigned()) out.push_back(v.get<std::uint32_t>());
-  }
-  return out;
-}
-
 double numberOr(const nlohmann::json& j, const char* key, double fallback) {
   return j.contains(key) && j[key].is_number() ? j[key].get<double>() : fallback;
 }
@@ -58,23 +49,12 @@ PeerHistory readPeerHistory(const std::filesystem::path& jsonl, std::uint32_t id
   PeerHistory h{.id = id, .byzantine = byzantine};
   std::ifstream in(jsonl);
   for (std::string line; std::getline(in, line);) {
-    const auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded() || !j.is_object() || !j.contains("round") ||
-        !j["round"].is_number_unsigned()) {
+    auto record = node::parseRoundRecord(line);
+    if (!record) {
       ++h.malformed_lines;
       continue;
     }
-    RoundPoint p;
-    p.round = j["round"].get<std::uint64_t>();
-    if (j.contains("test_accuracy") && j["test_accuracy"].is_number())
-      p.test_accuracy = j["test_accuracy"].get<double>();
-    p.train_loss = numberOr(j, "train_loss", kNaN);
-    p.bytes_sent_total = std::uint64_t(numberOr(j, "bytes_sent_total", 0));
-    p.dense_bytes_total = std::uint64_t(numberOr(j, "dense_bytes_total", 0));
-    p.mixed = idsOf(j, "mixed");
-    p.excluded = idsOf(j, "excluded");
-    p.round_seconds = numberOr(j, "round_seconds", 0);
-    h.rounds.push_back(std::move(p));
+    h.rounds.push_back(std::move(*record));
   }
   return h;
 }
@@ -132,7 +112,7 @@ RunSummary summarize(std::span<const PeerHistory> peers, std::span<const Monitor
     if (p.byzantine) continue;
     std::optional<double> last;
     std::map<std::uint32_t, std::pair<double, double>> heard;  // peer -> excluded, mixed
-    for (const RoundPoint& r : p.rounds) {
+    for (const node::RoundRecord& r : p.rounds) {
       if (r.test_accuracy) {
         last = r.test_accuracy;
         accuracy_by_round[r.round].push_back(*r.test_accuracy);

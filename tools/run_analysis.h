@@ -13,23 +13,15 @@
 #include <string>
 #include <vector>
 
-namespace phalanx::tools {
+#include "node/round_record.h"
 
-// One line of node-K.jsonl.
-struct RoundPoint {
-  std::uint64_t round = 0;
-  std::optional<double> test_accuracy;
-  double train_loss = 0;
-  std::uint64_t bytes_sent_total = 0, dense_bytes_total = 0;
-  std::vector<std::uint32_t> mixed, excluded;
-  double round_seconds = 0;
-};
+namespace phalanx::tools {
 
 struct PeerHistory {
   std::uint32_t id = 0;
   bool byzantine = false;
-  std::vector<RoundPoint> rounds;
-  std::size_t malformed_lines = 0;  // skipped (a line cut by a crash, say)
+  std::vector<node::RoundRecord> rounds;  // the lines of node-K.jsonl
+  std::size_t malformed_lines = 0;        // skipped (a line cut by a crash, say)
 };
 
 // Reads DIR/node-K.jsonl; an absent file gives no rounds.

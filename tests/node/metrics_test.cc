@@ -70,5 +70,48 @@ TEST(Metrics, RoundRecordJsonHasTheMetricNamesAndTestAccuracyOnlyWhenEvaluated) 
   EXPECT_THAT(json, HasSubstr("\"learning_rate\": null"));
 }
 
+TEST(Metrics, RoundRecordRoundTripsThroughItsOneReader) {
+  RoundRecord r;
+  r.round = 41;
+  r.train_loss = 0.5;
+  r.learning_rate = 0.05;
+  r.test_accuracy = 0.875;
+  r.test_loss = 0.25;
+  r.bytes_sent_total = 1u << 20;
+  r.bytes_received_total = 3u << 20;
+  r.dense_bytes_total = 5u << 20;
+  r.mixed = {1, 2, 9};
+  r.excluded = {9};
+  r.missing = {4};
+  r.equivocators = {7};
+  r.attack_known = 3;
+  r.attack_computed = true;
+  r.deadline_hit = true;
+  r.quorum_close = true;
+  r.round_seconds = 0.125;
+  const auto back = parseRoundRecord(roundRecordJson(3, r));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(roundRecordJson(3, *back), roundRecordJson(3, r));
+  EXPECT_EQ(back->attack_known, 3u);
+  // Unknowns are written as null and read back as unknown; no evaluation, no test fields.
+  RoundRecord plain;
+  plain.round = 2;
+  const auto plain_back = parseRoundRecord(roundRecordJson(0, plain));
+  ASSERT_TRUE(plain_back);
+  EXPECT_TRUE(std::isnan(plain_back->train_loss));
+  EXPECT_FALSE(plain_back->test_accuracy);
+  EXPECT_FALSE(plain_back->attack_known);
+  // Not records: a cut line, no round, a negative round, not an object.
+  EXPECT_FALSE(parseRoundRecord("{\"node\": 3, \"round\": 4"));
+  EXPECT_FALSE(parseRoundRecord("{\"node\": 3}"));
+  EXPECT_FALSE(parseRoundRecord("{\"round\": -1}"));
+  EXPECT_FALSE(parseRoundRecord("[1]"));
+  // A field of the wrong type reads as absent; ids that are not ids are skipped.
+  const auto odd = parseRoundRecord(R"({"round": 5, "train_loss": "x", "mixed": [1, -2, 2]})");
+  ASSERT_TRUE(odd);
+  EXPECT_TRUE(std::isnan(odd->train_loss));
+  EXPECT_EQ(odd->mixed, (std::vector<std::uint32_t>{1, 2}));
+}
+
 }  // namespace
 }  // namespace phalanx::node

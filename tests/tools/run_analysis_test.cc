@@ -22,9 +22,9 @@ namespace {
 
 using ::testing::HasSubstr;
 
-RoundPoint point(std::uint64_t round, std::vector<std::uint32_t> mixed,
-                 std::vector<std::uint32_t> excluded,
-                 std::optional<double> accuracy = std::nullopt) {
+node::RoundRecord point(std::uint64_t round, std::vector<std::uint32_t> mixed,
+                        std::vector<std::uint32_t> excluded,
+                        std::optional<double> accuracy = std::nullopt) {
   return {.round = round,
           .test_accuracy = accuracy,
           .bytes_sent_total = 100 * (round + 1),
