@@ -24,14 +24,10 @@
 #include "tools/command.h"
 #include "tools/experiment.h"
 #include "tools/launch.h"
+#include "tools/supervisor.h"
 
 namespace phalanx::tools {
 namespace {
-
-// Ctrl-C or SIGTERM: running cells are interrupted (their launches tear down their peers),
-// no new ones start, and the results so far are written.
-volatile std::sig_atomic_t g_stop = 0;
-void onStop(int) { g_stop = 1; }
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
@@ -44,12 +40,6 @@ struct ExperimentOptions {
   std::uint16_t base_port = 20000;
   std::uint64_t rounds = 0;
   std::string engine = "launch";  // launch: real processes; simulate: one process, virtual time
-};
-
-struct Running {
-  std::size_t index;
-  std::size_t slot;
-  Clock::time_point started;
 };
 
 void progress(std::size_t done, std::size_t total, double seconds_per_cell, std::size_t jobs) {
@@ -118,20 +108,19 @@ int runExperiment(const ExperimentOptions& o) {
   spdlog::info("experiment: {} cells, {} to run ({} at a time), results under {}", cells.size(),
                todo.size(), o.jobs, out.string());
 
-  std::map<pid_t, Running> running;
+  Supervisor running;                          // keyed by cell index
+  std::map<std::size_t, std::size_t> slot_of;  // cell index -> its port slot
   std::vector<bool> slot_busy(o.jobs, false);
   std::size_t next = 0, finished = cells.size() - todo.size();
   double spent = 0;
   std::size_t timed = 0;
   progress(finished, cells.size(), 0, o.jobs);
-  struct sigaction sa {};
-  sa.sa_handler = onStop;  // no SA_RESTART: waitpid returns on the signal
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
+  // Ctrl-C or SIGTERM: running cells are interrupted (their launches tear down their peers),
+  // no new ones start, and the results so far are written.
+  catchInterrupts();
   bool forwarded = false;
   while (next < todo.size() || !running.empty()) {
-    while (!g_stop && next < todo.size() && running.size() < o.jobs) {
+    while (!interrupted() && next < todo.size() && running.size() < o.jobs) {
       const std::size_t i = todo[next++];
       const std::size_t slot =
           std::size_t(std::find(slot_busy.begin(), slot_busy.end(), false) - slot_busy.begin());
@@ -160,46 +149,43 @@ int runExperiment(const ExperimentOptions& o) {
       }
       if (grid.rounds > 0) argv.insert(argv.end(), {"--rounds", std::to_string(grid.rounds)});
       for (const auto& s : plan.sets) argv.insert(argv.end(), {"--set", s});
-      const pid_t pid = spawnLogged(argv, dir / (o.engine + ".log"));
-      if (pid < 0) {  // no record: reported as an error, run again by --resume
-        ++finished;
+      if (!running.spawn(i, argv, dir / (o.engine + ".log"))) {
+        ++finished;  // no record: reported as an error, run again by --resume
         continue;
       }
       slot_busy[slot] = true;
-      running[pid] = {i, slot, Clock::now()};
+      slot_of[i] = slot;
     }
-    if (g_stop && !forwarded) {
+    if (interrupted() && !forwarded) {
       std::fprintf(stderr, "\n");
       spdlog::warn("experiment: interrupted: stopping {} running cell(s); --resume runs the rest",
                    running.size());
-      for (const auto& [child, cell] : running) kill(child, SIGINT);
+      running.signalAll(SIGINT);  // each launch tears its peers down and writes its summary
       forwarded = true;
     }
     if (running.empty()) break;
-    int wstatus = 0;
-    const pid_t pid = waitpid(-1, &wstatus, 0);
-    if (pid < 0 && errno == EINTR) continue;
-    if (pid < 0) break;
-    const auto it = running.find(pid);
-    if (it == running.end()) continue;
-    const Running r = it->second;
-    running.erase(it);
-    slot_busy[r.slot] = false;
-    const double wall = std::chrono::duration<double>(Clock::now() - r.started).count();
-    const int code = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1;
+    const auto exit = running.waitOne();
+    if (!exit) continue;  // a signal: the loop above forwards it
+    const std::size_t index = exit->key;
+    slot_busy[slot_of[index]] = false;
+    const double wall = exit->seconds;
+    const int code = WIFEXITED(exit->status) ? WEXITSTATUS(exit->status) : -1;
     // An interrupted cell did not finish: "error", so --resume runs it again.
-    const std::string state = g_stop ? "error" : code == 0 ? "ok" : code == 1 ? "failed" : "error";
-    const fs::path cell_dir = out / "cells" / cells[r.index].name();
+    const Ending ending = endingOf(exit->status);
+    const std::string state = interrupted()                  ? "error"
+                              : ending == Ending::kCompleted ? "ok"
+                              : ending == Ending::kFailed    ? "failed"
+                                                             : "error";
+    const fs::path cell_dir = out / "cells" / cells[index].name();
     // The record holds the figures: the run folder may be gone by the time the grid is
     // reported again (runs are not kept between sessions).
-    records[r.index] = {
-        readCellResult(cells[r.index], cell_dir / "run", state, wall, plans[r.index].byzantine),
-        code};
-    writeCellRecord(cell_dir / "result.json", records[r.index]);
+    records[index] = {
+        readCellResult(cells[index], cell_dir / "run", state, wall, plans[index].byzantine), code};
+    writeCellRecord(cell_dir / "result.json", records[index]);
     if (state != "ok") {
       std::fprintf(stderr, "\n");
-      spdlog::warn("experiment: cell {} {} (exit {}); see {}", cells[r.index].name(), state, code,
-                   (out / "cells" / cells[r.index].name() / (o.engine + ".log")).string());
+      spdlog::warn("experiment: cell {} {} (exit {}); see {}", cells[index].name(), state, code,
+                   (out / "cells" / cells[index].name() / (o.engine + ".log")).string());
     }
     spent += wall;
     ++timed;
@@ -228,7 +214,7 @@ int runExperiment(const ExperimentOptions& o) {
              (out / "results.md").string());
   const bool all_ran = std::none_of(results.begin(), results.end(),
                                     [](const auto& r) { return r.status == "error"; });
-  return all_ran && !g_stop ? kExitOk : kExitFailure;
+  return all_ran && !interrupted() ? kExitOk : kExitFailure;
 }
 
 }  // namespace

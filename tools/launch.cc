@@ -151,27 +151,6 @@ std::map<std::uint32_t, pid_t> readPids(const std::filesystem::path& out) {
   return pids;
 }
 
-pid_t spawnLogged(const std::vector<std::string>& argv, const std::filesystem::path& log) {
-  posix_spawn_file_actions_t files;
-  posix_spawn_file_actions_init(&files);
-  posix_spawn_file_actions_addopen(&files, STDOUT_FILENO, log.c_str(),
-                                   O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_adddup2(&files, STDOUT_FILENO, STDERR_FILENO);
-  posix_spawn_file_actions_addopen(&files, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = -1;
-  const int rc =
-      posix_spawnp(&pid, args[0], &files, nullptr, args.data(), environ);  // PATH: ip, ssh
-  posix_spawn_file_actions_destroy(&files);
-  if (rc != 0) {
-    spdlog::error("launch: cannot start {}: {}", argv[0], std::strerror(rc));
-    return -1;
-  }
-  return pid;
-}
-
 std::string readTextFile(const std::filesystem::path& file) {
   std::ifstream in(file, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};

@@ -64,9 +64,6 @@ void writePids(const std::filesystem::path& out, const std::map<std::uint32_t, p
 // Empty when the file is missing or not such a map; entries that are not pids are skipped.
 std::map<std::uint32_t, pid_t> readPids(const std::filesystem::path& out);
 
-// Starts argv (found through PATH) with stdout and stderr appended to `log` and stdin from
-// /dev/null; the pid, or -1 (logged) when it cannot start.
-pid_t spawnLogged(const std::vector<std::string>& argv, const std::filesystem::path& log);
 // This executable's path (/proc/self/exe), for starting more of it.
 std::string selfExecutable();
 

@@ -6,15 +6,11 @@
 #include <fmt/ranges.h>
 #include <ifaddrs.h>
 #include <netdb.h>
-#include <signal.h>
-#include <spawn.h>
 #include <spdlog/spdlog.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <asio.hpp>
 #include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -33,6 +29,7 @@
 #include "tools/monitor.h"
 #include "tools/report.h"
 #include "tools/run_analysis.h"
+#include "tools/supervisor.h"
 #include "topologies/topology.h"
 
 namespace phalanx::tools {
@@ -50,9 +47,6 @@ struct LaunchOptions {
   double monitor_every = 1.0;
   bool dry_run = false;
 };
-
-volatile std::sig_atomic_t g_interrupted = 0;
-void onInterrupt(int) { g_interrupted = 1; }
 
 // The addresses this machine answers on, plus the loopback names.
 std::set<std::string> localHosts() {
@@ -186,26 +180,19 @@ int runLaunch(const LaunchOptions& o) {
   std::ofstream(fs::path(o.out) / "command.txt") << plan.command_line << '\n';
   std::ofstream(fs::path(o.out) / "config.yaml") << readTextFile(o.config);  // for monitor --from
 
-  struct sigaction sa {};
-  sa.sa_handler = onInterrupt;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-
-  std::map<pid_t, std::uint32_t> running;
+  catchInterrupts();
+  Supervisor peers;
   std::map<std::uint32_t, int> status;  // by peer: the wait status
+  for (const auto& p : plan.peers) {
+    peers.spawn(p.id, p.argv, fs::path(o.out) / fmt::format("stdout-{}.log", p.id));
+  }
   {
     std::map<std::uint32_t, pid_t> pids;
-    for (const auto& p : plan.peers) {
-      const pid_t pid = spawnLogged(p.argv, fs::path(o.out) / fmt::format("stdout-{}.log", p.id));
-      if (pid < 0) continue;
-      running[pid] = p.id;
-      pids[p.id] = pid;
-    }
+    for (const auto& [id, pid] : peers.pids()) pids[std::uint32_t(id)] = pid;
     writePids(o.out, pids);
   }
   spdlog::info("launch: {} peers started ({} Byzantine: {}); logs and results under {}",
-               running.size(), byzantine.size(), fmt::join(byzantine, ","), o.out);
+               peers.size(), byzantine.size(), fmt::join(byzantine, ","), o.out);
 
   Monitor monitor(topology, byzantine, token);
   std::ofstream samples_file(fs::path(o.out) / "monitor.jsonl");
@@ -213,43 +200,35 @@ int runLaunch(const LaunchOptions& o) {
   const bool tty = isatty(STDOUT_FILENO);
   const auto started = Clock::now();
   auto next_scrape = started;
-  auto interrupted_at = Clock::time_point::max();
+  // SIGTERM, then SIGKILL for a peer still running this much later.
+  constexpr std::chrono::seconds kGoodbyeGrace(10);
+  bool stopping = false;
   // Byzantine peers told to stop because no honest peer is left to attack (all of them local):
   // without this they would sit out a deadline per remaining round.
   std::set<std::uint32_t> dismissed;
   const bool all_local =
       std::all_of(plan.peers.begin(), plan.peers.end(), [](const auto& p) { return p.local; });
-  while (!running.empty()) {
-    int wstatus = 0;
-    for (pid_t pid; (pid = waitpid(-1, &wstatus, WNOHANG)) > 0;) {
-      if (const auto it = running.find(pid); it != running.end()) {
-        status[it->second] = wstatus;
-        running.erase(it);
-      }
-    }
-    const bool honest_running = std::any_of(running.begin(), running.end(), [&](const auto& r) {
-      return !byzantine.contains(r.second);
+  while (!peers.empty()) {
+    for (const Supervisor::Exit& e : peers.reap()) status[std::uint32_t(e.key)] = e.status;
+    const auto left = peers.pids();
+    const bool honest_running = std::any_of(left.begin(), left.end(), [&](const auto& r) {
+      return !byzantine.contains(std::uint32_t(r.first));
     });
-    if (all_local && !honest_running && !running.empty() && dismissed.empty() && !g_interrupted) {
+    if (all_local && !honest_running && !left.empty() && !stopping && !interrupted()) {
       spdlog::info(
           "launch: every honest peer has stopped: SIGTERM to the {} Byzantine peer(s) left",
-          running.size());
-      for (const auto& [pid, id] : running) {
-        ::kill(pid, SIGTERM);
-        dismissed.insert(id);
-      }
-      interrupted_at = Clock::now();  // the same SIGKILL fallback as for Ctrl-C
+          left.size());
+      for (const auto& [id, pid] : left) dismissed.insert(std::uint32_t(id));
+      peers.stopAll(kGoodbyeGrace);
+      stopping = true;
     }
-    if (g_interrupted && interrupted_at == Clock::time_point::max()) {
+    if (interrupted() && !stopping) {
       spdlog::warn("launch: interrupted: SIGTERM to {} peers (they say Goodbye and exit)",
-                   running.size());
-      for (const auto& [pid, _] : running) ::kill(pid, SIGTERM);
-      interrupted_at = Clock::now();
+                   peers.size());
+      peers.stopAll(kGoodbyeGrace);
+      stopping = true;
     }
-    if (Clock::now() - interrupted_at > std::chrono::seconds(10)) {
-      for (const auto& [pid, _] : running) ::kill(pid, SIGKILL);
-    }
-    if (Clock::now() >= next_scrape && !running.empty()) {
+    if (Clock::now() >= next_scrape && !peers.empty()) {
       monitor.scrape();
       const double elapsed = std::chrono::duration<double>(Clock::now() - started).count();
       samples.push_back(monitor.sample(elapsed));
@@ -275,11 +254,12 @@ int runLaunch(const LaunchOptions& o) {
     const bool byz = byzantine.contains(p.id);
     histories.push_back(
         readPeerHistory(fs::path(o.out) / fmt::format("node-{}.jsonl", p.id), p.id, byz));
-    const auto it = status.find(p.id);
-    const bool clean = it != status.end() && WIFEXITED(it->second) && WEXITSTATUS(it->second) == 0;
+    const auto it = status.find(p.id);  // none: it never started
+    const std::optional<Ending> ending =
+        it != status.end() ? std::optional(endingOf(it->second)) : std::nullopt;
+    const bool clean = ending == Ending::kCompleted;
     // A diverged peer stopped on purpose after a last evaluation: not a crash, not a success.
-    const bool went_nonfinite =
-        it != status.end() && WIFEXITED(it->second) && WEXITSTATUS(it->second) == kExitDiverged;
+    const bool went_nonfinite = ending == Ending::kDiverged;
     if (went_nonfinite) diverged.push_back(p.id);
     if (!clean && !went_nonfinite && !dismissed.contains(p.id) && p.local) crashed.push_back(p.id);
     if (!byz && !clean) honest_ok = false;
@@ -288,7 +268,7 @@ int runLaunch(const LaunchOptions& o) {
       if (model) finals.push_back(*model);
     }
   }
-  if (finals.size() >= 2 && !g_interrupted) {
+  if (finals.size() >= 2 && !interrupted()) {
     std::uint64_t last_round = 0;
     for (const auto& h : histories) {
       if (!h.rounds.empty()) last_round = std::max(last_round, h.rounds.back().round + 1);
@@ -307,7 +287,7 @@ int runLaunch(const LaunchOptions& o) {
        .command = plan.command_line});
   fmt::print("\n{}\nsummary: {}\nreport:  {}\n", json, (fs::path(o.out) / "summary.json").string(),
              (fs::path(o.out) / "report.html").string());
-  if (g_interrupted) return kExitFailure;
+  if (interrupted()) return kExitFailure;
   return honest_ok ? kExitOk : kExitFailure;
 }
 
