@@ -48,7 +48,8 @@ std::span<const Level> AccordionController::endWindow(bool learning_rate_dropped
 std::expected<std::pair<CompressorConfig, CompressorConfig>, std::string> accordionLevels(
     const CompressorConfig& base) {
   CompressorConfig high = base;
-  if (base.codec == "topk" || base.codec == "topk_sampled" || base.codec == "randk") {
+  const CodecInfo* codec = codecNamed(base.codec);
+  if (codec && codec->by_density) {
     high.density = base.density / 10;
   } else if (base.codec == "qsgd") {
     high.bits = std::max(2, base.bits / 2);

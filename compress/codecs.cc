@@ -291,12 +291,12 @@ std::uint64_t compressionSeed(std::uint64_t seed, std::uint64_t node_id, bool sh
 }
 
 std::expected<std::unique_ptr<Compressor>, std::string> makeCompressor(const CompressorConfig& c) {
-  const auto known = std::find(kCodecNames.begin(), kCodecNames.end(), c.codec);
-  if (known == kCodecNames.end()) {
+  const CodecInfo* known = codecNamed(c.codec);
+  if (!known) {
     return bad("codec", fmt::format("unknown codec '{}' (allowed: {})", c.codec,
                                     fmt::join(kCodecNames, ", ")));
   }
-  const auto id = CodecId(known - kCodecNames.begin());
+  const CodecId id = known->id;
   const auto type = std::find(kValueTypeNames.begin(), kValueTypeNames.end(), c.values);
   if (type == kValueTypeNames.end()) {
     return bad("values",

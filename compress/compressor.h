@@ -19,10 +19,14 @@
 
 namespace phalanx::compress {
 
-// The names ALGORITHMS.md uses, in wire-id order.
-inline const std::vector<std::string> kCodecNames{
-    "none",  "fp16", "bf16", "topk",     "topk_sampled", "threshold",
-    "randk", "qsgd", "sign", "terngrad", "natural",      "powersgd"};
+// The configurable codecs' names (compress/encoded.h's registry), in wire-id order.
+inline const std::vector<std::string> kCodecNames = [] {
+  std::vector<std::string> names;
+  for (const CodecInfo& c : kCodecs) {
+    if (c.configurable) names.emplace_back(c.name);
+  }
+  return names;
+}();
 inline const std::vector<std::string> kValueTypeNames{"fp32", "fp16", "bf16"};
 
 // One tensor of the model inside the flat parameter vector: a matrix of rows × cols stored

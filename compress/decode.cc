@@ -489,12 +489,23 @@ std::expected<Header, std::string> readHeader(std::span<const std::uint8_t> byte
   return Header{CodecId(bytes[1]), std::uint32_t(base::loadLittle(bytes.subspan(4), 4))};
 }
 
+const CodecInfo* codecNamed(std::string_view name) {
+  for (const CodecInfo& c : kCodecs) {
+    if (c.configurable && c.name == name) return &c;
+  }
+  return nullptr;
+}
+
+const CodecInfo* codecInfo(CodecId id) {
+  for (const CodecInfo& c : kCodecs) {
+    if (c.id == id) return &c;
+  }
+  return nullptr;
+}
+
 std::string_view codecName(CodecId id) {
-  static constexpr std::string_view kNames[] = {
-      "none", "fp16", "bf16",     "topk",    "topk_sampled", "threshold", "randk",
-      "qsgd", "sign", "terngrad", "natural", "powersgd",     "layered"};
-  const auto i = std::size_t(id);
-  return i < std::size(kNames) ? kNames[i] : std::string_view("unknown");
+  const CodecInfo* c = codecInfo(id);
+  return c ? c->name : std::string_view("unknown");
 }
 
 std::expected<void, std::string> decode(std::span<const std::uint8_t> bytes, std::span<float> out) {

@@ -48,6 +48,35 @@ struct Header {
 // Reads and checks the header (version, known codec, reserved bytes zero).
 std::expected<Header, std::string> readHeader(std::span<const std::uint8_t> bytes);
 
+// The codec registry: every wire id with its name (ALGORITHMS.md's) and what kind of codec it
+// is. Every other list of codecs (config choices, benches, Accordion's levels, DGC's check)
+// is derived from it.
+struct CodecInfo {
+  CodecId id;
+  std::string_view name;
+  bool sparse;      // sends chosen coordinates as indices and values (topk, ..., threshold)
+  bool by_density;  // k comes from `density` (threshold picks by magnitude instead)
+  bool configurable = true;  // false: only built by the library (layered)
+};
+inline constexpr CodecInfo kCodecs[] = {
+    {CodecId::kNone, "none", false, false},
+    {CodecId::kFp16, "fp16", false, false},
+    {CodecId::kBf16, "bf16", false, false},
+    {CodecId::kTopk, "topk", true, true},
+    {CodecId::kTopkSampled, "topk_sampled", true, true},
+    {CodecId::kThreshold, "threshold", true, false},
+    {CodecId::kRandk, "randk", true, true},
+    {CodecId::kQsgd, "qsgd", false, false},
+    {CodecId::kSign, "sign", false, false},
+    {CodecId::kTerngrad, "terngrad", false, false},
+    {CodecId::kNatural, "natural", false, false},
+    {CodecId::kPowersgd, "powersgd", false, false},
+    {CodecId::kLayered, "layered", false, false, false},
+};
+// The entry of a configurable codec's name; nullptr when there is none.
+const CodecInfo* codecNamed(std::string_view name);
+// The entry of a known id; nullptr otherwise.
+const CodecInfo* codecInfo(CodecId id);
 // "topk", "qsgd", ...; "layered" for kLayered; "unknown" otherwise.
 std::string_view codecName(CodecId id);
 

@@ -105,6 +105,7 @@ void checkExchange(const Config& c, const Source& source) {
     }
     return;
   }
+  // DGC's selection is by density: topk_sampled (or exact topk), not randk's random draw.
   if (k.feedback == "dgc" && k.codec != "topk_sampled" && k.codec != "topk") {
     source.fail("compression.codec", "dgc selects with topk_sampled (or exact topk)");
   }

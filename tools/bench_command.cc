@@ -180,9 +180,7 @@ void registerCompress(bool quick) {
   for (std::size_t d : dims) {
     registerTimed(fmt::format("compress/floor/d:{}", d), runFloor, 1, d);
     for (const auto& codec : compress::kCodecNames) {
-      const bool sparse =
-          codec == "topk" || codec == "topk_sampled" || codec == "randk" || codec == "threshold";
-      if (!sparse) {
+      if (!compress::codecNamed(codec)->sparse) {
         add(codec, {.codec = codec}, d);
         continue;
       }

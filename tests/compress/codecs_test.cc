@@ -202,6 +202,29 @@ TEST(Codecs, EncodeRejectsNonFiniteValuesItWouldSend) {
   }
 }
 
+TEST(Codecs, TheRegistryListsEveryWireIdOnceInOrder) {
+  std::size_t i = 0;
+  for (const CodecInfo& c : kCodecs) {
+    EXPECT_EQ(std::size_t(c.id), i++) << c.name;
+    EXPECT_EQ(codecInfo(c.id), &c);
+    EXPECT_EQ(codecName(c.id), c.name);
+    EXPECT_EQ(codecNamed(c.name), c.configurable ? &c : nullptr) << c.name;
+    EXPECT_TRUE(!c.by_density || c.sparse) << c.name;
+  }
+  EXPECT_EQ(codecName(CodecId(200)), "unknown");
+  EXPECT_EQ(codecNamed("layered"), nullptr);  // built by the library, never configured
+  EXPECT_EQ(kCodecNames.size(), std::size(kCodecs) - 1);
+  // A sparse codec sends a subset: at density 0.01 of 1000 values, far fewer bytes than dense.
+  const auto x = portableVector(1000, 5);
+  for (const CodecInfo& c : kCodecs) {
+    if (!c.sparse) continue;
+    auto codec = makeOrDie({.codec = std::string(c.name), .density = 0.01, .threshold = 0.99});
+    Encoded e;
+    ASSERT_TRUE(codec->encode(x, e).has_value()) << c.name;
+    EXPECT_LT(e.bytes.size(), 1000u) << c.name;
+  }
+}
+
 TEST(Codecs, EveryCodecHandlesEmptyAndTinyVectors) {
   for (const std::string& codec : kCodecNames) {
     if (codec == "powersgd") continue;
