@@ -1,7 +1,8 @@
 // Experiment grids (`phalanx experiment`): a base config and topology, the axes to vary
-// (attack, rule, f — the number of Byzantine peers — and any config field), their cells, and
-// the tables and plots of the results. Parsing, expansion and aggregation are pure; running
-// the cells (each one `phalanx launch`) is tools/experiment_command.cc.
+// (attack, rule, f — the number of Byzantine peers — and any config field), and their cells,
+// each planned as one launch. Pure. A cell's results and record are tools/cell_record.h, the
+// grid's tables and plots tools/grid_report.h; running the cells is
+// tools/experiment_command.cc.
 //
 // Grid file (YAML; paths relative to it):
 //   config: ../monna-fmnist.yaml
@@ -89,49 +90,5 @@ struct CellPlan {
   std::vector<std::string> sets;  // grid sets + rule + config-field axes
 };
 CellPlan planCell(const Grid& grid, const Cell& cell, std::uint16_t base_port);
-
-// A cell's results: figures from its run folder (NaN where not measured).
-struct CellResult {
-  Cell cell;
-  std::string status;  // ok, failed (an honest peer did not finish), error (did not run)
-  double final_acc_mean, final_acc_min, best_acc_mean, consensus_distance, byzantine_leakage,
-      detection_rate, wire_bytes, compression_ratio, wall_seconds;
-  std::vector<std::uint64_t> rounds;  // evaluation rounds
-  std::vector<double> accuracy_mean;  // honest mean at those rounds
-};
-
-// Reads RUN/summary.json and the peers' logs.
-CellResult readCellResult(const Cell& cell, const std::filesystem::path& run,
-                          const std::string& status, double wall_seconds,
-                          const std::vector<std::uint32_t>& byzantine);
-
-// A cell's record, DIR/cells/NAME/result.json: status, wall seconds, the launch's exit code,
-// every figure (null where not measured) and the accuracy curve. It outlives the run folder
-// (tools/results keeps the records under docs/results/NAME/cells), so a later `--resume` in a
-// folder seeded with them counts those cells as done and puts them in the tables again.
-// The one writer and reader of the format.
-struct CellRecord {
-  CellResult result;   // status, wall seconds, figures, curve
-  int exit_code = -1;  // the launch's (or simulation's); -1 when it never exited
-};
-std::string cellRecordJson(const CellRecord& r);
-// nullopt when `json` is not a record (no status or no figures); a damaged curve is dropped
-// and the figures kept.
-std::optional<CellRecord> cellRecordFrom(const Cell& cell, const std::string& json);
-void writeCellRecord(const std::filesystem::path& file, const CellRecord& r);
-std::optional<CellRecord> readCellRecord(const Cell& cell, const std::filesystem::path& file);
-
-// results.csv: every axis (attack and rule always), then status and the figures.
-std::string resultsCsv(const Grid& grid, const std::vector<CellResult>& results);
-// results.md: the setting, then pivot tables (rows attack, columns rule; means over the other
-// axes) of final_acc_mean, final_acc_min and detection_rate where rules vary, breakdown tables
-// (rule x f per attack) where f varies, a table of every cell where other axes vary, and links
-// to the plots.
-std::string resultsMarkdown(const Grid& grid, const std::vector<CellResult>& results,
-                            const std::vector<std::string>& plots);
-// SVG plots: (file name, svg) — accuracy vs round per attack (a line per other-axes setting),
-// final accuracy vs wire bytes, and when f is an axis, breakdown curves per attack.
-std::vector<std::pair<std::string, std::string>> resultPlots(
-    const Grid& grid, const std::vector<CellResult>& results);
 
 }  // namespace phalanx::tools

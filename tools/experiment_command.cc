@@ -21,8 +21,10 @@
 #include <thread>
 #include <vector>
 
+#include "tools/cell_record.h"
 #include "tools/command.h"
 #include "tools/experiment.h"
+#include "tools/grid_report.h"
 #include "tools/launch.h"
 #include "tools/supervisor.h"
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -201,6 +202,44 @@ std::string summaryJson(const RunSummary& s) {
   j["diverged"] = s.diverged;
   j["byzantine"] = s.byzantine;
   return j.dump(2);
+}
+
+std::optional<RunSummary> summaryFromJson(const std::string& json) {
+  const auto j = nlohmann::json::parse(json, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("honest_accuracy_mean")) {
+    return std::nullopt;
+  }
+  const auto ids = [&j](const char* key) {
+    std::vector<std::uint32_t> out;
+    if (!j.contains(key) || !j[key].is_array()) return out;
+    for (const auto& v : j[key]) {
+      if (v.is_number_unsigned() && v.get<std::uint64_t>() <= 0xffffffffu)
+        out.push_back(v.get<std::uint32_t>());
+    }
+    return out;
+  };
+  RunSummary s;
+  s.honest_accuracy_mean = numberOr(j, "honest_accuracy_mean", kNaN);
+  s.honest_accuracy_min = numberOr(j, "honest_accuracy_min", kNaN);
+  s.honest_accuracy_max = numberOr(j, "honest_accuracy_max", kNaN);
+  s.consensus_distance = numberOr(j, "consensus_distance", kNaN);
+  s.byzantine_leakage = numberOr(j, "byzantine_leakage", kNaN);
+  s.detection_rate = numberOr(j, "detection_rate", kNaN);
+  s.compression_ratio = numberOr(j, "compression_ratio", kNaN);
+  s.round_seconds_mean = numberOr(j, "round_seconds_mean", kNaN);
+  s.rounds = j.contains("rounds") && j["rounds"].is_number_unsigned()
+                 ? j["rounds"].get<std::uint64_t>()
+                 : 0;
+  s.crashed = ids("crashed");
+  s.diverged = ids("diverged");
+  s.byzantine = ids("byzantine");
+  return s;
+}
+
+std::optional<RunSummary> readSummary(const std::filesystem::path& dir) {
+  std::ifstream in(dir / "summary.json");
+  if (!in) return std::nullopt;
+  return summaryFromJson(std::string(std::istreambuf_iterator<char>(in), {}));
 }
 
 std::string monitorSampleJson(const MonitorSample& s) {

@@ -90,6 +90,11 @@ RunSummary summarize(std::span<const PeerHistory> peers, std::span<const Monitor
 // honest_accuracy_max, consensus_distance, byzantine_leakage, detection_rate,
 // compression_ratio, round_seconds_mean, rounds, crashed, byzantine (null for NaN).
 std::string summaryJson(const RunSummary& s);
+// The headline figures back from summaryJson's text (the series and exclusion shares are not
+// in it); NaN where null, nullopt when it is not such an object.
+std::optional<RunSummary> summaryFromJson(const std::string& json);
+// DIR/summary.json through summaryFromJson; nullopt when missing or not a summary.
+std::optional<RunSummary> readSummary(const std::filesystem::path& dir);
 
 // Parses "1,3,7" (empty: none). Throws std::invalid_argument naming the bad item.
 std::set<std::uint32_t> parseIdList(const std::string& text);

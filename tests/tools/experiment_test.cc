@@ -12,6 +12,8 @@
 #include "node/config.h"
 #include "tests/support/process.h"
 #include "tests/support/temp_dir.h"
+#include "tools/cell_record.h"
+#include "tools/grid_report.h"
 
 namespace phalanx::tools {
 namespace {

@@ -71,6 +71,33 @@ TEST(RunAnalysis, SummaryFiguresByHand) {
   }
 }
 
+TEST(RunAnalysis, SummaryRoundTripsThroughItsReader) {
+  RunSummary s;
+  s.honest_accuracy_mean = 0.875;
+  s.honest_accuracy_min = 0.75;
+  s.honest_accuracy_max = 1.0;
+  s.consensus_distance = std::nan("");
+  s.byzantine_leakage = 0.125;
+  s.detection_rate = 0.5;
+  s.compression_ratio = 91;
+  s.round_seconds_mean = 0.25;
+  s.rounds = 300;
+  s.crashed = {4};
+  s.diverged = {5};
+  s.byzantine = {8, 9};
+  const auto back = summaryFromJson(summaryJson(s));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(summaryJson(*back), summaryJson(s));
+  EXPECT_TRUE(std::isnan(back->consensus_distance));
+  EXPECT_FALSE(summaryFromJson("[]"));
+  EXPECT_FALSE(summaryFromJson("{\"rounds\": 3}"));
+  testing::TempDir dir;
+  EXPECT_FALSE(readSummary(dir.path()));
+  std::ofstream(dir.path() / "summary.json") << summaryJson(s);
+  ASSERT_TRUE(readSummary(dir.path()));
+  EXPECT_EQ(readSummary(dir.path())->byzantine, (std::vector<std::uint32_t>{8, 9}));
+}
+
 TEST(RunAnalysis, NothingMeasuredIsNullNotZero) {
   const RunSummary s = summarize({}, {}, {});
   const std::string json = summaryJson(s);

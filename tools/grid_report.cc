@@ -1,0 +1,225 @@
+#include "tools/grid_report.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "tools/report.h"
+
+namespace phalanx::tools {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+const std::vector<std::string> kPalette{"#08519c", "#a63603", "#006d2c", "#54278f",
+                                        "#b30000", "#636363", "#e6550d", "#3182bd",
+                                        "#31a354", "#756bb1", "#de2d26", "#969696"};
+
+double mean(const std::vector<double>& v) {
+  double sum = 0;
+  int n = 0;
+  for (const double x : v) {
+    if (!std::isfinite(x)) continue;
+    sum += x;
+    ++n;
+  }
+  return n > 0 ? sum / n : kNaN;
+}
+
+std::string csvNumber(double v) { return std::isfinite(v) ? fmt::format("{:.6g}", v) : ""; }
+std::string mdNumber(double v) { return std::isfinite(v) ? fmt::format("{:.4f}", v) : "—"; }
+
+}  // namespace
+
+std::string resultsCsv(const Grid& grid, const std::vector<CellResult>& results) {
+  std::vector<std::string> columns;
+  for (const char* always : {"attack", "rule"}) columns.push_back(always);
+  for (const Axis& a : grid.axes) {
+    if (a.name != "attack" && a.name != "rule") columns.push_back(a.name);
+  }
+  std::string out = fmt::format(
+      "{},status,final_acc_mean,final_acc_min,best_acc_mean,consensus_distance,"
+      "byzantine_leakage,detection_rate,wire_bytes,compression_ratio,wall_seconds\n",
+      fmt::join(columns, ","));
+  for (const CellResult& r : results) {
+    std::vector<std::string> row;
+    for (const auto& c : columns)
+      row.push_back(r.cell.value(c, c == "attack" ? "none" : c == "rule" ? "config" : ""));
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", fmt::join(row, ","), r.status,
+                       csvNumber(r.final_acc_mean), csvNumber(r.final_acc_min),
+                       csvNumber(r.best_acc_mean), csvNumber(r.consensus_distance),
+                       csvNumber(r.byzantine_leakage), csvNumber(r.detection_rate),
+                       csvNumber(r.wire_bytes), csvNumber(r.compression_ratio),
+                       csvNumber(r.wall_seconds));
+  }
+  return out;
+}
+
+std::string resultsMarkdown(const Grid& grid, const std::vector<CellResult>& results,
+                            const std::vector<std::string>& plots) {
+  std::vector<std::string> attacks, rules;
+  for (const CellResult& r : results) {
+    const std::string a = r.cell.value("attack", "none"), u = r.cell.value("rule", "config");
+    if (std::find(attacks.begin(), attacks.end(), a) == attacks.end()) attacks.push_back(a);
+    if (std::find(rules.begin(), rules.end(), u) == rules.end()) rules.push_back(u);
+  }
+  std::string out = fmt::format(
+      "# Results of {}\n\nBase config `{}`; {} cells ({} ok, {} failed, {} did not run).\n",
+      grid.file.filename().string(), grid.config.filename().string(), results.size(),
+      std::count_if(results.begin(), results.end(), [](const auto& r) { return r.status == "ok"; }),
+      std::count_if(results.begin(), results.end(),
+                    [](const auto& r) { return r.status == "failed"; }),
+      std::count_if(results.begin(), results.end(),
+                    [](const auto& r) { return r.status == "error"; }));
+  const auto table = [&](const char* title, double CellResult::*field) {
+    out += fmt::format(
+        "\n## {} (rows: attack, columns: rule; mean over the other axes)\n\n| attack | {} |\n|---|",
+        title, fmt::join(rules, " | "));
+    for (std::size_t k = 0; k < rules.size(); ++k) out += "---|";
+    out += "\n";
+    for (const auto& a : attacks) {
+      out += "| " + a + " |";
+      for (const auto& u : rules) {
+        std::vector<double> v;
+        for (const CellResult& r : results) {
+          if (r.cell.value("attack", "none") == a && r.cell.value("rule", "config") == u)
+            v.push_back(r.*field);
+        }
+        out += " " + mdNumber(mean(v)) + " |";
+      }
+      out += "\n";
+    }
+  };
+  std::vector<std::string> others;  // axes besides attack and rule
+  for (const Axis& a : grid.axes) {
+    if (a.name != "attack" && a.name != "rule") others.push_back(a.name);
+  }
+  // The attack x rule pivots average over the other axes: useful when rules vary, misleading
+  // when only a codec or f does (then the per-cell table below says it all).
+  if (rules.size() > 1 || others.empty()) {
+    table("Final honest accuracy, mean over honest peers", &CellResult::final_acc_mean);
+    table("Final honest accuracy, worst honest peer", &CellResult::final_acc_min);
+    table("Detection rate", &CellResult::detection_rate);
+  }
+  if (std::find(others.begin(), others.end(), "f") != others.end()) {
+    std::vector<std::string> fs;
+    for (const CellResult& r : results) {
+      if (std::find(fs.begin(), fs.end(), r.cell.value("f")) == fs.end())
+        fs.push_back(r.cell.value("f"));
+    }
+    for (const auto& a : attacks) {
+      out += fmt::format(
+          "\n## Breakdown under {}: final honest accuracy (rows: rule, columns: Byzantine peers "
+          "f)\n\n"
+          "| rule | {} |\n|---|",
+          a, fmt::join(fs, " | "));
+      for (std::size_t k = 0; k < fs.size(); ++k) out += "---|";
+      out += "\n";
+      for (const auto& u : rules) {
+        out += "| " + u + " |";
+        for (const auto& f : fs) {
+          std::vector<double> v;
+          for (const CellResult& r : results) {
+            if (r.cell.value("attack", "none") == a && r.cell.value("rule", "config") == u &&
+                r.cell.value("f") == f) {
+              v.push_back(r.final_acc_mean);
+            }
+          }
+          out += " " + mdNumber(mean(v)) + " |";
+        }
+        out += "\n";
+      }
+    }
+  }
+  if (!others.empty()) {
+    out += fmt::format(
+        "\n## Every cell\n\n| attack | rule | {} | status | final acc mean | final acc min | "
+        "detection | "
+        "wire MB per honest peer | compression |\n|---|---|",
+        fmt::join(others, " | "));
+    for (std::size_t k = 0; k < others.size() + 6; ++k) out += "---|";
+    out += "\n";
+    for (const CellResult& r : results) {
+      out += fmt::format("| {} | {} |", r.cell.value("attack", "none"),
+                         r.cell.value("rule", "config"));
+      for (const auto& o : others) out += " `" + r.cell.value(o) + "` |";
+      out += fmt::format(
+          " {} | {} | {} | {} | {} | {} |\n", r.status, mdNumber(r.final_acc_mean),
+          mdNumber(r.final_acc_min), mdNumber(r.detection_rate),
+          std::isfinite(r.wire_bytes) ? fmt::format("{:.1f}", r.wire_bytes / 1e6) : "—",
+          std::isfinite(r.compression_ratio) ? fmt::format("{:.1f}x", r.compression_ratio) : "—");
+    }
+  }
+  if (!plots.empty()) {
+    out += "\n## Plots\n\n";
+    for (const auto& p : plots) out += fmt::format("![{0}](plots/{0})\n", p);
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> resultPlots(
+    const Grid& grid, const std::vector<CellResult>& results) {
+  std::vector<std::pair<std::string, std::string>> out;
+  // The label of a cell without its attack (and f, for breakdowns).
+  const auto label = [](const Cell& c, std::set<std::string> skip) {
+    std::string s;
+    for (const auto& [axis, v] : c.values) {
+      if (!skip.contains(axis)) s += (s.empty() ? "" : " ") + axis + "=" + v;
+    }
+    return s.empty() ? std::string("run") : s;
+  };
+  std::vector<std::string> attacks;
+  for (const CellResult& r : results) {
+    const std::string a = r.cell.value("attack", "none");
+    if (std::find(attacks.begin(), attacks.end(), a) == attacks.end()) attacks.push_back(a);
+  }
+  for (const auto& a : attacks) {
+    Chart c{.title = "Honest mean accuracy under " + a, .x_label = "round", .y_label = "accuracy"};
+    for (const CellResult& r : results) {
+      if (r.cell.value("attack", "none") != a || r.rounds.empty()) continue;
+      c.series.push_back({label(r.cell, {"attack"}), kPalette[c.series.size() % kPalette.size()],
+                          std::vector<double>(r.rounds.begin(), r.rounds.end()), r.accuracy_mean});
+    }
+    // Cells carried over from a record without its curve draw nothing: no empty chart.
+    if (!c.series.empty()) out.emplace_back("accuracy-" + a + ".svg", svgChart(c));
+  }
+  Chart bytes{.title = "Final accuracy vs wire bytes",
+              .x_label = "MB sent per honest peer",
+              .y_label = "accuracy"};
+  for (const CellResult& r : results) {
+    if (!std::isfinite(r.wire_bytes)) continue;
+    bytes.series.push_back({label(r.cell, {}),
+                            kPalette[bytes.series.size() % kPalette.size()],
+                            {r.wire_bytes / 1e6},
+                            {r.final_acc_mean}});
+  }
+  out.emplace_back("accuracy-vs-bytes.svg", svgChart(bytes));
+  if (std::any_of(grid.axes.begin(), grid.axes.end(),
+                  [](const Axis& x) { return x.name == "f"; })) {
+    for (const auto& a : attacks) {
+      Chart c{.title = "Breakdown under " + a,
+              .x_label = "Byzantine peers f",
+              .y_label = "final accuracy"};
+      std::map<std::string, Series> by_label;
+      for (const CellResult& r : results) {
+        if (r.cell.value("attack", "none") != a) continue;
+        Series& s = by_label[label(r.cell, {"attack", "f"})];
+        s.x.push_back(std::stod(r.cell.value("f", "0")));
+        s.y.push_back(r.final_acc_mean);
+      }
+      for (auto& [name, s] : by_label) {
+        s.name = name;
+        s.colour = kPalette[c.series.size() % kPalette.size()];
+        c.series.push_back(std::move(s));
+      }
+      out.emplace_back("breakdown-" + a + ".svg", svgChart(c));
+    }
+  }
+  return out;
+}
+
+}  // namespace phalanx::tools
