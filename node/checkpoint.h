@@ -14,11 +14,14 @@
 #include <string>
 #include <vector>
 
+#include "base/error.h"
+
 namespace phalanx::node {
 
-class CheckpointError : public std::runtime_error {
+// A checkpoint that cannot be written, or a folder none of whose files reads back.
+class CheckpointError : public base::ErrorOf<base::ErrorKind::kCheckpoint> {
  public:
-  using std::runtime_error::runtime_error;
+  using ErrorOf::ErrorOf;
 };
 
 struct Checkpoint {

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/error.h"
 #include "compress/compressor.h"
 
 namespace YAML {
@@ -21,9 +22,9 @@ class Node;
 namespace phalanx::node {
 
 // Bad configuration. what() is one line: "FILE: FIELD: problem (allowed: ...)".
-class ConfigError : public std::runtime_error {
+class ConfigError : public base::ErrorOf<base::ErrorKind::kConfig> {
  public:
-  using std::runtime_error::runtime_error;
+  using ErrorOf::ErrorOf;
 };
 
 struct SyntheticConfig {

@@ -10,12 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "base/error.h"
+
 namespace phalanx::node {
 
 // A missing, truncated or corrupt data file; the message names the path (and the package).
-class DataError : public std::runtime_error {
+class DataError : public base::ErrorOf<base::ErrorKind::kData> {
  public:
-  using std::runtime_error::runtime_error;
+  using ErrorOf::ErrorOf;
 };
 
 struct Dataset {

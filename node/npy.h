@@ -10,12 +10,14 @@
 #include <string_view>
 #include <vector>
 
+#include "base/error.h"
+
 namespace phalanx::node {
 
 // A malformed or unsupported .npy file; the message names the path.
-class NpyError : public std::runtime_error {
+class NpyError : public base::ErrorOf<base::ErrorKind::kFile> {
  public:
-  using std::runtime_error::runtime_error;
+  using ErrorOf::ErrorOf;
 };
 
 struct NpyArray {

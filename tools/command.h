@@ -5,6 +5,8 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 
+#include "base/error.h"
+
 namespace phalanx::tools {
 
 inline constexpr int kExitOk = 0;
@@ -13,6 +15,12 @@ inline constexpr int kExitBadInput = 2;
 // phalanx node: the model became NaN/Inf (the rule let an attack through); stopped after a
 // last evaluation so its neighbours go on without waiting for it.
 inline constexpr int kExitDiverged = 3;
+
+// The exit code for a library error: bad input (2), except a checkpoint that cannot be
+// written or read back, which is a failure of the run (1).
+inline int exitCodeOf(const base::Error& e) {
+  return e.kind() == base::ErrorKind::kCheckpoint ? kExitFailure : kExitBadInput;
+}
 
 struct Command {
   CLI::App* app = nullptr;

@@ -30,13 +30,14 @@
 #include <string>
 #include <vector>
 
+#include "base/error.h"
 #include "topologies/topology.h"
 
 namespace phalanx::tools {
 
-class GridError : public std::runtime_error {
+class GridError : public base::ErrorOf<base::ErrorKind::kGrid> {
  public:
-  using std::runtime_error::runtime_error;
+  using ErrorOf::ErrorOf;
 };
 
 struct Axis {

@@ -151,12 +151,9 @@ int runLaunch(const LaunchOptions& o) {
       sets.push_back("control.token=" + token);
       plan = plan_with(sets);
     }
-  } catch (const topologies::TopologyError& e) {
+  } catch (const base::Error& e) {
     spdlog::error("{}", e.what());
-    return kExitBadInput;
-  } catch (const node::ConfigError& e) {
-    spdlog::error("{}", e.what());
-    return kExitBadInput;
+    return exitCodeOf(e);
   } catch (const std::invalid_argument& e) {
     spdlog::error("launch: {}", e.what());
     return kExitBadInput;

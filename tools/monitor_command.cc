@@ -193,14 +193,11 @@ int runMonitor(const MonitorOptions& o) {
       return kExitBadInput;
     }
     return live(o);
-  } catch (const topologies::TopologyError& e) {
+  } catch (const base::Error& e) {
     spdlog::error("{}", e.what());
-    return kExitBadInput;
+    return exitCodeOf(e);
   } catch (const std::invalid_argument& e) {
     spdlog::error("monitor: {}", e.what());
-    return kExitBadInput;
-  } catch (const node::ConfigError& e) {
-    spdlog::error("{}", e.what());
     return kExitBadInput;
   }
 }

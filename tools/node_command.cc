@@ -21,12 +21,9 @@ int runNode(const node::DaemonRequest& request) {
   node::PeerSetup setup;
   try {
     setup = node::daemonSetup(request);
-  } catch (const node::ConfigError& e) {
+  } catch (const base::Error& e) {
     spdlog::error("{}", e.what());
-    return kExitBadInput;
-  } catch (const topologies::TopologyError& e) {
-    spdlog::error("{}", e.what());
-    return kExitBadInput;
+    return exitCodeOf(e);
   }
   const auto log = setup.log;
   try {
@@ -38,15 +35,9 @@ int runNode(const node::DaemonRequest& request) {
       case node::DaemonExit::kIncomplete:
         return kExitFailure;
     }
-  } catch (const node::ConfigError& e) {
+  } catch (const base::Error& e) {
     log->error("{}", e.what());
-    return kExitBadInput;
-  } catch (const node::DataError& e) {
-    log->error("{}", e.what());
-    return kExitBadInput;
-  } catch (const node::CheckpointError& e) {
-    log->error("{}", e.what());
-    return kExitFailure;
+    return exitCodeOf(e);
   } catch (const std::exception& e) {  // ports taken, TLS files unreadable
     log->error("cannot start: {}", e.what());
     return kExitFailure;

@@ -25,15 +25,9 @@ int runSimulate(const SimulateRequest& r) {
   SimulateOutcome outcome;
   try {
     outcome = runSimulation(r);
-  } catch (const node::ConfigError& e) {
+  } catch (const base::Error& e) {
     spdlog::error("{}", e.what());
-    return kExitBadInput;
-  } catch (const topologies::TopologyError& e) {
-    spdlog::error("{}", e.what());
-    return kExitBadInput;
-  } catch (const node::DataError& e) {
-    spdlog::error("{}", e.what());
-    return kExitBadInput;
+    return exitCodeOf(e);
   } catch (const std::invalid_argument& e) {
     spdlog::error("{}", e.what());
     return kExitBadInput;

@@ -32,12 +32,9 @@ int runTrain(const TrainOptions& opts) {
     config = node::loadConfig(opts.config, opts.sets);
     if (opts.rounds > 0) config.rounds.count = opts.rounds;
     data = node::loadData(config.data, config.seed);
-  } catch (const node::ConfigError& e) {
+  } catch (const base::Error& e) {
     spdlog::error("{}", e.what());
-    return kExitBadInput;
-  } catch (const node::DataError& e) {
-    spdlog::error("{}", e.what());
-    return kExitBadInput;
+    return exitCodeOf(e);
   }
   node::useThreads(config.threads);
   spdlog::info("train: {} samples, {} test samples, {} features, {} classes, {} threads",

@@ -10,12 +10,14 @@
 #include <utility>
 #include <vector>
 
+#include "base/error.h"
+
 namespace phalanx::topologies {
 
 // Bad topology input; the message names the file and the field.
-class TopologyError : public std::runtime_error {
+class TopologyError : public base::ErrorOf<base::ErrorKind::kTopology> {
  public:
-  using std::runtime_error::runtime_error;
+  using ErrorOf::ErrorOf;
 };
 
 using NodeId = std::uint32_t;
