@@ -6,16 +6,13 @@
 #include <spdlog/spdlog.h>
 #include <sys/wait.h>
 
-#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <map>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <thread>
