@@ -16,6 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include "base/names.h"
+
 namespace phalanx::base {
 
 // Counts and sizes are read through the std::uint64_t overload.
@@ -35,6 +37,13 @@ class YamlFields {
   void boolean(std::string_view key, bool& out);
   void text(std::string_view key, std::string& out);
   void choice(std::string_view key, std::string& out, const std::vector<std::string>& allowed);
+  // The same into an enum through its name table (base/names.h).
+  template <class E, std::size_t N>
+  void choice(std::string_view key, E& out, const NameTable<E, N>& table) {
+    std::string name(table.name(out));
+    choice(key, name, table.names());
+    out = *table.parse(name);
+  }
   void integerList(std::string_view key, std::vector<std::size_t>& out, std::size_t min,
                    std::size_t max);
   void textList(std::string_view key, std::vector<std::string>& out);

@@ -48,18 +48,18 @@ std::span<const Level> AccordionController::endWindow(bool learning_rate_dropped
 std::expected<std::pair<CompressorConfig, CompressorConfig>, std::string> accordionLevels(
     const CompressorConfig& base) {
   CompressorConfig high = base;
-  const CodecInfo* codec = codecNamed(base.codec);
+  const CodecInfo* codec = codecInfo(base.codec);
   if (codec && codec->by_density) {
     high.density = base.density / 10;
-  } else if (base.codec == "qsgd") {
+  } else if (base.codec == CodecId::kQsgd) {
     high.bits = std::max(2, base.bits / 2);
-  } else if (base.codec == "powersgd") {
+  } else if (base.codec == CodecId::kPowersgd) {
     high.rank = std::max(1, base.rank / 2);
   } else {
     return std::unexpected(fmt::format(
         "compression.adaptive: Accordion has no levels for '{}' (use topk, topk_sampled, "
         "randk, qsgd or powersgd)",
-        base.codec));
+        codecName(base.codec)));
   }
   return std::pair{base, high};
 }

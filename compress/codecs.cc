@@ -291,10 +291,10 @@ std::uint64_t compressionSeed(std::uint64_t seed, std::uint64_t node_id, bool sh
 }
 
 std::expected<std::unique_ptr<Compressor>, std::string> makeCompressor(const CompressorConfig& c) {
-  const CodecInfo* known = codecNamed(c.codec);
-  if (!known) {
-    return bad("codec", fmt::format("unknown codec '{}' (allowed: {})", c.codec,
-                                    fmt::join(kCodecNames, ", ")));
+  const CodecInfo* known = codecInfo(c.codec);
+  if (!known || !known->configurable) {
+    return bad("codec", fmt::format("codec '{}' is not configurable (allowed: {})",
+                                    codecName(c.codec), fmt::join(kCodecNames, ", ")));
   }
   const CodecId id = known->id;
   const auto type = std::find(kValueTypeNames.begin(), kValueTypeNames.end(), c.values);

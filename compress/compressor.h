@@ -39,7 +39,7 @@ struct LayerShape {
 };
 
 struct CompressorConfig {
-  std::string codec = "none";
+  CodecId codec = CodecId::kNone;
   double density = 0.01;           // topk, topk_sampled, randk: k = clamp(round(density·d), 1, d)
   std::string values = "fp32";     // sparse values on the wire: fp32 | fp16 | bf16
   int bits = 8;                    // qsgd: bits per entry with the sign; s = 2^(bits-1) - 1 levels

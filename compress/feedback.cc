@@ -18,14 +18,14 @@ std::expected<float, std::string> ef21wScale(const FeedbackConfig& c) {
   return float(1.0 / (double(c.peers) * w));
 }
 
-// The kind named in the config (kFeedbackNames is in FeedbackKind order).
-std::expected<FeedbackKind, std::string> parseKind(const std::string& kind) {
-  const auto it = std::find(kFeedbackNames.begin(), kFeedbackNames.end(), kind);
-  if (it == kFeedbackNames.end()) {
-    return std::unexpected(fmt::format("compression.feedback: unknown '{}' (allowed: {})", kind,
-                                       fmt::join(kFeedbackNames, ", ")));
+// The kinds a FeedbackEncoder/Decoder pair runs; dgc has its own encoder (compress/dgc.h).
+std::expected<FeedbackKind, std::string> wrapperKind(FeedbackKind kind) {
+  if (kind == FeedbackKind::kDgc || kFeedbacks.name(kind) == "unknown") {
+    return std::unexpected(fmt::format(
+        "compression.feedback: {} is not an error-feedback wrapper (DgcEncoder runs dgc)",
+        kFeedbacks.name(kind)));
   }
-  return FeedbackKind(it - kFeedbackNames.begin());
+  return kind;
 }
 
 // EF21 and its variants, and DIANA, keep a vector both sides update with each message.
@@ -40,7 +40,7 @@ const char* replicaName(FeedbackKind k) { return k == FeedbackKind::kDiana ? "sh
 
 std::expected<std::unique_ptr<FeedbackEncoder>, std::string> FeedbackEncoder::make(
     std::unique_ptr<Compressor> compressor, const FeedbackConfig& config, std::size_t dim) {
-  const auto kind = parseKind(config.kind);
+  const auto kind = wrapperKind(config.kind);
   if (!kind) return std::unexpected(kind.error());
   std::unique_ptr<FeedbackEncoder> e(new FeedbackEncoder());
   e->config_ = config;
@@ -115,7 +115,7 @@ void FeedbackEncoder::reset() {
 
 std::expected<std::unique_ptr<FeedbackDecoder>, std::string> FeedbackDecoder::make(
     const FeedbackConfig& config, std::size_t dim, double alpha) {
-  const auto kind = parseKind(config.kind);
+  const auto kind = wrapperKind(config.kind);
   if (!kind) return std::unexpected(kind.error());
   std::unique_ptr<FeedbackDecoder> d(new FeedbackDecoder());
   d->kind_ = *kind;

@@ -18,23 +18,31 @@
 #include <string>
 #include <vector>
 
+#include "base/names.h"
 #include "compress/compressor.h"
 
 namespace phalanx::compress {
 
-inline const std::vector<std::string> kFeedbackNames{"none",      "ef14",   "ef21",
-                                                     "ef21_sgdm", "ef21_w", "diana"};
 enum class FeedbackKind : std::uint8_t {
   kNone,
   kEf14,
   kEf21,
   kEf21Sgdm,
   kEf21W,
-  kDiana
-};  // that order
+  kDiana,
+  kDgc,  // DGC's momentum correction and local accumulation (compress/dgc.h), not a wrapper
+};
+inline constexpr auto kFeedbacks =
+    base::nameTable<FeedbackKind>({{FeedbackKind::kNone, "none"},
+                                   {FeedbackKind::kEf14, "ef14"},
+                                   {FeedbackKind::kEf21, "ef21"},
+                                   {FeedbackKind::kEf21Sgdm, "ef21_sgdm"},
+                                   {FeedbackKind::kEf21W, "ef21_w"},
+                                   {FeedbackKind::kDiana, "diana"},
+                                   {FeedbackKind::kDgc, "dgc"}});
 
 struct FeedbackConfig {
-  std::string kind = "none";
+  FeedbackKind kind = FeedbackKind::kNone;
   double eta = 0.1;       // ef21_sgdm's momentum weight
   double weight = 0;      // ef21_w: this sender's w_i = L_i / Σ L_j; 0 = uniform (1/peers)
   std::size_t peers = 1;  // ef21_w: n
@@ -49,7 +57,8 @@ struct StateVector {
 
 class FeedbackEncoder {
  public:
-  // Errors: unknown kind, diana around a biased compressor, eta outside (0, 1], weight < 0.
+  // Errors: dgc (DgcEncoder runs it), diana around a biased compressor, eta outside (0, 1], weight
+  // < 0.
   static std::expected<std::unique_ptr<FeedbackEncoder>, std::string> make(
       std::unique_ptr<Compressor> compressor, const FeedbackConfig& config, std::size_t dim);
 

@@ -33,22 +33,6 @@ bool validRound(const v1::RoundMessage& m) {
 
 std::size_t maxFrameBytes(std::uint64_t dim) { return std::size_t(8 * dim) + kEnvelopeOverhead; }
 
-std::string_view frameErrorName(FrameError e) {
-  switch (e) {
-    case FrameError::kEmpty:
-      return "empty";
-    case FrameError::kOversized:
-      return "oversized";
-    case FrameError::kMalformed:
-      return "malformed";
-    case FrameError::kNoBody:
-      return "no_body";
-    case FrameError::kInvalid:
-      return "invalid";
-  }
-  return "unknown";
-}
-
 void appendFrame(const v1::Envelope& envelope, std::vector<std::uint8_t>& out) {
   const std::size_t n = envelope.ByteSizeLong();
   const std::size_t at = out.size();

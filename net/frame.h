@@ -31,8 +31,7 @@ enum class FrameError : std::uint8_t {
   kNoBody,     // a valid Envelope with nothing in it
   kInvalid,    // well-formed, but a field is out of range (unknown kind, huge strings, ...)
 };
-// Metric label: "empty", "oversized", "malformed", "no_body", "invalid".
-std::string_view frameErrorName(FrameError e);
+// Its metric label: net/refusal.h.
 
 // Appends one frame holding `envelope` to `out`.
 void appendFrame(const v1::Envelope& envelope, std::vector<std::uint8_t>& out);

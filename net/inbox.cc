@@ -2,24 +2,6 @@
 
 namespace phalanx::net {
 
-std::string_view admissionName(Admission a) {
-  switch (a) {
-    case Admission::kAccepted:
-      return "accepted";
-    case Admission::kDuplicate:
-      return "duplicate";
-    case Admission::kEquivocation:
-      return "equivocation";
-    case Admission::kStale:
-      return "stale";
-    case Admission::kTooFarAhead:
-      return "too_far_ahead";
-    case Admission::kUnknownSender:
-      return "unknown_sender";
-  }
-  return "unknown";
-}
-
 RoundInbox::RoundInbox(std::span<const std::uint32_t> neighbours, std::uint64_t first_round,
                        std::uint64_t window)
     : neighbours_(neighbours.begin(), neighbours.end()), open_(first_round), window_(window) {}

@@ -25,7 +25,7 @@ enum class Admission : std::uint8_t {
   kTooFarAhead,    // beyond the buffering window
   kUnknownSender,  // not a neighbour
 };
-std::string_view admissionName(Admission a);  // metric label: "accepted", "duplicate", ...
+// The refusals' metric labels: net/refusal.h.
 
 struct InboxCounters {
   std::uint64_t accepted = 0, duplicate = 0, equivocation = 0, stale = 0, too_far_ahead = 0,

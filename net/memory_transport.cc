@@ -153,7 +153,7 @@ class MemoryTransport final : public Transport {
       case v1::Envelope::kHello:
         return handshake(from, e.hello());
       case v1::Envelope::kGoodbye:
-        return lose(from, "Goodbye: " + reasonLabel(e.goodbye().reason()));
+        return lose(from, "Goodbye: " + std::string(refusalName(e.goodbye().reason())));
       default:
         break;
     }
@@ -172,7 +172,7 @@ class MemoryTransport final : public Transport {
         if (handlers_.on_coalition) handlers_.on_coalition(from, e.coalition());
         return;
       default:
-        ++stats_.rejected["unexpected_envelope"];
+        ++stats_.rejected[Refusal::kUnexpectedEnvelope];
         return;
     }
   }
@@ -183,7 +183,7 @@ class MemoryTransport final : public Transport {
     if (!refusal && hello.node_id() != from) refusal = v1::Goodbye::UNKNOWN_NODE;
     if (refusal) {
       ++stats_.handshake_failures;
-      ++stats_.rejected[reasonLabel(*refusal)];
+      ++stats_.rejected[refusalOf(*refusal)];
       return;
     }
     // The answer to a Hello is a Hello marked as one (so answers are not answered).
@@ -212,11 +212,11 @@ class MemoryTransport final : public Transport {
   void receiveRound(std::uint32_t from, v1::RoundMessage& m) {
     if (!up_.contains(from)) return;
     if (!validRound(m)) {
-      ++stats_.rejected[std::string(frameErrorName(FrameError::kInvalid))];
+      ++stats_.rejected[Refusal::kInvalid];
       return;
     }
     if (m.sender() != from) {
-      ++stats_.rejected["sender_mismatch"];
+      ++stats_.rejected[Refusal::kSenderMismatch];
       return;
     }
     if (handlers_.on_round) handlers_.on_round(from, m);

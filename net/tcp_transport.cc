@@ -51,7 +51,7 @@ class TcpTransport::Session : public std::enable_shared_from_this<Session> {
     timer_.expires_after(owner_.config_.handshake_timeout);
     timer_.async_wait([self = shared_from_this()](const asio::error_code& ec) {
       if (ec || !self->usable() || self->open_) return;
-      self->failHandshake("handshake_timeout");
+      self->failHandshake(Refusal::kHandshakeTimeout);
       self->close("no Hello before the handshake timeout");
     });
     if (!tls_) return begin();
@@ -60,7 +60,7 @@ class TcpTransport::Session : public std::enable_shared_from_this<Session> {
         [self = shared_from_this()](const asio::error_code& ec) {
           if (!self->usable()) return;
           if (ec || !(self->certificate_id_ = self->peerCertificateId())) {
-            self->failHandshake("tls_handshake");
+            self->failHandshake(Refusal::kTlsHandshake);
             return self->close(ec ? "TLS handshake: " + ec.message()
                                   : std::string("certificate names no node (CN=node-<id>)"));
           }
@@ -293,11 +293,11 @@ class TcpTransport::Session : public std::enable_shared_from_this<Session> {
 
   // A frame that breaks the format: counted, and the connection closed (framing is lost).
   void refuse(FrameError e) {
-    owner_.reject(frameErrorName(e));
-    close(fmt::format("bad frame: {}", frameErrorName(e)));
+    owner_.reject(refusalOf(e));
+    close(fmt::format("bad frame: {}", refusalName(e)));
   }
 
-  void failHandshake(std::string_view reason) {
+  void failHandshake(Refusal reason) {
     owner_.reject(reason);
     ++owner_.stats_.handshake_failures;
   }
@@ -305,7 +305,7 @@ class TcpTransport::Session : public std::enable_shared_from_this<Session> {
   void dispatch(v1::Envelope& e, std::size_t bytes) {
     if (!open_) {
       if (e.body_case() != v1::Envelope::kHello) {
-        failHandshake("expected_hello");
+        failHandshake(Refusal::kExpectedHello);
         return close("first frame was not a Hello");
       }
       std::string detail;
@@ -321,7 +321,7 @@ class TcpTransport::Session : public std::enable_shared_from_this<Session> {
       }
       if (refusal) {
         spdlog::warn("node {}: refused a connection: {}", owner_.config_.self, detail);
-        failHandshake(reasonLabel(*refusal));
+        failHandshake(refusalOf(*refusal));
         return goodbyeAndClose(*refusal, detail);
       }
       peer_ = e.hello().node_id();
@@ -354,9 +354,9 @@ class TcpTransport::Session : public std::enable_shared_from_this<Session> {
         return;
       case v1::Envelope::kGoodbye:
         if (e.goodbye().reason() == v1::Goodbye::DUPLICATE_CONNECTION) return retire();
-        return close(fmt::format("Goodbye: {}", reasonLabel(e.goodbye().reason())));
+        return close(fmt::format("Goodbye: {}", refusalName(e.goodbye().reason())));
       default:
-        owner_.reject("unexpected_hello");
+        owner_.reject(Refusal::kUnexpectedHello);
         return close("a second Hello");
     }
   }
@@ -372,11 +372,11 @@ class TcpTransport::Session : public std::enable_shared_from_this<Session> {
 
   void deliver(v1::RoundMessage& m) {
     if (m.sender() != peer_) {  // a peer speaking for someone else
-      owner_.reject("sender_mismatch");
+      owner_.reject(Refusal::kSenderMismatch);
       return;
     }
     if (!speaksForPeer()) {
-      owner_.reject("not_pair_connection");
+      owner_.reject(Refusal::kNotPairConnection);
       return;
     }
     if (owner_.handlers_.on_round) owner_.handlers_.on_round(peer_, m);
@@ -540,12 +540,12 @@ void TcpTransport::admit(asio::ip::tcp::socket socket) {
     if (!oldest) oldest = s;  // sessions_ is in creation order
   }
   if (from_same >= kMaxPendingPerAddress && !neighbourAddress(from)) {
-    reject("too_many_pending");
+    reject(Refusal::kTooManyPending);
     socket.close(ec);
     return;
   }
   if (pending >= kMaxPendingHandshakes && oldest) {
-    reject("pending_evicted");
+    reject(Refusal::kPendingEvicted);
     ++stats_.handshake_failures;
     oldest->close("evicted: too many pending handshakes");
   }

@@ -71,7 +71,7 @@ class TcpTransport final : public Transport {
   // When `session` is the pair's connection, hands that role to another open connection to
   // the same peer. False when it is the pair's connection and there is none.
   bool handOver(const std::shared_ptr<Session>& session);
-  void reject(std::string_view reason) { ++stats_.rejected[std::string(reason)]; }
+  void reject(Refusal reason) { ++stats_.rejected[reason]; }
 
   asio::io_context& io_;
   TransportConfig config_;

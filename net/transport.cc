@@ -47,14 +47,4 @@ std::optional<v1::Goodbye::Reason> checkHello(const TransportConfig& config, con
   return std::nullopt;
 }
 
-std::string reasonLabel(v1::Goodbye::Reason r) {
-  if (r == v1::Goodbye::REASON_UNSPECIFIED || !v1::Goodbye::Reason_IsValid(r)) {
-    return "protocol_error";
-  }
-  std::string label = v1::Goodbye::Reason_Name(r);
-  std::transform(label.begin(), label.end(), label.begin(),
-                 [](unsigned char ch) { return char(std::tolower(ch)); });
-  return label;
-}
-
 }  // namespace phalanx::net

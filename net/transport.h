@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "net/proto/phalanx.pb.h"
+#include "net/refusal.h"
 
 namespace phalanx::net {
 
@@ -70,7 +71,7 @@ struct PeerStats {
 
 struct TransportStats {
   std::map<std::uint32_t, PeerStats> peers;
-  std::map<std::string, std::uint64_t> rejected;  // by reason: frame errors, handshake checks
+  std::map<Refusal, std::uint64_t> rejected;  // frame errors, handshake checks, link misuse
   std::uint64_t handshake_failures = 0;
   std::uint64_t reconnects = 0;  // connects beyond the first per peer
 };
@@ -80,8 +81,6 @@ struct TransportStats {
 v1::Envelope helloFor(const TransportConfig& config);
 std::optional<v1::Goodbye::Reason> checkHello(const TransportConfig& config, const v1::Hello& hello,
                                               std::string& detail);
-// Metric label of a Goodbye reason: "wrong_cluster", ... ("protocol_error" when unknown).
-std::string reasonLabel(v1::Goodbye::Reason reason);
 
 // Threading: every method on the owner's thread (real time: the io_context's; virtual time: the
 // owner's actor), and every handler is called there.

@@ -23,34 +23,10 @@ namespace phalanx::node {
 namespace {
 
 using base::YamlFields;
+using compress::FeedbackKind;
 
-// Names exactly as ALGORITHMS.md spells them.
-const std::vector<std::string> kDatasets{"fashion_mnist", "synthetic"};
+// kernels/backend.h's choices.
 const std::vector<std::string> kDevices{"auto", "cpu", "cuda"};
-const std::vector<std::string> kPartitions{"iid", "dirichlet"};
-const std::vector<std::string> kModels{"mlp", "softmax"};
-const std::vector<std::string> kMomentumKinds{"ema", "heavy_ball"};
-const std::vector<std::string> kSchedules{"constant", "hyperbolic", "cosine"};
-const std::vector<std::string> kExchanges{"model", "gradient"};
-// compress/'s error-feedback wrappers plus dgc, the gradient codec the node runs itself.
-const std::vector<std::string> kFeedbacks = [] {
-  std::vector<std::string> all = compress::kFeedbackNames;
-  all.push_back("dgc");
-  return all;
-}();
-const std::vector<std::string> kSecurityModes{"none", "tls"};
-// robust/'s vector attacks plus what node/ does itself: label flipping, process faults and
-// wire-level misbehaviour (garbage payloads, wrong dimensions, replays).
-const std::vector<std::string> kAttacks = [] {
-  std::vector<std::string> all = robust::kAttackNames;
-  for (const char* name : {"labelflip", "crash", "hang", "slow", "silent", "none"})
-    all.push_back(name);
-  all.insert(all.end(), kWireAttackNames.begin(), kWireAttackNames.end());
-  all.insert(all.end(), kProtocolAttackNames.begin(), kProtocolAttackNames.end());
-  for (const std::string& name : robust::kAttackNames)
-    all.push_back(std::string(kEquivocatePrefix) + name);
-  return all;
-}();
 
 constexpr std::uint64_t kU64Max = std::numeric_limits<std::uint64_t>::max();
 constexpr double kHuge = 1e12;
@@ -83,7 +59,7 @@ void checkCompression(const CompressionConfig& c, const Source& source) {
   codec.layers = {{64, 64}};
   auto made = compress::makeCompressor(codec);
   if (!made) failFromCompress(made.error(), source);
-  if (c.feedback != "dgc") {
+  if (c.feedback != compress::FeedbackKind::kDgc) {
     auto fb = compress::FeedbackEncoder::make(std::move(*made), {.kind = c.feedback, .eta = c.eta},
                                               64 * 64);
     if (!fb) failFromCompress(fb.error(), source);
@@ -97,8 +73,8 @@ void checkCompression(const CompressionConfig& c, const Source& source) {
 // What each exchange mode can run (node/gradient_exchange.h for gradient mode).
 void checkExchange(const Config& c, const Source& source) {
   const CompressionConfig& k = c.compression;
-  if (c.exchange == "model") {
-    if (k.feedback != "none") {
+  if (c.exchange == Exchange::kModel) {
+    if (k.feedback != FeedbackKind::kNone) {
       source.fail("compression.feedback",
                   "model gossip tracks replicas (CHOCO) itself; error "
                   "feedback is for exchange: gradient (use none)");
@@ -106,18 +82,19 @@ void checkExchange(const Config& c, const Source& source) {
     return;
   }
   // DGC's selection is by density: topk_sampled (or exact topk), not randk's random draw.
-  if (k.feedback == "dgc" && k.codec != "topk_sampled" && k.codec != "topk") {
+  if (k.feedback == FeedbackKind::kDgc && k.codec != compress::CodecId::kTopkSampled &&
+      k.codec != compress::CodecId::kTopk) {
     source.fail("compression.codec", "dgc selects with topk_sampled (or exact topk)");
   }
-  if (k.feedback == "dgc" && k.adaptive) {
+  if (k.feedback == FeedbackKind::kDgc && k.adaptive) {
     source.fail("compression.adaptive",
                 "dgc has its own density warm-up; Accordion does not apply");
   }
-  for (const char* unsupported : {"ef21_w", "diana"}) {
+  for (const FeedbackKind unsupported : {FeedbackKind::kEf21W, FeedbackKind::kDiana}) {
     if (k.feedback == unsupported) {
       source.fail("compression.feedback", fmt::format("{} is not run by the node (gradient mode: "
                                                       "none, ef14, ef21, ef21_sgdm, dgc)",
-                                                      unsupported));
+                                                      compress::kFeedbacks.name(unsupported)));
     }
   }
 }
@@ -136,9 +113,10 @@ compress::CompressorConfig compressorConfig(const CompressionConfig& c) {
 }
 
 std::string configDigest(const Config& c, std::string_view learner, std::size_t dimension) {
-  const std::string shared =
-      fmt::format("{};dimension={};exchange={};feedback={}", learner, dimension, c.exchange,
-                  c.exchange == "gradient" ? c.compression.feedback : std::string("-"));
+  const std::string shared = fmt::format(
+      "{};dimension={};exchange={};feedback={}", learner, dimension, kExchanges.name(c.exchange),
+      c.exchange == Exchange::kGradient ? compress::kFeedbacks.name(c.compression.feedback)
+                                        : std::string_view("-"));
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int size = 0;
   EVP_Digest(shared.data(), shared.size(), digest, &size, EVP_sha256(), nullptr);
@@ -193,9 +171,9 @@ Config parse(const YAML::Node& root, const Source& source) {
   top.choice("device", c.device, kDevices);
 
   YamlFields data = top.section("data");
-  data.choice("dataset", c.data.dataset, kDatasets);
+  data.choice("dataset", c.data.dataset, kDatasetKinds);
   data.text("path", c.data.path);
-  data.choice("partition", c.data.partition, kPartitions);
+  data.choice("partition", c.data.partition, kPartitionKinds);
   data.number("alpha", c.data.alpha, 1e-6, 1e6);
   data.integer("batch", c.data.batch, 1, 1 << 20);
   YamlFields synthetic = data.section("synthetic");
@@ -208,10 +186,10 @@ Config parse(const YAML::Node& root, const Source& source) {
   data.finish();
 
   YamlFields model = top.section("model");
-  model.choice("kind", c.model.kind, kModels);
+  model.choice("kind", c.model.kind, kModelKinds);
   model.integerList("hidden", c.model.hidden, 1, 1 << 16);
   model.finish();
-  if (c.model.kind == "mlp" && c.model.hidden.empty()) {
+  if (c.model.kind == ModelKind::kMlp && c.model.hidden.empty()) {
     source.fail("model.hidden", "an mlp needs at least one hidden layer (or use kind: softmax)");
   }
 
@@ -221,7 +199,7 @@ Config parse(const YAML::Node& root, const Source& source) {
   opt.choice("momentum_kind", c.optimizer.momentum_kind, kMomentumKinds);
   opt.number("weight_decay", c.optimizer.weight_decay, 0, kHuge);
   YamlFields schedule = opt.section("schedule");
-  schedule.choice("kind", c.optimizer.schedule.kind, kSchedules);
+  schedule.choice("kind", c.optimizer.schedule.kind, kScheduleKinds);
   schedule.number("tau", c.optimizer.schedule.tau, 1e-9, kHuge);
   schedule.integer("decay_every", c.optimizer.schedule.decay_every, 1, kU64Max);
   schedule.number("min_lr", c.optimizer.schedule.min_lr, 0, kHuge);
@@ -231,7 +209,9 @@ Config parse(const YAML::Node& root, const Source& source) {
   top.choice("exchange", c.exchange, kExchanges);
 
   YamlFields comp = top.section("compression");
-  comp.choice("codec", c.compression.codec, compress::kCodecNames);
+  std::string codec(compress::codecName(c.compression.codec));
+  comp.choice("codec", codec, compress::kCodecNames);
+  c.compression.codec = compress::codecNamed(codec)->id;
   comp.number("density", c.compression.density, 1e-9, 1.0);
   comp.choice("values", c.compression.values, compress::kValueTypeNames);
   comp.integer("bits", c.compression.bits, 1, 16);
@@ -240,7 +220,7 @@ Config parse(const YAML::Node& root, const Source& source) {
   comp.number("threshold", c.compression.threshold, 0, kHuge);
   comp.boolean("unbiased", c.compression.unbiased);
   comp.boolean("shared_seed", c.compression.shared_seed);
-  comp.choice("feedback", c.compression.feedback, kFeedbacks);
+  comp.choice("feedback", c.compression.feedback, compress::kFeedbacks);
   comp.number("eta", c.compression.eta, 1e-9, 1.0);
   comp.number("clip_norm", c.compression.clip_norm, 0, kHuge);
   comp.integer("warmup_every", c.compression.warmup_every, 0, kU64Max);
@@ -254,14 +234,15 @@ Config parse(const YAML::Node& root, const Source& source) {
   checkExchange(c, source);
 
   YamlFields mixing = top.section("mixing");
-  mixing.choice("rule", c.mixing.rule, robust::kRuleNames);
+  mixing.choice("rule", c.mixing.rule, robust::kRules);
   mixing.textList("pre", c.mixing.pre);
   mixing.number("tau", c.mixing.tau, 0, kHuge);
   mixing.integer("iters", c.mixing.iters, 1, 1000);
   mixing.boolean("exclude_equivocators", c.mixing.exclude_equivocators);
   mixing.finish();
   // robust/ parses the pre-aggregator list; the rule here is any one that needs no parameter.
-  if (auto probe = robust::makeAggregator({.rule = "mean", .pre = c.mixing.pre}); !probe) {
+  if (auto probe = robust::makeAggregator({.rule = robust::RuleId::kMean, .pre = c.mixing.pre});
+      !probe) {
     source.fail("mixing.pre", probe.error());
   }
 
@@ -288,7 +269,7 @@ Config parse(const YAML::Node& root, const Source& source) {
   security.text("cert", c.security.cert);
   security.text("key", c.security.key);
   security.finish();
-  if (c.security.mode == "tls") {
+  if (c.security.mode == SecurityMode::kTls) {
     for (const auto& [name, value] :
          {std::pair{"ca", &c.security.ca}, std::pair{"cert", &c.security.cert},
           std::pair{"key", &c.security.key}}) {
@@ -313,7 +294,11 @@ Config parse(const YAML::Node& root, const Source& source) {
     YamlFields entry = byzantine.section(key);
     ByzantineConfig b;
     if (!entry.has("attack")) source.fail(entry.path() + ".attack", "required");
-    entry.choice("attack", b.attack, kAttacks);
+    std::string attack;
+    entry.text("attack", attack);
+    auto spec = AttackSpec::parse(attack);
+    if (!spec) source.fail(entry.path() + ".attack", spec.error());
+    b.attack = *spec;
     entry.number("tau", b.tau, -kHuge, kHuge);
     entry.number("sigma", b.sigma, 0, kHuge);
     entry.number("eps", b.eps, -kHuge, kHuge);

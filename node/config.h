@@ -14,6 +14,10 @@
 
 #include "base/error.h"
 #include "compress/compressor.h"
+#include "compress/feedback.h"
+#include "node/attack_spec.h"
+#include "node/optimizer.h"
+#include "robust/aggregator.h"
 
 namespace YAML {
 class Node;
@@ -27,6 +31,24 @@ class ConfigError : public base::ErrorOf<base::ErrorKind::kConfig> {
   using ErrorOf::ErrorOf;
 };
 
+// Names exactly as ALGORITHMS.md spells them; each parsed once, here.
+enum class DatasetKind : std::uint8_t { kFashionMnist, kSynthetic };
+inline constexpr auto kDatasetKinds = base::nameTable<DatasetKind>(
+    {{DatasetKind::kFashionMnist, "fashion_mnist"}, {DatasetKind::kSynthetic, "synthetic"}});
+enum class PartitionKind : std::uint8_t { kIid, kDirichlet };
+inline constexpr auto kPartitionKinds = base::nameTable<PartitionKind>(
+    {{PartitionKind::kIid, "iid"}, {PartitionKind::kDirichlet, "dirichlet"}});
+enum class ModelKind : std::uint8_t { kMlp, kSoftmax };
+inline constexpr auto kModelKinds =
+    base::nameTable<ModelKind>({{ModelKind::kMlp, "mlp"}, {ModelKind::kSoftmax, "softmax"}});
+// What peers exchange: models (gossip with CHOCO replicas) or momenta/gradients.
+enum class Exchange : std::uint8_t { kModel, kGradient };
+inline constexpr auto kExchanges =
+    base::nameTable<Exchange>({{Exchange::kModel, "model"}, {Exchange::kGradient, "gradient"}});
+enum class SecurityMode : std::uint8_t { kNone, kTls };
+inline constexpr auto kSecurityModes =
+    base::nameTable<SecurityMode>({{SecurityMode::kNone, "none"}, {SecurityMode::kTls, "tls"}});
+
 struct SyntheticConfig {
   std::size_t train = 4000;
   std::size_t test = 1000;
@@ -36,21 +58,21 @@ struct SyntheticConfig {
 };
 
 struct DataConfig {
-  std::string dataset = "fashion_mnist";  // fashion_mnist | synthetic
+  DatasetKind dataset = DatasetKind::kFashionMnist;
   std::string path = "/usr/share/datasets/fashion-mnist";
-  std::string partition = "iid";  // iid | dirichlet
-  double alpha = 1.0;             // Dirichlet concentration
+  PartitionKind partition = PartitionKind::kIid;
+  double alpha = 1.0;  // Dirichlet concentration
   std::size_t batch = 64;
   SyntheticConfig synthetic;
 };
 
 struct ModelConfig {
-  std::string kind = "mlp";              // mlp | softmax
+  ModelKind kind = ModelKind::kMlp;
   std::vector<std::size_t> hidden{100};  // mlp only
 };
 
 struct ScheduleConfig {
-  std::string kind = "constant";  // constant | hyperbolic | cosine
+  ScheduleKind kind = ScheduleKind::kConstant;
   double tau = 50;
   std::uint64_t decay_every = 50;
   double min_lr = 0;
@@ -59,24 +81,24 @@ struct ScheduleConfig {
 struct OptimizerConfig {
   double lr = 0.1;
   double momentum = 0.9;
-  std::string momentum_kind = "ema";  // ema | heavy_ball
+  MomentumKind momentum_kind = MomentumKind::kEma;
   double weight_decay = 0;
   ScheduleConfig schedule;
 };
 
 struct CompressionConfig {
-  std::string codec = "none";
-  double density = 0.01;          // topk, topk_sampled, randk
-  std::string values = "fp32";    // fp32 | fp16 | bf16 (sparse values)
-  int bits = 8;                   // qsgd
-  std::size_t bucket = 0;         // qsgd, sign; 0: the codec's default (qsgd 128, sign 1024)
-  int rank = 2;                   // powersgd
-  double threshold = 0;           // threshold codec's lambda; 0 = 1/(2 sqrt(k))
-  bool unbiased = true;           // randk (d/k scale), qsgd (no shrink); DIANA needs it
-  bool shared_seed = false;       // randomness shared by all nodes instead of independent
-  std::string feedback = "none";  // none | ef14 | ef21 | ef21_sgdm | ef21_w | diana | dgc
-  double eta = 0.1;               // ef21_sgdm's momentum weight (exchange: gradient)
-  double clip_norm = 0;           // dgc: local clipping, ‖g‖ <= clip_norm / sqrt(n); 0: off
+  compress::CodecId codec = compress::CodecId::kNone;
+  double density = 0.01;        // topk, topk_sampled, randk
+  std::string values = "fp32";  // fp32 | fp16 | bf16 (sparse values)
+  int bits = 8;                 // qsgd
+  std::size_t bucket = 0;       // qsgd, sign; 0: the codec's default (qsgd 128, sign 1024)
+  int rank = 2;                 // powersgd
+  double threshold = 0;         // threshold codec's lambda; 0 = 1/(2 sqrt(k))
+  bool unbiased = true;         // randk (d/k scale), qsgd (no shrink); DIANA needs it
+  bool shared_seed = false;     // randomness shared by all nodes instead of independent
+  compress::FeedbackKind feedback = compress::FeedbackKind::kNone;
+  double eta = 0.1;      // ef21_sgdm's momentum weight (exchange: gradient)
+  double clip_norm = 0;  // dgc: local clipping, ‖g‖ <= clip_norm / sqrt(n); 0: off
   std::uint64_t warmup_every =
       0;               // dgc: rounds per density warm-up stage; 0: one epoch of the shard
   double gamma = 1.0;  // consensus step
@@ -87,7 +109,7 @@ struct CompressionConfig {
 };
 
 struct MixingConfig {
-  std::string rule = "nna";
+  robust::RuleId rule = robust::RuleId::kNna;
   std::vector<std::string> pre;  // nnm, clip:C, arc, bucketing:S — applied in order
   double tau = 0;                // clipping radius (cc, clipped_gossip); 0 = adaptive
   int iters = 1;                 // cc iterations
@@ -118,7 +140,7 @@ struct CheckpointConfig {
 };
 
 struct SecurityConfig {
-  std::string mode = "none";  // none | tls
+  SecurityMode mode = SecurityMode::kNone;
   std::string ca, cert, key;
 };
 
@@ -129,19 +151,8 @@ struct ControlConfig {
   bool remote = false;  // also accept requests from other hosts (default: loopback only)
 };
 
-// Wire-level misbehaviour a Byzantine node can run (node/peer_node.h says what each sends).
-inline const std::vector<std::string> kWireAttackNames{"garbage", "wrong_dim", "replay"};
-// Protocol-level misbehaviour with honest vectors (docs/PROTOCOL.md "Threat model"): `stall`
-// sends each round's message at 90 % of the deadline ceiling, `round_lie` claims far-future,
-// past and oscillating rounds in heartbeats and extra headers, `resync_flood` asks every
-// neighbour for a keyframe every round, `keyframe_spam` sends keyframes instead of deltas.
-inline const std::vector<std::string> kProtocolAttackNames{"stall", "round_lie", "resync_flood",
-                                                           "keyframe_spam"};
-// "equivocate:NAME": vector attack NAME crafted per target (each neighbour gets its own vector).
-inline constexpr std::string_view kEquivocatePrefix = "equivocate:";
-
 struct ByzantineConfig {
-  std::string attack;
+  AttackSpec attack;
   double tau = 0;  // 0: the attack's default
   double sigma = 1.0;
   double eps = 1.5;
@@ -155,7 +166,7 @@ struct Config {
   DataConfig data;
   ModelConfig model;
   OptimizerConfig optimizer;
-  std::string exchange = "model";  // model | gradient
+  Exchange exchange = Exchange::kModel;
   CompressionConfig compression;
   MixingConfig mixing;
   RoundsConfig rounds;

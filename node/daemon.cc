@@ -104,7 +104,11 @@ PeerSetup daemonSetup(const DaemonRequest& r) {
   useThreads(config.threads);
   setup.log->info("compute backend: {} (device: {}; this build: {})", kernels::backendName(backend),
                   config.device, kernels::backendSummary());
-  setup.attack = r.attack;
+  if (!r.attack.empty()) {
+    auto spec = AttackSpec::parse(r.attack);
+    if (!spec) throw ConfigError("--attack: " + spec.error());
+    setup.attack = *spec;
+  }
   setup.rounds = r.rounds;
   setup.resume = r.resume;
   setup.join_timeout = r.join_timeout;

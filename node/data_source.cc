@@ -10,7 +10,7 @@
 namespace phalanx::node {
 
 TrainTest loadData(const DataConfig& data, std::uint64_t seed) {
-  if (data.dataset == "synthetic") {
+  if (data.dataset == DatasetKind::kSynthetic) {
     const SyntheticConfig& s = data.synthetic;
     return makeSynthetic({s.train, s.test, s.features, s.classes, s.separation, seed});
   }
@@ -20,7 +20,7 @@ TrainTest loadData(const DataConfig& data, std::uint64_t seed) {
 Dataset shardOf(const DataConfig& data, const Dataset& train, std::size_t nodes, std::size_t index,
                 std::uint64_t seed) {
   Partition parts;
-  if (data.partition == "dirichlet") {
+  if (data.partition == PartitionKind::kDirichlet) {
     try {
       parts = partitionDirichlet(train.y, train.classes, nodes, data.alpha, seed);
     } catch (const std::invalid_argument& e) {

@@ -12,8 +12,9 @@ GradientExchange::GradientExchange(const Config& config, std::size_t dim,
                                    std::vector<compress::LayerShape> layers, std::size_t nodes,
                                    std::unique_ptr<compress::Compressor> codec)
     : dim_(dim), own_(dim, 0.0f) {
+  using compress::FeedbackKind;
   const CompressionConfig& k = config.compression;
-  if (k.feedback == "dgc") {
+  if (k.feedback == FeedbackKind::kDgc) {
     kind_ = Kind::kDgc;
     compress::DgcConfig d{.density = k.density,
                           .momentum = config.optimizer.momentum,
@@ -27,16 +28,17 @@ GradientExchange::GradientExchange(const Config& config, std::size_t dim,
     return;
   }
   momentum_.assign(dim, 0.0f);
-  if (k.feedback == "ef21" || k.feedback == "ef21_sgdm") {
+  if (k.feedback == FeedbackKind::kEf21 || k.feedback == FeedbackKind::kEf21Sgdm) {
     kind_ = Kind::kTracked;
-    beta_ = k.feedback == "ef21_sgdm" ? float(1.0 - k.eta) : float(config.optimizer.momentum);
+    beta_ = k.feedback == FeedbackKind::kEf21Sgdm ? float(1.0 - k.eta)
+                                                  : float(config.optimizer.momentum);
     return;
   }
-  if (k.feedback != "none" && k.feedback != "ef14") {
+  if (k.feedback != FeedbackKind::kNone && k.feedback != FeedbackKind::kEf14) {
     throw ConfigError(
         fmt::format("compression.feedback: {} is not run in gradient mode "
                     "(none, ef14, ef21, ef21_sgdm, dgc)",
-                    k.feedback));
+                    compress::kFeedbacks.name(k.feedback)));
   }
   kind_ = Kind::kStandalone;
   beta_ = float(config.optimizer.momentum);

@@ -16,7 +16,8 @@ namespace phalanx::node {
 std::vector<std::size_t> modelSizes(const ModelConfig& model, std::size_t features,
                                     std::size_t classes) {
   std::vector<std::size_t> sizes{features};
-  if (model.kind == "mlp") sizes.insert(sizes.end(), model.hidden.begin(), model.hidden.end());
+  if (model.kind == ModelKind::kMlp)
+    sizes.insert(sizes.end(), model.hidden.begin(), model.hidden.end());
   sizes.push_back(classes);
   return sizes;
 }
@@ -30,9 +31,7 @@ void useThreads(int threads) {
 Schedule makeSchedule(const Config& config) {
   const ScheduleConfig& s = config.optimizer.schedule;
   Schedule out;
-  out.kind = s.kind == "hyperbolic" ? ScheduleKind::kHyperbolic
-             : s.kind == "cosine"   ? ScheduleKind::kCosine
-                                    : ScheduleKind::kConstant;
+  out.kind = s.kind;
   out.lr0 = config.optimizer.lr;
   out.tau = s.tau;
   out.decay_every = s.decay_every;
@@ -46,18 +45,16 @@ LocalTrainer::LocalTrainer(const Config& config, Dataset shard, std::uint64_t se
       model_(modelSizes(config.model, shard_.features, shard_.classes)),
       params_(model_.dimension()),
       grad_(model_.dimension()),
-      optimizer_(config.optimizer.momentum_kind == "heavy_ball" ? MomentumKind::kHeavyBall
-                                                                : MomentumKind::kEma,
-                 config.optimizer.momentum, model_.dimension()),
+      optimizer_(config.optimizer.momentum_kind, config.optimizer.momentum, model_.dimension()),
       schedule_(makeSchedule(config)),
       weight_decay_(config.optimizer.weight_decay),
       batch_(std::min<std::size_t>(config.data.batch, std::max<std::size_t>(shard_.size(), 1))),
       rng_(seed),
       order_(shard_.size()) {
   if (shard_.size() == 0) throw ConfigError("local trainer: this node's data shard is empty");
-  identity_ = fmt::format("model={}:{};dataset={};features={};classes={}", config.model.kind,
-                          fmt::join(config.model.hidden, ","), config.data.dataset, shard_.features,
-                          shard_.classes);
+  identity_ = fmt::format("model={}:{};dataset={};features={};classes={}",
+                          kModelKinds.name(config.model.kind), fmt::join(config.model.hidden, ","),
+                          kDatasetKinds.name(config.data.dataset), shard_.features, shard_.classes);
   model_.initialize(params_, seed);
   std::iota(order_.begin(), order_.end(), 0u);
   std::shuffle(order_.begin(), order_.end(), rng_);

@@ -8,14 +8,22 @@
 #include <span>
 #include <vector>
 
+#include "base/names.h"
+
 namespace phalanx::node {
 
-enum class MomentumKind {
+enum class MomentumKind : std::uint8_t {
   kEma,        // m = beta*m + (1-beta)*g   (MoNNA)
   kHeavyBall,  // m = beta*m + g            (ClippedGossip); lr differs by 1/(1-beta)
 };
+inline constexpr auto kMomentumKinds = base::nameTable<MomentumKind>(
+    {{MomentumKind::kEma, "ema"}, {MomentumKind::kHeavyBall, "heavy_ball"}});
 
-enum class ScheduleKind { kConstant, kHyperbolic, kCosine };
+enum class ScheduleKind : std::uint8_t { kConstant, kHyperbolic, kCosine };
+inline constexpr auto kScheduleKinds =
+    base::nameTable<ScheduleKind>({{ScheduleKind::kConstant, "constant"},
+                                   {ScheduleKind::kHyperbolic, "hyperbolic"},
+                                   {ScheduleKind::kCosine, "cosine"}});
 
 struct Schedule {
   ScheduleKind kind = ScheduleKind::kConstant;

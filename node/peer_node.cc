@@ -21,68 +21,44 @@ namespace {
 
 using Clock = net::Clock;
 
-// Attacks node/ carries out itself rather than through robust/ (kWireAttackNames: config.h).
-constexpr const char* kLabelFlip = "labelflip";
-constexpr const char* kSilent = "silent";
-
-bool contains(const std::vector<std::string>& names, const std::string& name) {
-  return std::find(names.begin(), names.end(), name) != names.end();
-}
 bool contains(const std::vector<std::uint32_t>& ids, std::uint32_t id) {
   return std::find(ids.begin(), ids.end(), id) != ids.end();
 }
 
-// "none": a peer the config names Byzantine that starts out honest (its attack is switched on
-// later through the control endpoint).
-std::string attackFor(const PeerSetup& s) {
+// The setup's attack, else the config's entry for this id, else honest ("none" in the config:
+// a peer named Byzantine that starts out honest until the control endpoint switches it).
+AttackSpec attackFor(const PeerSetup& s) {
+  if (s.attack) return *s.attack;
   const auto it = s.config.byzantine.find(s.id);
-  const std::string attack = !s.attack.empty()                ? s.attack
-                             : it == s.config.byzantine.end() ? ""
-                                                              : it->second.attack;
-  return attack == "none" ? "" : attack;
-}
-
-// The vector attack behind `attack` ("alie" and "equivocate:alie" both run alie), or "".
-std::string vectorAttackOf(const std::string& attack) {
-  const std::string name =
-      attack.starts_with(kEquivocatePrefix) ? attack.substr(kEquivocatePrefix.size()) : attack;
-  return contains(robust::kAttackNames, name) ? name : "";
+  return it == s.config.byzantine.end() ? AttackSpec{} : it->second.attack;
 }
 
 // Protocol attacks run the honest round with honest vectors and misbehave around it.
-PeerNode::Role roleFor(const std::string& attack) {
-  if (attack.empty() || attack == kLabelFlip || contains(kProtocolAttackNames, attack))
-    return PeerNode::Role::kHonest;
-  if (attack == kSilent) return PeerNode::Role::kSilent;
-  if (contains(kWireAttackNames, attack)) return PeerNode::Role::kWireAttack;
-  if (!vectorAttackOf(attack).empty()) return PeerNode::Role::kVectorAttack;
-  throw ConfigError(fmt::format(
-      "attack {}: not something a node can run (vector attacks: {}, each also as {}NAME; also {}, "
-      "{}, "
-      "{}, {}; crash, hang and slow are faults for the control endpoint)",
-      attack, fmt::join(robust::kAttackNames, ", "), kEquivocatePrefix, kLabelFlip, kSilent,
-      fmt::join(kWireAttackNames, ", "), fmt::join(kProtocolAttackNames, ", ")));
+PeerNode::Role roleFor(const AttackSpec& attack) {
+  if (attack.kind == Misbehaviour::kVector) return PeerNode::Role::kVectorAttack;
+  if (attack.kind == Misbehaviour::kSilent) return PeerNode::Role::kSilent;
+  if (attack.wire()) return PeerNode::Role::kWireAttack;
+  return PeerNode::Role::kHonest;
 }
 
 // The setup's learner, or a LocalTrainer on its shard; a label-flipping attacker trains on
 // y -> classes-1-y. A learner from outside owns its labels (it cannot flip) and hands in only
 // its vector (no gradient for Accordion).
-std::shared_ptr<Learner> learnerFor(PeerSetup& s, const std::string& attack) {
+std::shared_ptr<Learner> learnerFor(PeerSetup& s, const AttackSpec& attack) {
   if (s.learner) {
     if (s.config.compression.adaptive) {
       throw ConfigError(
           "compression.adaptive: Accordion reads the node's own gradients; an external training "
           "loop hands in only its vector");
     }
-    if (attack == kLabelFlip) {
+    if (attack.kind == Misbehaviour::kLabelflip) {
       throw ConfigError(
-          fmt::format("byzantine: {} needs the node's own data (an external training "
-                      "loop flips its labels itself)",
-                      kLabelFlip));
+          "byzantine: labelflip needs the node's own data (an external training loop flips its "
+          "labels itself)");
     }
     return s.learner;
   }
-  if (attack == kLabelFlip) {
+  if (attack.kind == Misbehaviour::kLabelflip) {
     for (auto& y : s.shard.y) y = std::uint8_t(s.shard.classes - 1 - y);
   }
   return std::make_shared<LocalTrainer>(s.config, std::move(s.shard), s.config.seed);
@@ -133,11 +109,11 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
       clock_(clock ? *clock : *own_clock_),
       setup_(std::move(setup)),
       log_(setup_.log ? setup_.log : spdlog::default_logger()),
-      attack_name_(attackFor(setup_)),
-      role_(roleFor(attack_name_)),
+      attack_spec_(attackFor(setup_)),
+      role_(roleFor(attack_spec_)),
       rounds_(setup_.rounds ? setup_.rounds : setup_.config.rounds.count),
       neighbours_(neighboursOf(setup_)),
-      learner_(learnerFor(setup_, attack_name_)),
+      learner_(learnerFor(setup_, attack_spec_)),
       public_replica_(learner_->dimension()),
       replicas_(learner_->dimension()),
       equivocation_(setup_.topology->budgetOf(setup_.id)),
@@ -149,7 +125,7 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
   dim_ = learner_->dimension();
   metrics_.node = setup_.id;
   for (const auto& [id, _] : config.byzantine) byzantine_ids_.insert(id);
-  if (!attack_name_.empty()) byzantine_ids_.insert(setup_.id);
+  if (!attack_spec_.honest()) byzantine_ids_.insert(setup_.id);
   // A colluding vector attacker pools what it hears with the config's other colluders over
   // connections of their own (the side channel: honest peers never dial them).
   if (const auto own = config.byzantine.find(setup_.id);
@@ -158,7 +134,7 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
     for (const auto& [id, b] : config.byzantine) {
       // Fellows run vector attacks too (one that never shares would cost every round the wait).
       if (b.collude && id != setup_.id && setup_.topology->contains(id) &&
-          !vectorAttackOf(b.attack).empty()) {
+          b.attack.kind == Misbehaviour::kVector) {
         fellows.push_back(id);
       }
     }
@@ -166,7 +142,8 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
   }
 
   const std::vector<compress::LayerShape> layers = learner_->layers();
-  if (config.compression.codec != "none" && config.compression.feedback != "dgc") {
+  if (config.compression.codec != compress::CodecId::kNone &&
+      config.compression.feedback != compress::FeedbackKind::kDgc) {
     compress::CompressorConfig c = compressorConfig(config.compression);
     c.seed = compress::compressionSeed(config.seed, setup_.id, config.compression.shared_seed);
     c.layers = layers;
@@ -188,9 +165,9 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
       codec_ = std::move(*made);
     }
   }
-  if (config.exchange == "gradient") {
-    const bool tracked =
-        config.compression.feedback == "ef21" || config.compression.feedback == "ef21_sgdm";
+  if (config.exchange == Exchange::kGradient) {
+    const bool tracked = config.compression.feedback == compress::FeedbackKind::kEf21 ||
+                         config.compression.feedback == compress::FeedbackKind::kEf21Sgdm;
     // Standalone gradient messages carry their own codec; tracked ones go through the replica.
     gradient_ = std::make_unique<GradientExchange>(config, dim_, layers, setup_.topology->size(),
                                                    tracked ? nullptr : std::move(codec_));
@@ -200,7 +177,7 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
   aggregator_ = std::move(*aggregator);
 
   if (role_ == Role::kVectorAttack) {
-    auto attack = makeAttackFor(attack_name_);
+    auto attack = makeAttackFor(attack_spec_);
     if (!attack) throw ConfigError("byzantine: " + attack.error());
     attack_ = std::move(*attack);
   }
@@ -241,7 +218,7 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
   // busy machine that alone can outlast a fixed few seconds.
   tc.liveness_timeout =
       std::max(tc.liveness_timeout, std::chrono::milliseconds(config.rounds.deadline_ms));
-  if (config.security.mode == "tls") {
+  if (config.security.mode == SecurityMode::kTls) {
     tc.tls = {.enabled = true,
               .ca = config.security.ca,
               .cert = config.security.cert,
@@ -268,7 +245,8 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
           .on_coalition =
               [this](std::uint32_t peer, const net::v1::Coalition& c) {
                 // From a neighbour that is no fellow (honest peers have none): garbage.
-                if (!coalition_ || !coalition_->take(peer, c)) ++own_rejections_["coalition"];
+                if (!coalition_ || !coalition_->take(peer, c))
+                  ++own_rejections_[net::Refusal::kCoalition];
               },
           .on_up =
               [this](std::uint32_t peer) {
@@ -339,8 +317,9 @@ void PeerNode::start(std::function<void(const RoundRecord&)> on_round,
   started_ = true;
   log_->info(
       "round {}: starting as {} ({} parameters, {} neighbours, rule {}, codec {}, {} rounds)",
-      first_round_, attack_name_.empty() ? "honest" : "byzantine: " + attack_name_, dim_,
-      neighbours_.size(), setup_.config.mixing.rule, setup_.config.compression.codec, rounds_);
+      first_round_, attack_spec_.honest() ? "honest" : "byzantine: " + attack_spec_.name(), dim_,
+      neighbours_.size(), robust::kRules.name(setup_.config.mixing.rule),
+      compress::codecName(setup_.config.compression.codec), rounds_);
   waitForNeighbours(clock_.now());
 }
 
@@ -380,14 +359,14 @@ void PeerNode::beginRound() {
     hold_timer_->start(std::chrono::milliseconds(2), [this] { beginRound(); });
     return;
   }
-  transport_->setRound(attack_name_ == "round_lie" ? liedRound(t) : t);
+  transport_->setRound(attack_spec_.kind == Misbehaviour::kRoundLie ? liedRound(t) : t);
   round_started_ = clock_.now();
   // An injected slow peer starts every round late; a staller, just before the neighbours'
   // deadline ceiling.
   // The computation's virtual time is the honest step's (an attacker's vector costs little).
   const std::chrono::microseconds late =
       (role_ == Role::kHonest ? setup_.compute_time : std::chrono::microseconds(0)) + slow_ +
-      (attack_name_ == "stall"
+      (attack_spec_.kind == Misbehaviour::kStall
            ? std::chrono::milliseconds(std::int64_t(0.9 * double(setup_.config.rounds.deadline_ms)))
            : std::chrono::milliseconds(0));
   if (late.count() > 0) {
@@ -437,7 +416,8 @@ bool PeerNode::sendTo(std::uint32_t peer, std::uint64_t round, net::v1::RoundMes
   header.set_sequence(sequence ? *sequence : ++next_sequence_[peer]);
   header.set_kind(kind);
   header.set_codec(payload->size() > 1 ? (*payload)[1] : 0);
-  if (attack_name_ == "round_lie") {  // the same message again under a lie about its round
+  if (attack_spec_.kind ==
+      Misbehaviour::kRoundLie) {  // the same message again under a lie about its round
     net::v1::RoundMessage lie = header;
     lie.set_round(liedRound(round));
     transport_->sendRound(peer, lie, payload);
@@ -544,8 +524,8 @@ void PeerNode::publish(std::uint64_t t, std::span<const float> y) {
       keyframe_owed_.insert(j);  // it learns our replica from a keyframe when it is back
       continue;
     }
-    const bool full =
-        !codec_ || periodic || keyframe_owed_.contains(j) || attack_name_ == "keyframe_spam";
+    const bool full = !codec_ || periodic || keyframe_owed_.contains(j) ||
+                      attack_spec_.kind == Misbehaviour::kKeyframeSpam;
     if (full && !keyframe) {
       keyframe = std::make_shared<const std::vector<std::uint8_t>>(public_replica_.keyframe());
     }
@@ -572,8 +552,7 @@ bool PeerNode::applyUnmixed(const net::v1::RoundMessage& m) {
                      ? replicas_.applyKeyframe(peer, m.sequence(), bytesOf(m.payload()))
                      : replicas_.applyDelta(peer, m.sequence(), bytesOf(m.payload()));
   const bool applied = r.outcome == ReplicaTable::Outcome::kApplied;
-  ++own_rejections_[applied ? "missed_round"
-                            : std::string(net::admissionName(net::Admission::kStale))];
+  ++own_rejections_[applied ? net::Refusal::kMissedRound : net::Refusal::kStale];
   if (applied && role_ == Role::kHonest) {
     // The replica now holds the sender's vector for that round: evidence like any other.
     const std::uint64_t h = vectorDigest(replicas_.replica(peer));
@@ -591,7 +570,7 @@ void PeerNode::grantResync(std::uint32_t peer) {
   const std::uint64_t t = gate_->openRound();
   ResyncGrant& g = resync_grants_[peer];
   if (t < g.next) {
-    ++own_rejections_["resync_throttled"];
+    ++own_rejections_[net::Refusal::kResyncThrottled];
     return;
   }
   if (t >= g.next + kMaxResyncInterval) g.interval = kResyncInterval;  // quiet for long: start over
@@ -653,14 +632,14 @@ std::vector<std::uint32_t> PeerNode::applyMessages(net::RoundResult& result) {
   for (auto& [sender, m] : result.messages) {
     const bool gradient_kind = m.kind() == net::v1::RoundMessage::GRADIENT;
     if (gradient_kind != standaloneGradients()) {
-      ++own_rejections_["unexpected_kind"];
+      ++own_rejections_[net::Refusal::kUnexpectedKind];
       continue;
     }
     if (gradient_kind) {  // stands alone: decoded whole, nothing to keep in sequence
       std::vector<float>& row = received_[sender];
       row.resize(dim_);
       if (auto ok = compress::decode(bytesOf(m.payload()), row); !ok) {
-        ++own_rejections_["invalid_payload"];
+        ++own_rejections_[net::Refusal::kInvalidPayload];
         log_->warn("round {}: peer {}: gradient rejected: {}", result.round, sender, ok.error());
         continue;
       }
@@ -673,7 +652,7 @@ std::vector<std::uint32_t> PeerNode::applyMessages(net::RoundResult& result) {
     } else if (m.kind() == net::v1::RoundMessage::DELTA) {
       r = replicas_.applyDelta(sender, m.sequence(), bytesOf(m.payload()));
     } else {
-      ++own_rejections_["unexpected_kind"];
+      ++own_rejections_[net::Refusal::kUnexpectedKind];
       continue;
     }
     switch (r.outcome) {
@@ -681,7 +660,7 @@ std::vector<std::uint32_t> PeerNode::applyMessages(net::RoundResult& result) {
         heard.push_back(sender);
         break;
       case ReplicaTable::Outcome::kStale:
-        ++own_rejections_["stale_sequence"];
+        ++own_rejections_[net::Refusal::kStaleSequence];
         break;
       case ReplicaTable::Outcome::kGap:
         log_->info("round {}: peer {}: sequence gap at {}; asking for a keyframe", result.round,
@@ -689,7 +668,7 @@ std::vector<std::uint32_t> PeerNode::applyMessages(net::RoundResult& result) {
         askForKeyframe(sender, result.round);
         break;
       case ReplicaTable::Outcome::kInvalid:
-        ++own_rejections_["invalid_payload"];
+        ++own_rejections_[net::Refusal::kInvalidPayload];
         log_->warn("round {}: peer {}: payload rejected: {}", result.round, sender, r.error);
         askForKeyframe(sender, result.round);
         break;
@@ -776,9 +755,7 @@ PeerNode::Knowledge PeerNode::knowledge(std::uint64_t t,
   return k;
 }
 
-bool PeerNode::sharedAttack() const {
-  return coalition_ && attack_ && !attack_name_.starts_with(kEquivocatePrefix);
-}
+bool PeerNode::sharedAttack() const { return coalition_ && attack_ && !attack_spec_.equivocate; }
 
 bool PeerNode::leadsCoalition() const {
   return !coalition_ || coalition_->leader(setup_.id, transport_->livePeers()) == setup_.id;
@@ -836,7 +813,7 @@ void PeerNode::sendAttack(std::uint64_t t, const std::vector<std::uint32_t>& hea
       }
     }
   };
-  if (attack_name_.starts_with(kEquivocatePrefix) && !attack_->perTarget()) {
+  if (attack_spec_.equivocate && !attack_->perTarget()) {
     // Each neighbour its own vector: the attack crafted from the honest vectors known, less
     // the target's own when there are others.
     record.attack_computed = true;
@@ -868,7 +845,7 @@ void PeerNode::sendAttack(std::uint64_t t, const std::vector<std::uint32_t>& hea
         log_->warn(
             "round {}: attack {}: {}; sending the mean of the honest vectors known instead "
             "(logged once)",
-            t, attack_name_, ok.error());
+            t, attack_spec_.name(), ok.error());
         attack_fallback_logged_ = true;
       }
       std::fill(out.begin(), out.end(), 0.0f);
@@ -895,7 +872,7 @@ void PeerNode::sendAttack(std::uint64_t t, const std::vector<std::uint32_t>& hea
       }
     }
   }
-  const bool spectral = attack_->name() == "spectral";
+  const bool spectral = attack_spec_.vector == robust::AttackId::kSpectral;
   if (spectral && fiedler_.empty()) {
     try {
       fiedler_ = topologies::honestFiedlerVector(*setup_.topology, byzantine_ids_);
@@ -941,7 +918,7 @@ void PeerNode::sendAttack(std::uint64_t t, const std::vector<std::uint32_t>& hea
     if (auto ok = attack_->craft(
             {.honest = honest, .target = &view, .honest_fiedler = honest_fiedler}, out);
         !ok) {
-      log_->warn("round {}: attack {} on peer {}: {}", t, attack_name_, j, ok.error());
+      log_->warn("round {}: attack {} on peer {}: {}", t, attack_spec_.name(), j, ok.error());
       continue;
     }
     if (coalition_ && leader) toFellows(CoalitionBook::craftedMessage(t, out, j), j);
@@ -950,7 +927,7 @@ void PeerNode::sendAttack(std::uint64_t t, const std::vector<std::uint32_t>& hea
 }
 
 void PeerNode::sendWireAttack(std::uint64_t t) {
-  if (attack_name_ == "replay") {
+  if (attack_spec_.kind == Misbehaviour::kReplay) {
     if (!replayed_)
       replayed_ =
           std::make_shared<const std::vector<std::uint8_t>>(encodeDense(public_replica_.values()));
@@ -960,7 +937,7 @@ void PeerNode::sendWireAttack(std::uint64_t t) {
     return;
   }
   std::vector<std::uint8_t> bytes;
-  if (attack_name_ == "wrong_dim") {
+  if (attack_spec_.kind == Misbehaviour::kWrongDim) {
     bytes = encodeDense(std::vector<float>(dim_ + 7, 1.0f));
   } else {  // garbage
     std::uniform_int_distribution<int> byte(0, 255);
@@ -991,7 +968,7 @@ void PeerNode::endRound(net::RoundResult&& result) {
   }
   if (role_ == Role::kHonest) {
     mix(t, heard, record);
-    if (attack_name_ == "resync_flood") {
+    if (attack_spec_.kind == Misbehaviour::kResyncFlood) {
       for (const std::uint32_t j : neighbours_) askForKeyframe(j, t);
     }
     record.train_loss = last_loss_;
@@ -1111,16 +1088,19 @@ void PeerNode::refreshMetrics() {
     metrics_.bytes_sent_total += p.bytes_sent;
     metrics_.bytes_received_total += p.bytes_received;
   }
-  metrics_.messages_rejected_total = own_rejections_;
-  for (const auto& [reason, n] : st.rejected) metrics_.messages_rejected_total[reason] += n;
+  std::map<net::Refusal, std::uint64_t> rejected = own_rejections_;
+  for (const auto& [reason, n] : st.rejected) rejected[reason] += n;
   const net::InboxCounters& inbox = gate_->inbox().counters();
   metrics_.equivocations_total = equivocation_.equivocations();
-  // The labels are the inbox's own names for its refusals (one table: net::admissionName).
-  for (const auto& [admission, n] : {std::pair{net::Admission::kStale, inbox.stale},
-                                     {net::Admission::kEquivocation, inbox.equivocation},
-                                     {net::Admission::kTooFarAhead, inbox.too_far_ahead},
-                                     {net::Admission::kUnknownSender, inbox.unknown_sender}}) {
-    if (n > 0) metrics_.messages_rejected_total[std::string(net::admissionName(admission))] += n;
+  for (const auto& [refusal, n] : {std::pair{net::Refusal::kStale, inbox.stale},
+                                   {net::Refusal::kEquivocation, inbox.equivocation},
+                                   {net::Refusal::kTooFarAhead, inbox.too_far_ahead},
+                                   {net::Refusal::kUnknownSender, inbox.unknown_sender}}) {
+    if (n > 0) rejected[refusal] += n;
+  }
+  metrics_.messages_rejected_total.clear();
+  for (const auto& [refusal, n] : rejected) {
+    metrics_.messages_rejected_total[std::string(net::kRefusals.name(refusal))] = n;
   }
   metrics_.live_peers = transport_->livePeers().size();
 }
@@ -1173,7 +1153,7 @@ robust::AggregatorConfig PeerNode::ruleConfig() const {
 }
 
 std::expected<std::unique_ptr<robust::Attack>, std::string> PeerNode::makeAttackFor(
-    const std::string& name) const {
+    const AttackSpec& spec) const {
   const auto it = setup_.config.byzantine.find(setup_.id);
   const ByzantineConfig byz = it == setup_.config.byzantine.end() ? ByzantineConfig{} : it->second;
   // Every attacker knows f from the config (ALIE's z and the opt_* searches assume f copies).
@@ -1181,7 +1161,7 @@ std::expected<std::unique_ptr<robust::Attack>, std::string> PeerNode::makeAttack
   // graph) randomised attacks send the same vector; alone, each draws its own. (They do not
   // pool what they received: each attacks from the honest vectors it heard itself.)
   robust::AttackConfig a{
-      .name = vectorAttackOf(name),
+      .attack = spec.vector,
       .n = setup_.topology->size(),
       .f = std::max<std::size_t>(1, byzantine_ids_.size()),
       .sigma = byz.sigma,
@@ -1194,34 +1174,24 @@ std::expected<std::unique_ptr<robust::Attack>, std::string> PeerNode::makeAttack
 }
 
 std::string PeerNode::switchAttack(const std::string& name) {
-  if (name == "none") {
-    role_ = Role::kHonest;
-    attack_.reset();
-    attack_name_.clear();
-  } else {
-    Role role = Role::kHonest;
-    try {
-      role = roleFor(name);
-    } catch (const ConfigError& e) {
-      return e.what();
-    }
-    if (role != Role::kVectorAttack && !contains(kProtocolAttackNames, name)) {
-      return fmt::format(
-          "attack {}: not switchable at run time (allowed: none, vector attacks {}, "
-          "{}NAME, protocol attacks {})",
-          name, fmt::join(robust::kAttackNames, ", "), kEquivocatePrefix,
-          fmt::join(kProtocolAttackNames, ", "));
-    }
-    std::unique_ptr<robust::Attack> attack;
-    if (role == Role::kVectorAttack) {
-      auto made = makeAttackFor(name);
-      if (!made) return made.error();
-      attack = std::move(*made);
-    }
-    attack_ = std::move(attack);
-    attack_name_ = name;
-    role_ = role;
+  // `inject attack NAME` is text from the control endpoint: parsed here, at its boundary.
+  const auto spec = AttackSpec::parse(name);
+  if (!spec) return "attack " + spec.error();
+  if (!spec->honest() && spec->kind != Misbehaviour::kVector && !spec->protocol()) {
+    return fmt::format(
+        "attack {}: not switchable at run time (allowed: none, vector attacks {}, "
+        "{}NAME, protocol attacks stall, round_lie, resync_flood, keyframe_spam)",
+        name, fmt::join(robust::kAttacks.names(), ", "), kEquivocatePrefix);
   }
+  std::unique_ptr<robust::Attack> attack;
+  if (spec->kind == Misbehaviour::kVector) {
+    auto made = makeAttackFor(*spec);
+    if (!made) return made.error();
+    attack = std::move(*made);
+  }
+  attack_ = std::move(attack);
+  attack_spec_ = *spec;
+  role_ = roleFor(*spec);
   // The neighbours' replicas of this node now hold something else: start them afresh.
   for (const std::uint32_t j : neighbours_) keyframe_owed_.insert(j);
   return "";

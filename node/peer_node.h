@@ -62,12 +62,10 @@ struct PeerSetup {
   // node/external_learner.h); `shard` is then unused.
   std::shared_ptr<Learner> learner;
   std::shared_ptr<const Dataset> test;  // evaluation set; null: no evaluation
-  // Empty: the config's `byzantine` entry for this id, if any, else honest. Otherwise a
-  // robust/ attack, `labelflip` (honest protocol, labels y -> classes-1-y), `silent`
-  // (connected, never sends a round message), or wire-level misbehaviour: `garbage` (random
-  // bytes as a delta), `wrong_dim` (a keyframe of the wrong length), `replay` (its first
-  // keyframe again every round, with its old sequence number).
-  std::string attack;
+  // Unset: the config's `byzantine` entry for this id, if any, else honest. Wire-level
+  // misbehaviour sends `garbage` (random bytes as a delta), `wrong_dim` (a keyframe of the
+  // wrong length) or `replay` (its first keyframe again every round, with its old sequence).
+  std::optional<AttackSpec> attack;
   std::uint64_t rounds = 0;                       // 0: config.rounds.count
   std::filesystem::path checkpoint_dir;           // empty: no checkpoints
   bool resume = false;                            // start from the newest usable checkpoint
@@ -215,7 +213,7 @@ class PeerNode {
   bool markFinished();  // false when already finished; else stops the timers and the gate
   robust::AggregatorConfig ruleConfig() const;
   std::expected<std::unique_ptr<robust::Attack>, std::string> makeAttackFor(
-      const std::string& name) const;
+      const AttackSpec& spec) const;
   double metropolisWeight(std::uint32_t a, std::uint32_t b) const;
   // Whom the transport connects: the neighbours and, colluding, the fellow colluders.
   std::vector<std::uint32_t> transportPeers() const;
@@ -224,7 +222,7 @@ class PeerNode {
   net::Clock& clock_;
   PeerSetup setup_;
   std::shared_ptr<spdlog::logger> log_;
-  std::string attack_name_;  // before role_: role_ is derived from it
+  AttackSpec attack_spec_;  // before role_: role_ is derived from it
   Role role_ = Role::kHonest;
   std::size_t dim_ = 0;
   std::uint64_t rounds_ = 0;
@@ -264,7 +262,7 @@ class PeerNode {
   double last_loss_ = NodeMetrics::kUnknown;
   net::Clock::TimePoint round_started_;
   NodeMetrics metrics_;
-  std::map<std::string, std::uint64_t> own_rejections_;  // by reason, beyond the transport's
+  std::map<net::Refusal, std::uint64_t> own_rejections_;  // beyond the transport's
   std::function<void(const RoundRecord&)> on_round_;
   std::function<void()> on_finish_;
   bool started_ = false, finished_ = false, diverged_ = false;

@@ -27,7 +27,7 @@ std::expected<std::vector<std::uint8_t>, std::string> PublicReplica::encodeDelta
 
 std::vector<std::uint8_t> encodeDense(std::span<const float> values) {
   compress::CompressorConfig none;
-  none.codec = "none";
+  none.codec = compress::CodecId::kNone;
   auto codec = compress::makeCompressor(none);
   compress::Encoded out;
   // The codec refuses non-finite values; an attacker's NaN or Inf must still reach the wire

@@ -159,12 +159,12 @@ SimulationResult simulate(SimulationSetup s) {
   for (const auto& [id, b] : s.config.byzantine) {
     if (!topology.contains(id))
       throw ConfigError(fmt::format("byzantine: no node {} in the topology", id));
-    if (b.attack != "none") result.byzantine.insert(id);
+    if (!b.attack.honest()) result.byzantine.insert(id);
   }
   for (const auto& [id, attack] : s.attacks) {
     if (!topology.contains(id))
       throw ConfigError(fmt::format("attack: no node {} in the topology", id));
-    if (attack != "none") result.byzantine.insert(id);
+    if (!attack.honest()) result.byzantine.insert(id);
   }
   bool restarts = false;
   for (const auto& f : s.faults) {
@@ -226,19 +226,20 @@ SimulationResult simulate(SimulationSetup s) {
   fs::remove_all(checkpoint_root);  // a fresh run: no restart may resume an older run's state
 
   const auto start = [&](Slot& slot, bool resume) {
-    PeerSetup setup{.config = s.config,
-                    .topology = s.topology,
-                    .id = slot.id,
-                    .shard = shardOf(s.config.data, data.train, n, slot.actor, s.config.seed),
-                    .test = shared_test,
-                    .attack = s.attacks.contains(slot.id) ? s.attacks.at(slot.id) : "",
-                    .rounds = s.rounds,
-                    .checkpoint_dir = checkpoints
-                                          ? checkpoint_root / fmt::format("node-{}", slot.id)
-                                          : fs::path(),
-                    .resume = resume,
-                    .compute_time = s.compute_time,
-                    .log = loggerFor(slot.id)};
+    PeerSetup setup{
+        .config = s.config,
+        .topology = s.topology,
+        .id = slot.id,
+        .shard = shardOf(s.config.data, data.train, n, slot.actor, s.config.seed),
+        .test = shared_test,
+        .attack = s.attacks.contains(slot.id) ? std::optional<AttackSpec>(s.attacks.at(slot.id))
+                                              : std::nullopt,
+        .rounds = s.rounds,
+        .checkpoint_dir =
+            checkpoints ? checkpoint_root / fmt::format("node-{}", slot.id) : fs::path(),
+        .resume = resume,
+        .compute_time = s.compute_time,
+        .log = loggerFor(slot.id)};
     // The crashed incarnation goes first: its timers and posted work are guarded, and its
     // endpoint must be gone before the new one takes the id.
     slot.node.reset();

@@ -53,7 +53,7 @@ struct SimulationSetup {
   Config config;  // byzantine: the attackers and their attacks, known to each other
   // Attackers started by hand (`phalanx node --attack`): not in the config, so no one, their
   // fellows included, knows of them.
-  std::map<std::uint32_t, std::string> attacks;
+  std::map<std::uint32_t, AttackSpec> attacks;
   std::shared_ptr<const topologies::Topology> topology;
   std::uint64_t rounds = 0;  // 0: config.rounds.count
   net::LinkTable links;

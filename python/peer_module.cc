@@ -77,7 +77,7 @@ class Peer {
     id_ = setup.id;
     peers_ = setup.topology->size();
     index_ = setup.topology->indexOf(setup.id);
-    exchange_ = setup.config.exchange;
+    exchange_ = phalanx::node::kExchanges.name(setup.config.exchange);
     thread_ = std::thread([this, setup = std::move(setup)]() mutable { run(std::move(setup)); });
     std::exception_ptr failed;
     {

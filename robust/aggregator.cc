@@ -123,41 +123,54 @@ class Pipeline final : public Aggregator {
 
 std::expected<std::unique_ptr<Aggregator>, std::string> makeAggregator(const AggregatorConfig& c) {
   std::unique_ptr<Rule> rule;
-  if (c.rule == "nna")
-    rule = makeNna();
-  else if (c.rule == "mean")
-    rule = makeMean();
-  else if (c.rule == "metropolis")
-    rule = makeMetropolis();
-  else if (c.rule == "cwtm")
-    rule = makeTrimmedMean();
-  else if (c.rule == "cwmed")
-    rule = makeMedian();
-  else if (c.rule == "gm")
-    rule = makeGeometricMedian();
-  else if (c.rule == "krum")
-    rule = makeKrum(false);
-  else if (c.rule == "multikrum")
-    rule = makeKrum(true);
-  else if (c.rule == "cc") {
-    if (!(c.tau > 0)) return std::unexpected("cc: needs a clipping radius tau > 0");
-    if (c.iters < 1) return std::unexpected("cc: needs iters >= 1");
-    rule = makeCenteredClipping(c.tau, c.iters);
-  } else if (c.rule == "clipped_gossip") {
-    if (!(c.tau >= 0)) return std::unexpected("clipped_gossip: tau must be >= 0 (0: adaptive)");
-    rule = makeClippedGossip(c.tau);
-  } else if (c.rule == "nna_rt") {
-    rule = makeRadialNna();
-  } else if (c.rule == "cs_plus") {
-    rule = makeCsPlus();
-  } else if (c.rule == "gts") {
-    rule = makeGts();
-  } else if (c.rule == "ios") {
-    rule = makeIos();
-  } else {
-    return std::unexpected(
-        fmt::format("unknown rule '{}' (allowed: {})", c.rule, fmt::join(kRuleNames, ", ")));
+  switch (c.rule) {
+    case RuleId::kNna:
+      rule = makeNna();
+      break;
+    case RuleId::kNnaRt:
+      rule = makeRadialNna();
+      break;
+    case RuleId::kMean:
+      rule = makeMean();
+      break;
+    case RuleId::kMetropolis:
+      rule = makeMetropolis();
+      break;
+    case RuleId::kCwtm:
+      rule = makeTrimmedMean();
+      break;
+    case RuleId::kCwmed:
+      rule = makeMedian();
+      break;
+    case RuleId::kGm:
+      rule = makeGeometricMedian();
+      break;
+    case RuleId::kKrum:
+      rule = makeKrum(false);
+      break;
+    case RuleId::kMultikrum:
+      rule = makeKrum(true);
+      break;
+    case RuleId::kCc:
+      if (!(c.tau > 0)) return std::unexpected("cc: needs a clipping radius tau > 0");
+      if (c.iters < 1) return std::unexpected("cc: needs iters >= 1");
+      rule = makeCenteredClipping(c.tau, c.iters);
+      break;
+    case RuleId::kClippedGossip:
+      if (!(c.tau >= 0)) return std::unexpected("clipped_gossip: tau must be >= 0 (0: adaptive)");
+      rule = makeClippedGossip(c.tau);
+      break;
+    case RuleId::kCsPlus:
+      rule = makeCsPlus();
+      break;
+    case RuleId::kGts:
+      rule = makeGts();
+      break;
+    case RuleId::kIos:
+      rule = makeIos();
+      break;
   }
+  if (!rule) return std::unexpected(fmt::format("unknown rule id {}", int(c.rule)));
   std::vector<std::unique_ptr<PreAggregator>> pre;
   std::uint64_t seed = c.seed;
   for (const auto& spec : c.pre) {
@@ -165,7 +178,7 @@ std::expected<std::unique_ptr<Aggregator>, std::string> makeAggregator(const Agg
     if (!p) return std::unexpected(p.error());
     pre.push_back(std::move(*p));
   }
-  std::string name = c.rule;
+  std::string name(kRules.name(c.rule));
   for (const auto& spec : c.pre) name = spec + "+" + name;
   return std::make_unique<Pipeline>(std::move(name), std::move(rule), std::move(pre));
 }

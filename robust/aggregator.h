@@ -12,19 +12,47 @@
 #include <string_view>
 #include <vector>
 
+#include "base/names.h"
 #include "kernels/batch_ops.h"
 
 namespace phalanx::robust {
 
 using kernels::Rows;
 
+enum class RuleId : std::uint8_t {
+  kNna,
+  kNnaRt,
+  kMean,
+  kMetropolis,
+  kCwtm,
+  kCwmed,
+  kGm,
+  kKrum,
+  kMultikrum,
+  kCc,
+  kClippedGossip,
+  kCsPlus,
+  kGts,
+  kIos,
+};
 // The names ALGORITHMS.md uses.
-inline const std::vector<std::string> kRuleNames{
-    "nna",  "nna_rt",    "mean", "metropolis",     "cwtm",    "cwmed", "gm",
-    "krum", "multikrum", "cc",   "clipped_gossip", "cs_plus", "gts",   "ios"};
+inline constexpr auto kRules = base::nameTable<RuleId>({{RuleId::kNna, "nna"},
+                                                        {RuleId::kNnaRt, "nna_rt"},
+                                                        {RuleId::kMean, "mean"},
+                                                        {RuleId::kMetropolis, "metropolis"},
+                                                        {RuleId::kCwtm, "cwtm"},
+                                                        {RuleId::kCwmed, "cwmed"},
+                                                        {RuleId::kGm, "gm"},
+                                                        {RuleId::kKrum, "krum"},
+                                                        {RuleId::kMultikrum, "multikrum"},
+                                                        {RuleId::kCc, "cc"},
+                                                        {RuleId::kClippedGossip, "clipped_gossip"},
+                                                        {RuleId::kCsPlus, "cs_plus"},
+                                                        {RuleId::kGts, "gts"},
+                                                        {RuleId::kIos, "ios"}});
 
 struct AggregatorConfig {
-  std::string rule = "nna";
+  RuleId rule = RuleId::kNna;
   std::vector<std::string> pre;  // "nnm", "clip:C", "arc", "bucketing:S", applied in order
   double tau = 0;                // cc: clipping radius (> 0); clipped_gossip: 0 = adaptive
   int iters = 1;                 // cc: L

@@ -234,12 +234,12 @@ class Optimized final : public Base {
     // Against cwtm or cwmed without pre-aggregators, only the f copies change between the 20
     // evaluations: sort the honest values per coordinate once and place the copies among them
     // (bit-identical to the rule on the full set, several times faster than sorting each time).
-    const std::string& rule = config_.target.rule;
+    const RuleId rule = config_.target.rule;
     const bool honest_finite =
         std::all_of(honest.begin(), honest.end(), [](auto r) { return kernels::allFinite(r); });
     const bool coordinate_rule =
-        config_.target.pre.empty() && (rule == "cwtm" || rule == "cwmed") &&
-        (rule == "cwmed" || 2 * config_.target_b < rows.size()) && honest_finite;
+        config_.target.pre.empty() && (rule == RuleId::kCwtm || rule == RuleId::kCwmed) &&
+        (rule == RuleId::kCwmed || 2 * config_.target_b < rows.size()) && honest_finite;
     const kernels::SortedColumns sorted =
         coordinate_rule ? kernels::sortColumns(honest) : kernels::SortedColumns{};
     // Against nnm+...: nnm's honest-honest distances and neighbour sums are the same in every
@@ -261,7 +261,7 @@ class Optimized final : public Base {
         return distanceOfMix(mixed_rows, after_nnm);
       }
       if (coordinate_rule && kernels::allFinite(attack)) {
-        if (rule == "cwtm") {
+        if (rule == RuleId::kCwtm) {
           kernels::trimmedMeanWithCopies(sorted, attack, config_.f, config_.target_b, z);
         } else {
           kernels::medianWithCopies(sorted, attack, config_.f, z);
@@ -432,44 +432,55 @@ class Constant final : public Attack {
 }  // namespace
 
 std::expected<std::unique_ptr<Attack>, std::string> makeAttack(const AttackConfig& c) {
-  const std::string& n = c.name;
-  if (n == "signflip") return std::make_unique<Ipm>("signflip", 1.0);
-  if (n == "ipm") return std::make_unique<Ipm>("ipm", c.tau.value_or(2.0));
-  if (n == "alie") {
-    if (!c.alie_z) return std::make_unique<Alie>("alie", c.tau.value_or(1.5));
-    if (c.n == 0 || c.f >= c.n) return std::unexpected("alie: z needs n > f >= 0");
-    const double s = std::floor(double(c.n) / 2.0 + 1.0) - double(c.f);
-    const double z = inverseNormalCdf((double(c.n - c.f) - s) / double(c.n - c.f));
-    if (!std::isfinite(z)) {
-      return std::unexpected(
-          fmt::format("alie: no z for n = {}, f = {} ((n-f-s)/(n-f) outside (0,1))", c.n, c.f));
+  const std::string n(kAttacks.name(c.attack));
+  switch (c.attack) {
+    case AttackId::kSignflip:
+      return std::make_unique<Ipm>(n, 1.0);
+    case AttackId::kIpm:
+      return std::make_unique<Ipm>(n, c.tau.value_or(2.0));
+    case AttackId::kAlie: {
+      if (!c.alie_z) return std::make_unique<Alie>(n, c.tau.value_or(1.5));
+      if (c.n == 0 || c.f >= c.n) return std::unexpected("alie: z needs n > f >= 0");
+      const double s = std::floor(double(c.n) / 2.0 + 1.0) - double(c.f);
+      const double z = inverseNormalCdf((double(c.n - c.f) - s) / double(c.n - c.f));
+      if (!std::isfinite(z)) {
+        return std::unexpected(
+            fmt::format("alie: no z for n = {}, f = {} ((n-f-s)/(n-f) outside (0,1))", c.n, c.f));
+      }
+      return std::make_unique<Alie>(n, z);
     }
-    return std::make_unique<Alie>("alie", z);
+    case AttackId::kFoe:
+      return std::make_unique<Foe>(n, c.tau.value_or(0.1));
+    case AttackId::kOptAlie:
+    case AttackId::kOptIpm:
+    case AttackId::kOptFoe:
+    case AttackId::kSpectral: {
+      if (c.evals < 1) return std::unexpected(n + ": needs evals >= 1");
+      if (auto probe = makeAggregator(c.target); !probe)
+        return std::unexpected(n + ": " + probe.error());
+      if (c.attack == AttackId::kOptAlie) return std::make_unique<Optimized<Alie>>(n, c);
+      if (c.attack == AttackId::kOptIpm) return std::make_unique<Optimized<Ipm>>(n, c);
+      if (c.attack == AttackId::kOptFoe) {
+        return std::make_unique<Optimized<Foe>>(n, c, /*reference_search=*/true);
+      }
+      return std::make_unique<Spectral>(c);
+    }
+    case AttackId::kMimic:
+      return std::make_unique<Mimic>(c.mimic);
+    case AttackId::kDissensus:
+      return std::make_unique<Dissensus>(c.eps);
+    case AttackId::kGaussian:
+      return std::make_unique<Gaussian>(c.sigma, c.scale_to_mean, c.seed);
+    case AttackId::kNan:
+      return std::make_unique<Constant>(n, std::numeric_limits<float>::quiet_NaN());
+    case AttackId::kInf:
+      return std::make_unique<Constant>(n, std::numeric_limits<float>::infinity());
+    case AttackId::kZero:
+      return std::make_unique<Constant>(n, 0.0f);
+    case AttackId::kHuge:
+      return std::make_unique<Constant>(n, kHugeValue);
   }
-  if (n == "foe") return std::make_unique<Foe>("foe", c.tau.value_or(0.1));
-  if (n == "opt_alie" || n == "opt_ipm" || n == "opt_foe") {
-    if (c.evals < 1) return std::unexpected(n + ": needs evals >= 1");
-    if (auto probe = makeAggregator(c.target); !probe)
-      return std::unexpected(n + ": " + probe.error());
-    if (n == "opt_alie") return std::make_unique<Optimized<Alie>>(n, c);
-    if (n == "opt_foe") return std::make_unique<Optimized<Foe>>(n, c, /*reference_search=*/true);
-    return std::make_unique<Optimized<Ipm>>(n, c);
-  }
-  if (n == "spectral") {
-    if (c.evals < 1) return std::unexpected("spectral: needs evals >= 1");
-    if (auto probe = makeAggregator(c.target); !probe)
-      return std::unexpected("spectral: " + probe.error());
-    return std::make_unique<Spectral>(c);
-  }
-  if (n == "mimic") return std::make_unique<Mimic>(c.mimic);
-  if (n == "dissensus") return std::make_unique<Dissensus>(c.eps);
-  if (n == "gaussian") return std::make_unique<Gaussian>(c.sigma, c.scale_to_mean, c.seed);
-  if (n == "nan") return std::make_unique<Constant>(n, std::numeric_limits<float>::quiet_NaN());
-  if (n == "inf") return std::make_unique<Constant>(n, std::numeric_limits<float>::infinity());
-  if (n == "zero") return std::make_unique<Constant>(n, 0.0f);
-  if (n == "huge") return std::make_unique<Constant>(n, kHugeValue);
-  return std::unexpected(
-      fmt::format("unknown attack '{}' (allowed: {})", n, fmt::join(kAttackNames, ", ")));
+  return std::unexpected(fmt::format("unknown attack id {}", int(c.attack)));
 }
 
 }  // namespace phalanx::robust

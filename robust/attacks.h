@@ -18,17 +18,46 @@
 
 namespace phalanx::robust {
 
-// Vector attacks of this library. labelflip (training on flipped labels) and the process
-// and timing faults (crash, hang, slow, silent) live in node/.
-inline const std::vector<std::string> kAttackNames{
-    "signflip",  "ipm",      "foe",      "alie", "opt_alie", "opt_ipm", "opt_foe", "mimic",
-    "dissensus", "spectral", "gaussian", "nan",  "inf",      "zero",    "huge"};
+// Vector attacks of this library. labelflip (training on flipped labels), the process and
+// timing faults and the wire and protocol attacks live in node/ (node/attack_spec.h).
+enum class AttackId : std::uint8_t {
+  kSignflip,
+  kIpm,
+  kFoe,
+  kAlie,
+  kOptAlie,
+  kOptIpm,
+  kOptFoe,
+  kMimic,
+  kDissensus,
+  kSpectral,
+  kGaussian,
+  kNan,
+  kInf,
+  kZero,
+  kHuge,
+};
+inline constexpr auto kAttacks = base::nameTable<AttackId>({{AttackId::kSignflip, "signflip"},
+                                                            {AttackId::kIpm, "ipm"},
+                                                            {AttackId::kFoe, "foe"},
+                                                            {AttackId::kAlie, "alie"},
+                                                            {AttackId::kOptAlie, "opt_alie"},
+                                                            {AttackId::kOptIpm, "opt_ipm"},
+                                                            {AttackId::kOptFoe, "opt_foe"},
+                                                            {AttackId::kMimic, "mimic"},
+                                                            {AttackId::kDissensus, "dissensus"},
+                                                            {AttackId::kSpectral, "spectral"},
+                                                            {AttackId::kGaussian, "gaussian"},
+                                                            {AttackId::kNan, "nan"},
+                                                            {AttackId::kInf, "inf"},
+                                                            {AttackId::kZero, "zero"},
+                                                            {AttackId::kHuge, "huge"}});
 
 // The value the `huge` attack sends in every coordinate: finite, but far beyond any model.
 inline constexpr float kHugeValue = 1e30f;
 
 struct AttackConfig {
-  std::string name;
+  AttackId attack = AttackId::kSignflip;
   std::optional<double> tau;   // ipm: 2.0; foe: 0.1; alie: 1.5 (or z, below); others ignore it
   bool alie_z = false;         // alie: tau = Φ⁻¹((n - f - s)/(n - f)), s = floor(n/2 + 1) - f
   std::size_t n = 0;           // nodes in all, for alie_z

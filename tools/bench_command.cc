@@ -101,10 +101,10 @@ void registerTimed(const std::string& name, Args&&... args) {
       ->Unit(benchmark::kMillisecond);
 }
 
-void runRule(benchmark::State& state, std::string rule, std::size_t n, std::size_t d) {
+void runRule(benchmark::State& state, robust::RuleId rule, std::size_t n, std::size_t d) {
   const RowSet& set = rowSet(n, d);
   const double floor = readFloorSeconds(set);
-  auto agg = robust::makeAggregator({.rule = rule, .tau = rule == "cc" ? 1.0 : 0.0});
+  auto agg = robust::makeAggregator({.rule = rule, .tau = rule == robust::RuleId::kCc ? 1.0 : 0.0});
   std::vector<float> z(d);
   const std::size_t b = n / 4;
   const double per_iteration = timeIterations(state, [&] {
@@ -130,8 +130,9 @@ void registerAggregate(bool quick) {
   for (std::size_t d : dims) {
     for (std::size_t n : ns) {
       registerTimed(fmt::format("aggregate/floor/n:{}/d:{}", n, d), runFloor, n, d);
-      for (const auto& rule : robust::kRuleNames) {
-        registerTimed(fmt::format("aggregate/{}/n:{}/d:{}", rule, n, d), runRule, rule, n, d);
+      for (const auto& rule : robust::kRules.entries) {
+        registerTimed(fmt::format("aggregate/{}/n:{}/d:{}", rule.name, n, d), runRule, rule.value,
+                      n, d);
       }
     }
   }
@@ -144,7 +145,8 @@ void runCodec(benchmark::State& state, compress::CompressorConfig config, std::s
   const RowSet& set = rowSet(1, d);
   const std::span<const float> x = set.rows[0];
   const double floor = readFloorSeconds(set);
-  if (config.codec == "powersgd") config.layers = {{d / 1000, 1000}};  // a 1000-wide matrix
+  if (config.codec == compress::CodecId::kPowersgd)
+    config.layers = {{d / 1000, 1000}};  // a 1000-wide matrix
   auto made = compress::makeCompressor(config);
   if (!made) {
     state.SkipWithError(made.error().c_str());
@@ -179,16 +181,19 @@ void registerCompress(bool quick) {
   };
   for (std::size_t d : dims) {
     registerTimed(fmt::format("compress/floor/d:{}", d), runFloor, 1, d);
-    for (const auto& codec : compress::kCodecNames) {
-      if (!compress::codecNamed(codec)->sparse) {
-        add(codec, {.codec = codec}, d);
+    for (const compress::CodecInfo& codec : compress::kCodecs) {
+      if (!codec.configurable) continue;
+      if (!codec.sparse) {
+        add(std::string(codec.name), {.codec = codec.id}, d);
         continue;
       }
       for (const double density : {0.01, 0.001}) {
         // threshold: lambda set to give about that density on this data (uniform in ±0.5).
         const double lambda = 0.5 * (1.0 - density);
-        add(fmt::format("{}:{}", codec, density),
-            {.codec = codec, .density = density, .threshold = codec == "threshold" ? lambda : 0.0},
+        add(fmt::format("{}:{}", codec.name, density),
+            {.codec = codec.id,
+             .density = density,
+             .threshold = codec.id == compress::CodecId::kThreshold ? lambda : 0.0},
             d);
       }
     }

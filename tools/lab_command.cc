@@ -78,8 +78,11 @@ int runAggregate(const AggregateOptions& o) {
     spdlog::error("--pivot {}: {} has only {} rows", o.pivot, o.in, x.rows());
     return kExitBadInput;
   }
-  auto agg = robust::makeAggregator(
-      {.rule = o.rule, .pre = splitList(o.pre), .tau = o.tau, .iters = o.iters, .seed = o.seed});
+  auto agg = robust::makeAggregator({.rule = robust::kRules.parse(o.rule).value(),
+                                     .pre = splitList(o.pre),
+                                     .tau = o.tau,
+                                     .iters = o.iters,
+                                     .seed = o.seed});
   if (!agg) {
     spdlog::error("{}", agg.error());
     return kExitBadInput;
@@ -141,7 +144,7 @@ int runAttack(const AttackOptions& o) {
   const auto read = readRows(o.in, "honest vectors");
   if (!read) return kExitBadInput;
   const node::NpyArray& h = *read;
-  robust::AttackConfig c{.name = o.name,
+  robust::AttackConfig c{.attack = robust::kAttacks.parse(o.name).value(),
                          .tau = o.tau,
                          .alie_z = o.alie_z,
                          .n = h.rows() + o.f,
@@ -151,7 +154,7 @@ int runAttack(const AttackOptions& o) {
                          .mimic = o.mimic,
                          .eps = o.eps,
                          .seed = o.seed};
-  c.target = {.rule = o.agg, .pre = splitList(o.pre), .seed = o.seed};
+  c.target = {.rule = robust::kRules.parse(o.agg).value(), .pre = splitList(o.pre), .seed = o.seed};
   c.target_b = o.b.value_or(o.f);
   auto attack = robust::makeAttack(c);
   if (!attack) {
@@ -182,7 +185,7 @@ int runAttack(const AttackOptions& o) {
                               .byzantine_count = std::max<std::size_t>(o.f, 1),
                               .budget = c.target_b};
   }
-  if (o.name == "spectral") {
+  if (c.attack == robust::AttackId::kSpectral) {
     if (o.fiedler.size() != h.rows()) {
       spdlog::error("spectral: needs --fiedler with one entry per honest row ({}), got {}",
                     h.rows(), o.fiedler.size());
@@ -248,7 +251,7 @@ int runCompress(const CompressOptions& o) {
     spdlog::error("give the vector: --in x.npy or --dim D");
     return kExitBadInput;
   }
-  compress::CompressorConfig config{.codec = o.codec,
+  compress::CompressorConfig config{.codec = compress::codecNamed(o.codec)->id,
                                     .density = o.density,
                                     .values = o.values,
                                     .bits = o.bits,
@@ -321,8 +324,8 @@ Command addLabCommand(CLI::App& root) {
   auto agg = std::make_shared<AggregateOptions>();
   CLI::App* a = lab->add_subcommand("aggregate", "Mix the rows of X.npy with one robust rule");
   a->add_option("--rule", agg->rule,
-                "rule: " + fmt::format("{}", fmt::join(robust::kRuleNames, ", ")))
-      ->check(CLI::IsMember(robust::kRuleNames));
+                "rule: " + fmt::format("{}", fmt::join(robust::kRules.names(), ", ")))
+      ->check(CLI::IsMember(robust::kRules.names()));
   a->add_option("--b", agg->b, "Byzantine budget b");
   a->add_option("--pivot", agg->pivot, "row that is the node's own vector (default 0)");
   a->add_option("--pre", agg->pre, "pre-aggregators in order, e.g. nnm,clip:2.0,arc,bucketing:2");
@@ -337,15 +340,15 @@ Command addLabCommand(CLI::App& root) {
   CLI::App* t =
       lab->add_subcommand("attack", "Craft a Byzantine vector from the honest rows of H.npy");
   t->add_option("--name", att->name,
-                "attack: " + fmt::format("{}", fmt::join(robust::kAttackNames, ", ")))
+                "attack: " + fmt::format("{}", fmt::join(robust::kAttacks.names(), ", ")))
       ->required()
-      ->check(CLI::IsMember(robust::kAttackNames));
+      ->check(CLI::IsMember(robust::kAttacks.names()));
   t->add_option("--tau", att->tau,
                 "attack strength (ipm default 2.0, foe 0.1, alie 1.5; spectral: no search)");
   t->add_flag("--z", att->alie_z, "alie: tau = z from n = rows + f and f");
   t->add_option("--f", att->f, "number of Byzantine copies (opt_* searches, alie --z)");
   t->add_option("--agg", att->agg, "opt_*, spectral: the rule attacked")
-      ->check(CLI::IsMember(robust::kRuleNames));
+      ->check(CLI::IsMember(robust::kRules.names()));
   t->add_option("--b", att->b, "opt_*: that rule's budget (default f)");
   t->add_option("--pre", att->pre, "opt_*: that rule's pre-aggregators");
   t->add_option("--sigma", att->sigma, "gaussian: standard deviation");

@@ -70,7 +70,7 @@ SimulateOutcome runSimulation(const SimulateRequest& r) {
 
   std::set<std::uint32_t> byzantine;
   for (const auto& [id, b] : setup.config.byzantine) {
-    if (b.attack != "none") byzantine.insert(id);
+    if (!b.attack.honest()) byzantine.insert(id);
   }
   fs::create_directories(out_dir);
   std::ofstream samples_file(out_dir / "monitor.jsonl");

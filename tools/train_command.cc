@@ -42,8 +42,9 @@ int runTrain(const TrainOptions& opts) {
                Eigen::nbThreads());
 
   node::LocalTrainer trainer(config, std::move(data.train), config.seed);
-  spdlog::info("train: model {} with {} parameters, batch {}, {} rounds", config.model.kind,
-               trainer.model().dimension(), trainer.batchSize(), config.rounds.count);
+  spdlog::info("train: model {} with {} parameters, batch {}, {} rounds",
+               node::kModelKinds.name(config.model.kind), trainer.model().dimension(),
+               trainer.batchSize(), config.rounds.count);
 
   const double samples_per_epoch = double(trainer.shard().size());
   const auto start = Clock::now();

@@ -52,6 +52,21 @@ TEST(YamlFields, NamesTheFieldAndTheProblem) {
             "sec.m: unknown field (allowed here: n)");
 }
 
+enum class Side { kLeft, kRight };
+constexpr auto kSides = nameTable<Side>({{Side::kLeft, "left"}, {Side::kRight, "right"}});
+
+TEST(YamlFields, ReadsAChoiceIntoItsEnum) {
+  Side side = Side::kLeft;
+  EXPECT_EQ(failure("{side: right}", [&](YamlFields& f) { f.choice("side", side, kSides); }), "");
+  EXPECT_EQ(side, Side::kRight);
+  side = Side::kRight;
+  EXPECT_EQ(failure("{}", [&](YamlFields& f) { f.choice("side", side, kSides); }), "");
+  EXPECT_EQ(side, Side::kRight);  // absent: the default stands
+  EXPECT_EQ(failure("{side: up}", [&](YamlFields& f) { f.choice("side", side, kSides); }),
+            "sec.side: unknown value 'up' (allowed: left, right)");
+  EXPECT_EQ(side, Side::kRight);
+}
+
 TEST(YamlFields, RefusesAKeyGivenTwice) {
   std::uint64_t n = 0;
   EXPECT_EQ(failure("n: 1\nn: 2\n", [&](YamlFields& f) { f.integer("n", n, 0, 10); }),

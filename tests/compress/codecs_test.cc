@@ -13,6 +13,7 @@ namespace phalanx::compress {
 namespace {
 
 using testing::bellVector;
+using testing::codecId;
 using testing::makeOrDie;
 using testing::portableVector;
 using testing::roundTrip;
@@ -20,15 +21,22 @@ using testing::sqDist;
 using testing::sqNorm;
 
 TEST(Codecs, FactoryRejectsBadSettingsNamingTheField) {
-  EXPECT_NE(makeCompressor({.codec = "zip"}).error().find("compression.codec"), std::string::npos);
-  EXPECT_NE(makeCompressor({.codec = "topk", .density = 0}).error().find("compression.density"),
+  EXPECT_EQ(codecNamed("zip"), nullptr);      // names are refused where they are parsed
+  EXPECT_EQ(codecNamed("layered"), nullptr);  // built by the library only
+  for (const CodecId id : {CodecId::kLayered, CodecId(200)}) {
+    EXPECT_NE(makeCompressor({.codec = id}).error().find("compression.codec"), std::string::npos);
+  }
+  EXPECT_NE(
+      makeCompressor({.codec = CodecId::kTopk, .density = 0}).error().find("compression.density"),
+      std::string::npos);
+  EXPECT_NE(makeCompressor({.codec = CodecId::kQsgd, .bits = 1}).error().find("compression.bits"),
             std::string::npos);
-  EXPECT_NE(makeCompressor({.codec = "qsgd", .bits = 1}).error().find("compression.bits"),
+  EXPECT_NE(
+      makeCompressor({.codec = CodecId::kTopk, .values = "fp8"}).error().find("compression.values"),
+      std::string::npos);
+  EXPECT_NE(makeCompressor({.codec = CodecId::kPowersgd}).error().find("layer shapes"),
             std::string::npos);
-  EXPECT_NE(makeCompressor({.codec = "topk", .values = "fp8"}).error().find("compression.values"),
-            std::string::npos);
-  EXPECT_NE(makeCompressor({.codec = "powersgd"}).error().find("layer shapes"), std::string::npos);
-  EXPECT_NE(makeCompressor({.codec = "sign", .bucket = std::size_t{1} << 33})
+  EXPECT_NE(makeCompressor({.codec = CodecId::kSign, .bucket = std::size_t{1} << 33})
                 .error()
                 .find("compression.bucket"),
             std::string::npos);
@@ -36,19 +44,19 @@ TEST(Codecs, FactoryRejectsBadSettingsNamingTheField) {
 
 TEST(Codecs, DenseCastsRoundTrip) {
   const std::vector<float> x{0.0f, -1.5f, 3.140625f, 65504.0f, 1e-3f};
-  EXPECT_EQ(roundTrip(*makeOrDie({.codec = "none"}), x), x);
-  const auto h = roundTrip(*makeOrDie({.codec = "fp16"}), x);
+  EXPECT_EQ(roundTrip(*makeOrDie({.codec = CodecId::kNone}), x), x);
+  const auto h = roundTrip(*makeOrDie({.codec = CodecId::kFp16}), x);
   EXPECT_EQ(h[1], -1.5f);
   EXPECT_EQ(h[2], 3.140625f);
   EXPECT_NEAR(h[4], 1e-3f, 1e-6f);
-  const auto b = roundTrip(*makeOrDie({.codec = "bf16"}), x);
+  const auto b = roundTrip(*makeOrDie({.codec = CodecId::kBf16}), x);
   EXPECT_EQ(b[1], -1.5f);
   EXPECT_NEAR(b[2], 3.140625f, 0.02f);
 }
 
 TEST(Codecs, TopkIsExactWithTiesByIndex) {
   const std::vector<float> x{1, -3, 3, 2, -3, 0.5};
-  auto c = makeOrDie({.codec = "topk", .density = 2.0 / 6});
+  auto c = makeOrDie({.codec = CodecId::kTopk, .density = 2.0 / 6});
   EXPECT_EQ(roundTrip(*c, x), (std::vector<float>{0, -3, 3, 0, 0, 0}));
 }
 
@@ -58,9 +66,10 @@ TEST(Codecs, TopkAndBiasedRandkContract) {
   for (const double density : {0.001, 0.01, 0.3}) {
     const double bound =
         (1.0 - double(keptCount(density, x.size())) / double(x.size())) * sqNorm(x);
-    auto topk = makeOrDie({.codec = "topk", .density = density});
+    auto topk = makeOrDie({.codec = CodecId::kTopk, .density = density});
     EXPECT_LE(sqDist(x, roundTrip(*topk, x)), bound * (1 + 1e-9)) << density;
-    auto randk = makeOrDie({.codec = "randk", .density = density, .unbiased = false, .seed = 9});
+    auto randk =
+        makeOrDie({.codec = CodecId::kRandk, .density = density, .unbiased = false, .seed = 9});
     double mean = 0;
     for (int draw = 0; draw < 400; ++draw) mean += sqDist(x, roundTrip(*randk, x)) / 400;
     EXPECT_NEAR(mean, bound, 0.02 * sqNorm(x)) << density;
@@ -69,7 +78,7 @@ TEST(Codecs, TopkAndBiasedRandkContract) {
 
 TEST(Codecs, TopkSampledKeepsAboutKOfTheLargest) {
   const auto x = bellVector(1 << 18, 2);
-  auto c = makeOrDie({.codec = "topk_sampled", .density = 0.001, .seed = 3});
+  auto c = makeOrDie({.codec = CodecId::kTopkSampled, .density = 0.001, .seed = 3});
   Encoded e;
   const auto y = roundTrip(*c, x, &e);
   const std::size_t k = keptCount(0.001, x.size());
@@ -91,7 +100,7 @@ TEST(Codecs, TopkSampledKeepsAboutKOfTheLargest) {
 
 TEST(Codecs, ThresholdKeepsEverythingAtOrAboveLambda) {
   const std::vector<float> x{0.1f, -0.5f, 0.49f, 2.0f, -0.5f};
-  auto c = makeOrDie({.codec = "threshold", .threshold = 0.5});
+  auto c = makeOrDie({.codec = CodecId::kThreshold, .threshold = 0.5});
   EXPECT_EQ(roundTrip(*c, x), (std::vector<float>{0, -0.5f, 0, 2.0f, -0.5f}));
   const std::vector<float> small{0.1f, 0.2f};
   EXPECT_EQ(roundTrip(*c, small), (std::vector<float>{0, 0}));  // an empty message is fine
@@ -112,22 +121,24 @@ void expectUnbiased(const CompressorConfig& config, std::size_t draws) {
   double bias = 0;
   for (std::size_t j = 0; j < x.size(); ++j) bias += (mean[j] - x[j]) * (mean[j] - x[j]);
   spread /= double(draws);
-  EXPECT_GT(spread, 0) << config.codec << ": no randomness at all";
-  EXPECT_LE(spread, omega * sqNorm(x) * 1.05) << config.codec << ": variance above ω‖x‖²";
+  EXPECT_GT(spread, 0) << codecName(config.codec) << ": no randomness at all";
+  EXPECT_LE(spread, omega * sqNorm(x) * 1.05)
+      << codecName(config.codec) << ": variance above ω‖x‖²";
   // E‖mean - x‖² = spread / draws; a biased codec would sit far above this.
-  EXPECT_LE(bias, 4.0 * spread / double(draws)) << config.codec;
+  EXPECT_LE(bias, 4.0 * spread / double(draws)) << codecName(config.codec);
 }
 
 TEST(Codecs, UnbiasedCompressorsAreUnbiased) {
-  expectUnbiased({.codec = "randk", .density = 0.25, .unbiased = true, .seed = 5}, 4000);
-  expectUnbiased({.codec = "qsgd", .bits = 3, .bucket = 32, .unbiased = true, .seed = 6}, 4000);
-  expectUnbiased({.codec = "natural", .seed = 7}, 4000);
-  expectUnbiased({.codec = "terngrad", .seed = 8}, 4000);  // uniform x: 2.5σ clips nothing
+  expectUnbiased({.codec = CodecId::kRandk, .density = 0.25, .unbiased = true, .seed = 5}, 4000);
+  expectUnbiased({.codec = CodecId::kQsgd, .bits = 3, .bucket = 32, .unbiased = true, .seed = 6},
+                 4000);
+  expectUnbiased({.codec = CodecId::kNatural, .seed = 7}, 4000);
+  expectUnbiased({.codec = CodecId::kTerngrad, .seed = 8}, 4000);  // uniform x: 2.5σ clips nothing
 }
 
 TEST(Codecs, BiasedQsgdShrinksByItsFactor) {
   const auto x = portableVector(64, 4);
-  auto biased = makeOrDie({.codec = "qsgd", .bits = 2, .bucket = 64, .unbiased = false});
+  auto biased = makeOrDie({.codec = CodecId::kQsgd, .bits = 2, .bucket = 64, .unbiased = false});
   Encoded e;
   ASSERT_TRUE(biased->encode(x, e).has_value());
   ASSERT_FALSE(biased->varianceFactor(64).has_value());
@@ -140,7 +151,7 @@ TEST(Codecs, BiasedQsgdShrinksByItsFactor) {
 TEST(Codecs, SignErrorIdentityPerBucket) {
   const auto x = bellVector(1000, 5);
   for (const std::size_t bucket : {std::size_t{1000}, std::size_t{128}, std::size_t{7}}) {
-    auto c = makeOrDie({.codec = "sign", .bucket = bucket});
+    auto c = makeOrDie({.codec = CodecId::kSign, .bucket = bucket});
     const auto y = roundTrip(*c, x);
     double expected = 0;
     for (std::size_t b = 0; b < x.size(); b += bucket) {
@@ -158,7 +169,7 @@ TEST(Codecs, SignErrorIdentityPerBucket) {
 
 TEST(Codecs, NaturalIsExactOnPowersOfTwo) {
   const std::vector<float> x{1.0f, -0.25f, 0.0f, 1024.0f, -0x1p-20f};
-  auto c = makeOrDie({.codec = "natural"});
+  auto c = makeOrDie({.codec = CodecId::kNatural});
   EXPECT_EQ(roundTrip(*c, x), x);
 }
 
@@ -171,7 +182,7 @@ TEST(Codecs, PowerSgdRecoversARankOneMatrixExactly) {
   }
   x[rows * cols] = 1.5f;  // a bias: goes dense
   x[rows * cols + 1] = -2.0f;
-  auto c = makeOrDie({.codec = "powersgd", .rank = 1, .layers = {{rows, cols}, {3, 1}}});
+  auto c = makeOrDie({.codec = CodecId::kPowersgd, .rank = 1, .layers = {{rows, cols}, {3, 1}}});
   const auto y = roundTrip(*c, x);
   for (std::size_t j = 0; j < x.size(); ++j) EXPECT_NEAR(y[j], x[j], 1e-4f) << j;
 }
@@ -181,7 +192,7 @@ TEST(Codecs, PowerSgdErrorShrinksWithRankAndWarmStart) {
   const auto x = bellVector(rows * cols, 8);
   double previous = INFINITY;
   for (const int rank : {1, 4, 12}) {
-    auto c = makeOrDie({.codec = "powersgd", .rank = rank, .layers = {{rows, cols}}});
+    auto c = makeOrDie({.codec = CodecId::kPowersgd, .rank = rank, .layers = {{rows, cols}}});
     const double first = sqDist(x, roundTrip(*c, x));
     double last = first;
     for (int it = 0; it < 5; ++it) last = sqDist(x, roundTrip(*c, x));  // power iterations
@@ -196,7 +207,7 @@ TEST(Codecs, EncodeRejectsNonFiniteValuesItWouldSend) {
   x[3] = std::nanf("");
   for (const std::string codec : {"none", "fp16", "bf16", "topk", "topk_sampled", "threshold",
                                   "qsgd", "sign", "terngrad", "natural"}) {
-    auto c = makeOrDie({.codec = codec, .density = 0.05});
+    auto c = makeOrDie({.codec = codecId(codec), .density = 0.05});
     Encoded e;
     EXPECT_FALSE(c->encode(x, e).has_value()) << codec;
   }
@@ -218,7 +229,7 @@ TEST(Codecs, TheRegistryListsEveryWireIdOnceInOrder) {
   const auto x = portableVector(1000, 5);
   for (const CodecInfo& c : kCodecs) {
     if (!c.sparse) continue;
-    auto codec = makeOrDie({.codec = std::string(c.name), .density = 0.01, .threshold = 0.99});
+    auto codec = makeOrDie({.codec = c.id, .density = 0.01, .threshold = 0.99});
     Encoded e;
     ASSERT_TRUE(codec->encode(x, e).has_value()) << c.name;
     EXPECT_LT(e.bytes.size(), 1000u) << c.name;
@@ -229,7 +240,7 @@ TEST(Codecs, EveryCodecHandlesEmptyAndTinyVectors) {
   for (const std::string& codec : kCodecNames) {
     if (codec == "powersgd") continue;
     for (const std::size_t d : {0u, 1u, 3u}) {
-      auto c = makeOrDie({.codec = codec});
+      auto c = makeOrDie({.codec = codecId(codec)});
       const auto x = portableVector(d, 3);
       const auto y = roundTrip(*c, x);
       EXPECT_EQ(y.size(), d) << codec;
@@ -240,7 +251,7 @@ TEST(Codecs, EveryCodecHandlesEmptyAndTinyVectors) {
 TEST(Codecs, SameInputAndSeedGiveTheSameBytes) {
   const auto x = bellVector(4096, 12);
   for (const std::string& codec : kCodecNames) {
-    CompressorConfig config{.codec = codec, .density = 0.02, .seed = 77};
+    CompressorConfig config{.codec = codecId(codec), .density = 0.02, .seed = 77};
     if (codec == "powersgd") config.layers = {{64, 64}};
     auto a = makeOrDie(config), b = makeOrDie(config);
     Encoded ea, eb;
@@ -258,7 +269,7 @@ TEST(Codecs, GoldenBytes) {
   const auto x = bellVector(4096, 12);
   std::map<std::string, std::uint64_t> hashes;
   for (const std::string& codec : kCodecNames) {
-    CompressorConfig config{.codec = codec, .density = 0.02, .values = "fp16", .seed = 77};
+    CompressorConfig config{.codec = codecId(codec), .density = 0.02, .values = "fp16", .seed = 77};
     if (codec == "powersgd") config.layers = {{64, 64}};
     Encoded e;
     ASSERT_TRUE(makeOrDie(config)->encode(x, e).has_value());
@@ -278,11 +289,12 @@ TEST(Codecs, SizeTargets) {
   const auto x = bellVector(d, 13);
   const double dense = 4.0 * double(d);
   Encoded e;
-  ASSERT_TRUE(
-      makeOrDie({.codec = "topk", .density = 0.01, .values = "fp16"})->encode(x, e).has_value());
+  ASSERT_TRUE(makeOrDie({.codec = CodecId::kTopk, .density = 0.01, .values = "fp16"})
+                  ->encode(x, e)
+                  .has_value());
   const double topk_ratio = dense / double(e.bytes.size());
   EXPECT_GE(topk_ratio, 100.0);
-  ASSERT_TRUE(makeOrDie({.codec = "sign"})->encode(x, e).has_value());
+  ASSERT_TRUE(makeOrDie({.codec = CodecId::kSign})->encode(x, e).has_value());
   EXPECT_GE(dense / double(e.bytes.size()), 30.0);
   RecordProperty("topk_1pct_fp16_ratio", std::to_string(topk_ratio));
 }

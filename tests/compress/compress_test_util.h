@@ -8,13 +8,22 @@
 #include <cstdint>
 #include <random>
 #include <span>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "compress/compressor.h"
 #include "compress/decode.h"
 
 namespace phalanx::testing {
+
+// A configurable codec's id by its name (test tables list codecs by name).
+inline compress::CodecId codecId(std::string_view name) {
+  const compress::CodecInfo* c = compress::codecNamed(name);
+  if (c == nullptr) throw std::invalid_argument("no codec named " + std::string(name));
+  return c->id;
+}
 
 // Uniform in [-1, 1) on a 2^-23 grid, the same on every machine.
 inline std::vector<float> portableVector(std::size_t d, std::uint32_t seed) {

@@ -210,7 +210,7 @@ TEST(Decode, SegmentedMessagesMustTileTheVector) {
 TEST(Decode, EveryTruncationOfEveryCodecIsRejected) {
   const auto x = testing::bellVector(300, 3);
   for (const std::string& codec : kCodecNames) {
-    CompressorConfig config{.codec = codec, .density = 0.05, .seed = 5};
+    CompressorConfig config{.codec = testing::codecId(codec), .density = 0.05, .seed = 5};
     if (codec == "powersgd") config.layers = {{20, 15}};
     Encoded e;
     ASSERT_TRUE(testing::makeOrDie(config)->encode(x, e).has_value());
@@ -229,7 +229,7 @@ TEST(Decode, RandomAndMutatedBytesNeverCrash) {
   const auto x = testing::bellVector(257, 4);
   std::vector<std::vector<std::uint8_t>> seeds;
   for (const std::string& codec : kCodecNames) {
-    CompressorConfig config{.codec = codec, .density = 0.1, .seed = 5};
+    CompressorConfig config{.codec = testing::codecId(codec), .density = 0.1, .seed = 5};
     if (codec == "powersgd") config.layers = {{257, 1}, {0, 1}};
     if (codec == "powersgd") continue;
     Encoded e;

@@ -117,23 +117,23 @@ TEST(Accordion, DecidesOnlyEverySwitchEveryWindows) {
 }
 
 TEST(Accordion, LevelPairsPerCodec) {
-  auto topk = accordionLevels({.codec = "topk", .density = 0.01});
+  auto topk = accordionLevels({.codec = CodecId::kTopk, .density = 0.01});
   ASSERT_TRUE(topk.has_value());
   EXPECT_DOUBLE_EQ(topk->second.density, 0.001);
-  auto qsgd = accordionLevels({.codec = "qsgd", .bits = 8});
+  auto qsgd = accordionLevels({.codec = CodecId::kQsgd, .bits = 8});
   EXPECT_EQ(qsgd->second.bits, 4);
-  auto psgd = accordionLevels({.codec = "powersgd", .rank = 2});
+  auto psgd = accordionLevels({.codec = CodecId::kPowersgd, .rank = 2});
   EXPECT_EQ(psgd->second.rank, 1);
-  EXPECT_FALSE(accordionLevels({.codec = "sign"}).has_value());
+  EXPECT_FALSE(accordionLevels({.codec = CodecId::kSign}).has_value());
 }
 
 TEST(Accordion, ErrorFeedbackSurvivesASwitch) {
   const std::vector<LayerShape> layers{{20, 50}, {20, 1}};
-  auto levels = accordionLevels({.codec = "topk", .density = 0.1, .layers = layers});
+  auto levels = accordionLevels({.codec = CodecId::kTopk, .density = 0.1, .layers = layers});
   auto adaptive = AdaptiveCompressor::make(levels->first, levels->second);
   ASSERT_TRUE(adaptive.has_value());
   AdaptiveCompressor* raw = adaptive->get();
-  auto ef = FeedbackEncoder::make(std::move(*adaptive), {.kind = "ef14"}, 1020);
+  auto ef = FeedbackEncoder::make(std::move(*adaptive), {.kind = FeedbackKind::kEf14}, 1020);
   ASSERT_TRUE(ef.has_value());
   V error(1020, 0.0f);
   std::size_t bytes_low = 0, bytes_high = 0;

@@ -45,10 +45,10 @@ V stateOf(FeedbackEncoder& e, const std::string& name) {
   return {};
 }
 
-const CompressorConfig kTop1{.codec = "topk", .density = 1.0 / 3};
+const CompressorConfig kTop1{.codec = CodecId::kTopk, .density = 1.0 / 3};
 
 TEST(Feedback, Ef14CarriesTheErrorForward) {
-  auto p = make(kTop1, {.kind = "ef14"}, 3);
+  auto p = make(kTop1, {.kind = FeedbackKind::kEf14}, 3);
   EXPECT_EQ(step(p, {3, 1, 2}), (V{3, 0, 0}));
   EXPECT_EQ(stateOf(*p.sender, "error"), (V{0, 1, 2}));
   EXPECT_EQ(step(p, {0, 2, 0}), (V{0, 3, 0}));  // p = v + e = (0, 3, 2)
@@ -58,7 +58,7 @@ TEST(Feedback, Ef14CarriesTheErrorForward) {
 }
 
 TEST(Feedback, Ef21TracksAReplicaOnBothSides) {
-  auto p = make(kTop1, {.kind = "ef21"}, 3);
+  auto p = make(kTop1, {.kind = FeedbackKind::kEf21}, 3);
   EXPECT_EQ(step(p, {3, 1, 2}), (V{3, 0, 0}));
   EXPECT_EQ(step(p, {0, 2, 0}), (V{-3, 0, 0}));  // v - r = (-3, 2, 0)
   EXPECT_EQ(step(p, {0, 2, 0}), (V{0, 2, 0}));
@@ -68,7 +68,7 @@ TEST(Feedback, Ef21TracksAReplicaOnBothSides) {
 }
 
 TEST(Feedback, Ef21SgdmAveragesBeforeCompressing) {
-  auto p = make(kTop1, {.kind = "ef21_sgdm", .eta = 0.5}, 3);
+  auto p = make(kTop1, {.kind = FeedbackKind::kEf21Sgdm, .eta = 0.5}, 3);
   EXPECT_EQ(step(p, {4, 2, 2}), (V{2, 0, 0}));  // u = (2, 1, 1)
   EXPECT_EQ(stateOf(*p.sender, "momentum"), (V{2, 1, 1}));
   EXPECT_EQ(step(p, {0, 6, 0}), (V{0, 3.5f, 0}));  // u = (1, 3.5, 0.5); u - r = (-1, 3.5, 0.5)
@@ -77,7 +77,8 @@ TEST(Feedback, Ef21SgdmAveragesBeforeCompressing) {
 
 TEST(Feedback, Ef21WScalesByTheSendersWeight) {
   // n = 2, w = 0.25: the sender tracks v / (n w) = 2v; the receiver's estimate is n w r = v.
-  auto p = make({.codec = "none"}, {.kind = "ef21_w", .weight = 0.25, .peers = 2}, 2);
+  auto p = make({.codec = CodecId::kNone},
+                {.kind = FeedbackKind::kEf21W, .weight = 0.25, .peers = 2}, 2);
   EXPECT_EQ(step(p, {1, -1}), (V{2, -2}));
   const V got(p.receiver->estimate().begin(), p.receiver->estimate().end());
   EXPECT_EQ(got, (V{1, -1}));
@@ -86,15 +87,16 @@ TEST(Feedback, Ef21WScalesByTheSendersWeight) {
 
 TEST(Feedback, DianaShiftsWithAnUnbiasedCompressor) {
   // randk with density 1 sends everything unscaled: ω = 0, alpha = 1, so h catches v at once.
-  auto p = make({.codec = "randk", .density = 1.0, .unbiased = true}, {.kind = "diana"}, 3);
+  auto p = make({.codec = CodecId::kRandk, .density = 1.0, .unbiased = true},
+                {.kind = FeedbackKind::kDiana}, 3);
   EXPECT_DOUBLE_EQ(p.sender->alpha(), 1.0);
   EXPECT_EQ(step(p, {1, 2, 3}), (V{1, 2, 3}));
   EXPECT_EQ(step(p, {2, 2, 2}), (V{1, 0, -1}));  // q = v - h
   const V got(p.receiver->estimate().begin(), p.receiver->estimate().end());
   EXPECT_EQ(got, (V{2, 2, 2}));
   // An explicit alpha: h moves a quarter of the way.
-  auto q = make({.codec = "randk", .density = 1.0, .unbiased = true},
-                {.kind = "diana", .alpha = 0.25}, 1);
+  auto q = make({.codec = CodecId::kRandk, .density = 1.0, .unbiased = true},
+                {.kind = FeedbackKind::kDiana, .alpha = 0.25}, 1);
   step(q, {4});
   EXPECT_EQ(stateOf(*q.sender, "shift"), (V{1}));
   EXPECT_EQ(step(q, {4}), (V{3}));
@@ -102,18 +104,32 @@ TEST(Feedback, DianaShiftsWithAnUnbiasedCompressor) {
 }
 
 TEST(Feedback, DianaRefusesBiasedCompressorsAndAlphaFollowsOmega) {
-  auto c = makeCompressor({.codec = "topk"});
-  auto e = FeedbackEncoder::make(std::move(*c), {.kind = "diana"}, 10);
+  auto c = makeCompressor({.codec = CodecId::kTopk});
+  auto e = FeedbackEncoder::make(std::move(*c), {.kind = FeedbackKind::kDiana}, 10);
   ASSERT_FALSE(e.has_value());
   EXPECT_NE(e.error().find("unbiased"), std::string::npos);
-  auto r = makeCompressor({.codec = "randk", .density = 0.25, .unbiased = true});
-  auto d = FeedbackEncoder::make(std::move(*r), {.kind = "diana"}, 100);
+  auto r = makeCompressor({.codec = CodecId::kRandk, .density = 0.25, .unbiased = true});
+  auto d = FeedbackEncoder::make(std::move(*r), {.kind = FeedbackKind::kDiana}, 100);
   ASSERT_TRUE(d.has_value());
   EXPECT_DOUBLE_EQ((*d)->alpha(), 0.25);  // ω = d/k - 1 = 3
 }
 
+TEST(Feedback, DgcIsNotAWrapperAndEveryOtherKindIs) {
+  for (const auto& e : kFeedbacks.entries) {
+    auto codec = makeCompressor({.codec = CodecId::kRandk, .density = 0.5, .unbiased = true});
+    auto made = FeedbackEncoder::make(std::move(*codec), {.kind = e.value}, 8);
+    EXPECT_EQ(made.has_value(), e.value != FeedbackKind::kDgc) << e.name;
+    if (!made) {
+      EXPECT_NE(made.error().find("dgc is not an error-feedback wrapper"), std::string::npos);
+    }
+    EXPECT_EQ(FeedbackDecoder::make({.kind = e.value}, 8, 0.5).has_value(),
+              e.value != FeedbackKind::kDgc)
+        << e.name;
+  }
+}
+
 TEST(Feedback, ReceiverRejectsGarbageWithoutChangingState) {
-  auto p = make(kTop1, {.kind = "ef21"}, 3);
+  auto p = make(kTop1, {.kind = FeedbackKind::kEf21}, 3);
   step(p, {3, 1, 2});
   const std::vector<std::uint8_t> junk{1, 3, 0, 0, 3, 0, 0, 0, 0xff};
   EXPECT_FALSE(p.receiver->receive(junk).has_value());
@@ -123,7 +139,8 @@ TEST(Feedback, ReceiverRejectsGarbageWithoutChangingState) {
 
 TEST(Feedback, Ef21ConvergesToAFixedVector) {
   const auto v = testing::bellVector(500, 3);
-  auto p = make({.codec = "topk", .density = 0.05}, {.kind = "ef21"}, v.size());
+  auto p =
+      make({.codec = CodecId::kTopk, .density = 0.05}, {.kind = FeedbackKind::kEf21}, v.size());
   for (int i = 0; i < 40; ++i) step(p, v);
   const V got(p.receiver->estimate().begin(), p.receiver->estimate().end());
   EXPECT_LT(testing::sqDist(got, v), 1e-10 * testing::sqNorm(v));

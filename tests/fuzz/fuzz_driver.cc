@@ -45,8 +45,9 @@ std::vector<std::pair<std::string, Bytes>> seeds() {
     x[i] = float(int(i * 2654435761u % 2001) - 1000) / 1000.0f;
   Bytes stream;
   for (const auto& codec : compress::kCodecNames) {
-    compress::CompressorConfig c{.codec = codec, .density = 0.01, .seed = 3};
-    if (codec == "powersgd") c.layers = {{64, 64}};
+    compress::CompressorConfig c{
+        .codec = compress::codecNamed(codec)->id, .density = 0.01, .seed = 3};
+    if (c.codec == compress::CodecId::kPowersgd) c.layers = {{64, 64}};
     auto made = compress::makeCompressor(c);
     compress::Encoded e;
     if (!made || !(*made)->encode(x, e)) continue;

@@ -5,6 +5,8 @@
 
 #include <random>
 
+#include "net/refusal.h"
+
 namespace phalanx::net {
 namespace {
 
@@ -61,7 +63,7 @@ TEST(Frame, OversizedAndEmptyLengthsAreRefusedBeforeReadingTheBody) {
   auto got = reader.next();
   ASSERT_TRUE(got && !got->has_value());
   EXPECT_EQ(got->error(), FrameError::kOversized);
-  EXPECT_EQ(frameErrorName(got->error()), "oversized");
+  EXPECT_EQ(refusalName(got->error()), "oversized");
   // The stream is dead after an error, whatever follows.
   reader.feed(encodeFrame(roundMessage(1, 1, "ok")));
   EXPECT_FALSE(reader.next()->has_value());
@@ -186,6 +188,21 @@ TEST(Frame, RandomStreamsNeverCrash) {
       if (!got || !got->has_value()) break;
     }
     EXPECT_LE(reader.buffered(), 4096u + 300u);
+  }
+}
+
+TEST(Refusals, OneLabelPerReasonAndEveryGoodbyeMapsToOne) {
+  for (std::size_t i = 0; i < kRefusals.entries.size(); ++i) {
+    EXPECT_EQ(int(kRefusals.entries[i].value), int(i)) << kRefusals.entries[i].name;
+  }
+  EXPECT_EQ(refusalName(v1::Goodbye::WRONG_DIGEST), "wrong_digest");
+  EXPECT_EQ(refusalName(v1::Goodbye::IDENTITY_MISMATCH), "identity_mismatch");
+  // A reason no version defines is a protocol error, not a new label an attacker can mint.
+  EXPECT_EQ(refusalName(v1::Goodbye::Reason(77)), "protocol_error");
+  EXPECT_EQ(refusalName(v1::Goodbye::REASON_UNSPECIFIED), "protocol_error");
+  for (const FrameError e : {FrameError::kEmpty, FrameError::kOversized, FrameError::kMalformed,
+                             FrameError::kNoBody, FrameError::kInvalid}) {
+    EXPECT_NE(refusalName(e), "unknown");
   }
 }
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "net/deadline.h"
+#include "net/refusal.h"
 
 namespace phalanx::net {
 namespace {
@@ -52,7 +53,8 @@ TEST(Inbox, EquivocationIsCountedAndTheFirstMessageStands) {
   EXPECT_EQ(inbox.add(message(0, 9, "c")), Admission::kUnknownSender);
   EXPECT_EQ(inbox.equivocations().at(3), 1u);
   EXPECT_EQ(inbox.close().at(3).payload(), "a");
-  EXPECT_EQ(admissionName(Admission::kEquivocation), "equivocation");
+  EXPECT_EQ(kRefusals.name(refusalOf(Admission::kEquivocation).value()), "equivocation");
+  EXPECT_FALSE(refusalOf(Admission::kDuplicate).has_value());  // a resend is no offence
 }
 
 TEST(Inbox, AdvanceHandsOverTheSkippedRoundsInOrder) {

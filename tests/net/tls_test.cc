@@ -97,7 +97,7 @@ TEST_F(TlsTest, ACertificateCannotClaimAnotherId) {
   auto liar = make(1, 3);  // says it is node 1, holds node 3's certificate
   liar->t->connect({{0, "127.0.0.1", a->port}});
   const auto& rejected = a->t->stats().rejected;
-  ASSERT_TRUE(runUntil([&] { return rejected.contains("identity_mismatch"); }));
+  ASSERT_TRUE(runUntil([&] { return rejected.contains(Refusal::kIdentityMismatch); }));
   EXPECT_FALSE(a->up.contains(1));
 }
 
@@ -106,7 +106,7 @@ TEST_F(TlsTest, APlainPeerCannotJoinATlsCluster) {
   auto plain = make(1, 1, /*tls=*/false);
   plain->t->connect({{0, "127.0.0.1", a->port}});
   const auto& rejected = a->t->stats().rejected;
-  ASSERT_TRUE(runUntil([&] { return rejected.contains("tls_handshake"); }));
+  ASSERT_TRUE(runUntil([&] { return rejected.contains(Refusal::kTlsHandshake); }));
   EXPECT_TRUE(a->up.empty());
 }
 

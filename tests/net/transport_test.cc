@@ -217,7 +217,8 @@ TEST(Transport, HostileBytesAreCountedAndDropped) {
   Cluster c(2, 300ms);
   ASSERT_TRUE(c.runUntil([&] { return c.allConnected(); }));
   const auto& rejected = c[0].transport->stats().rejected;
-  const auto count = [&](const std::string& r) {
+  const auto count = [&](std::string_view name) {
+    const Refusal r = kRefusals.parse(name).value();
     return rejected.contains(r) ? rejected.at(r) : 0;
   };
 
@@ -283,7 +284,7 @@ TEST(Transport, APeerSpeakingForAnotherIsIgnored) {
   ASSERT_TRUE(c.runUntil([&] { return c[0].up.contains(2); }));
   liar.write(encodeFrame(roundMessage(0, 1, "forged")));
   const auto& rejected = c[0].transport->stats().rejected;
-  ASSERT_TRUE(c.runUntil([&] { return rejected.contains("sender_mismatch"); }));
+  ASSERT_TRUE(c.runUntil([&] { return rejected.contains(Refusal::kSenderMismatch); }));
   EXPECT_TRUE(c[0].received[1].empty());
   EXPECT_TRUE(c[0].received[2].empty());
 }
@@ -294,7 +295,8 @@ TEST(Transport, AFloodOfConnectionsIsSurvived) {
   std::vector<std::unique_ptr<RawClient>> flood;
   for (int i = 0; i < 150; ++i) flood.push_back(std::make_unique<RawClient>(c.io, c[0].port));
   const auto& rejected = c[0].transport->stats().rejected;
-  const auto count = [&](const std::string& r) {
+  const auto count = [&](std::string_view name) {
+    const Refusal r = kRefusals.parse(name).value();
     return rejected.contains(r) ? rejected.at(r) : 0;
   };
   ASSERT_TRUE(
@@ -317,7 +319,7 @@ TEST(Transport, ANeighbourReconnectsThroughAFloodThatHoldsEveryPendingSlot) {
   const auto& rejected = c[1].transport->stats().rejected;
   for (int i = 0; i < 250; ++i) flood.push_back(std::make_unique<RawClient>(c.io, c[1].port));
   // Every pending slot is held (the flood has begun evicting) before the neighbour dials.
-  ASSERT_TRUE(c.runUntil([&] { return rejected.contains("pending_evicted"); }));
+  ASSERT_TRUE(c.runUntil([&] { return rejected.contains(Refusal::kPendingEvicted); }));
   c.start(0, port);
   c.connect(0);
   for (int i = 0; i < 250; ++i) flood.push_back(std::make_unique<RawClient>(c.io, c[1].port));
@@ -342,7 +344,7 @@ TEST(Transport, ARefusedDuplicateDeliversNothing) {
   beat.mutable_heartbeat()->set_round(std::uint64_t(1) << 62);
   impostor.write(encodeFrame(beat));
   const auto& rejected = c[0].transport->stats().rejected;
-  ASSERT_TRUE(c.runUntil([&] { return rejected.contains("not_pair_connection"); }));
+  ASSERT_TRUE(c.runUntil([&] { return rejected.contains(Refusal::kNotPairConnection); }));
   EXPECT_TRUE(c[0].received[1].empty());
   ASSERT_TRUE(c[1].transport->send(0, roundMessage(0, 1, "genuine")));
   ASSERT_TRUE(c.runUntil([&] { return c[0].received[1].size() == 1; }));

@@ -167,7 +167,7 @@ TEST(MemoryTransport, ACrashIsSeenOneLatencyLaterAndARestartReconnects) {
   });
   s.run(nullptr, Clock::TimePoint(200ms));
   EXPECT_TRUE(a.transport->livePeers().empty());
-  EXPECT_EQ(a.transport->stats().rejected.at("wrong_digest"), 1u);
+  EXPECT_EQ(a.transport->stats().rejected.at(Refusal::kWrongDigest), 1u);
 }
 
 TEST(FaultyTransport, DropsDelaysAndPartitionsAroundAnyTransport) {

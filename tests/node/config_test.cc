@@ -26,9 +26,9 @@ std::string errorOf(const std::string& yaml, std::vector<std::string> sets = {})
 TEST(Config, DefaultsWhenEmpty) {
   const Config c = parseConfig("", "c.yaml");
   EXPECT_EQ(c.seed, 1u);
-  EXPECT_EQ(c.data.dataset, "fashion_mnist");
-  EXPECT_EQ(c.mixing.rule, "nna");
-  EXPECT_EQ(c.optimizer.momentum_kind, "ema");
+  EXPECT_EQ(c.data.dataset, DatasetKind::kFashionMnist);
+  EXPECT_EQ(c.mixing.rule, robust::RuleId::kNna);
+  EXPECT_EQ(c.optimizer.momentum_kind, MomentumKind::kEma);
   EXPECT_EQ(c.model.hidden, (std::vector<std::size_t>{100}));
   EXPECT_EQ(c.device, "auto");
 }
@@ -63,20 +63,20 @@ byzantine: {3: {attack: alie, tau: 1.5}, 7: {attack: signflip, collude: true}}
                                "c.yaml");
   EXPECT_EQ(c.seed, 7u);
   EXPECT_EQ(c.threads, 2);
-  EXPECT_EQ(c.data.partition, "dirichlet");
+  EXPECT_EQ(c.data.partition, PartitionKind::kDirichlet);
   EXPECT_DOUBLE_EQ(c.data.alpha, 0.5);
   EXPECT_EQ(c.data.synthetic.classes, 3u);
   EXPECT_EQ(c.model.hidden, (std::vector<std::size_t>{64, 32}));
-  EXPECT_EQ(c.optimizer.schedule.kind, "hyperbolic");
+  EXPECT_EQ(c.optimizer.schedule.kind, ScheduleKind::kHyperbolic);
   EXPECT_EQ(c.optimizer.schedule.decay_every, 25u);
-  EXPECT_EQ(c.exchange, "gradient");
+  EXPECT_EQ(c.exchange, Exchange::kGradient);
   EXPECT_EQ(c.compression.values, "fp16");
   EXPECT_TRUE(c.compression.adaptive);
   EXPECT_EQ(c.mixing.pre.size(), 4u);
   EXPECT_EQ(c.rounds.deadline_ms, 2000u);
-  EXPECT_EQ(c.security.mode, "tls");
+  EXPECT_EQ(c.security.mode, SecurityMode::kTls);
   ASSERT_EQ(c.byzantine.size(), 2u);
-  EXPECT_EQ(c.byzantine.at(3).attack, "alie");
+  EXPECT_EQ(c.byzantine.at(3).attack.name(), "alie");
   EXPECT_TRUE(c.byzantine.at(7).collude);
 }
 
@@ -126,8 +126,8 @@ TEST(Config, SetOverridesAnyFieldAndCreatesSections) {
                                "byzantine.4.attack=ipm", "optimizer.schedule.kind=cosine"});
   EXPECT_DOUBLE_EQ(c.optimizer.lr, 0.05);
   EXPECT_EQ(c.model.hidden, (std::vector<std::size_t>{10, 20}));
-  EXPECT_EQ(c.byzantine.at(4).attack, "ipm");
-  EXPECT_EQ(c.optimizer.schedule.kind, "cosine");
+  EXPECT_EQ(c.byzantine.at(4).attack.name(), "ipm");
+  EXPECT_EQ(c.optimizer.schedule.kind, ScheduleKind::kCosine);
 }
 
 TEST(Config, SetErrorsSayTheyCameFromTheCommandLine) {

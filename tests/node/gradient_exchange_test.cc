@@ -17,17 +17,17 @@ using ::testing::HasSubstr;
 
 Config gradientConfig(const std::string& feedback, const std::string& codec) {
   Config c;
-  c.exchange = "gradient";
+  c.exchange = Exchange::kGradient;
   c.optimizer.momentum = 0.75;
-  c.compression.feedback = feedback;
-  c.compression.codec = codec;
+  c.compression.feedback = compress::kFeedbacks.parse(feedback).value();
+  c.compression.codec = compress::codecNamed(codec)->id;
   c.compression.eta = 0.25;
   return c;
 }
 
 std::unique_ptr<compress::Compressor> codecFor(const Config& c,
                                                std::vector<compress::LayerShape> layers) {
-  if (c.compression.codec == "none") return nullptr;
+  if (c.compression.codec == compress::CodecId::kNone) return nullptr;
   compress::CompressorConfig k = compressorConfig(c.compression);
   k.layers = std::move(layers);
   return std::move(*compress::makeCompressor(k));

@@ -35,6 +35,7 @@ namespace phalanx::node {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::attackNamed;
 using testing::completeGraph;
 using testing::syntheticConfig;
 
@@ -55,7 +56,7 @@ class Cluster {
       : config_(std::move(config)), topology_(std::move(topology)), attacks_(std::move(attacks)) {
     // The attackers learn of each other from the config's byzantine map (the honest nodes
     // ignore it), so a rushing attacker does not wait for its fellows.
-    for (const auto& [id, attack] : attacks_) config_.byzantine[id].attack = attack;
+    for (const auto& [id, attack] : attacks_) config_.byzantine[id].attack = attackNamed(attack);
     data_ = loadData(config_.data, config_.seed);
     test_ = std::make_shared<const Dataset>(data_.test);
     records_.resize(topology_->size());
@@ -188,8 +189,8 @@ TEST(PeerNode, ExternalLearnersMixWhatTheirLoopsHandIn) {
   // mean is exactly 2 (r + 1), and drops the attacker's -2 (r + 1).
   Config c = syntheticConfig(/*rounds=*/3, /*deadline_ms=*/5000, /*eval_every=*/2);
   c.rounds.quorum = false;
-  c.mixing.rule = "nna";
-  c.byzantine[3].attack = "signflip";
+  c.mixing.rule = robust::RuleId::kNna;
+  c.byzantine[3].attack = attackNamed("signflip");
   const auto topology = completeGraph(4, 1);
   constexpr std::size_t kDim = 5;
   asio::io_context io;
@@ -275,10 +276,11 @@ TEST(PeerNode, RefusesWhatAnExternalLearnerCannotDo) {
                              .id = 0,
                              .listen_port = 0,
                              .learner = std::make_shared<ExternalLearner>(10),
-                             .attack = attack});
+                             .attack = attack.empty() ? std::optional<AttackSpec>()
+                                                      : attackNamed(attack)});
   };
   Config accordion = syntheticConfig();
-  accordion.compression.codec = "topk";
+  accordion.compression.codec = compress::CodecId::kTopk;
   accordion.compression.adaptive = true;
   EXPECT_THAT([&] { make(accordion, ""); },
               ::testing::ThrowsMessage<ConfigError>(::testing::HasSubstr("compression.adaptive")));
@@ -333,7 +335,7 @@ TEST(PeerNode, NnaHoldsAgainstSignflipWhileMeanBreaks) {
   const std::map<std::uint32_t, std::string> attackers{{3, "signflip"}, {6, "signflip"}};
   double nna = 0, mean = 0;
   for (const char* rule : {"nna", "mean"}) {
-    c.mixing.rule = rule;
+    c.mixing.rule = robust::kRules.parse(rule).value();
     Cluster cluster(c, topology, attackers);
     cluster.startAll();
     ASSERT_TRUE(cluster.runToEnd());
@@ -352,7 +354,7 @@ TEST(PeerNode, NnaHoldsAgainstSignflipWhileMeanBreaks) {
 
 TEST(PeerNode, TopkGossipLearnsOnFewerBytes) {
   Config c = syntheticConfig();
-  c.compression.codec = "topk";
+  c.compression.codec = compress::CodecId::kTopk;
   c.compression.density = 0.05;
   c.compression.gamma = 0.1;  // CHOCO needs a small consensus step under top-5%
   c.compression.keyframe_every = 0;
@@ -372,8 +374,8 @@ TEST(PeerNode, GradientRoundIsTheMeanMomentumStepByHand) {
   // exchange: gradient, uncompressed, mean: every node steps x0 - lr · mean_i((1 - beta) g_i).
   Config c = syntheticConfig();
   c.rounds.count = 1;
-  c.exchange = "gradient";
-  c.mixing.rule = "mean";
+  c.exchange = Exchange::kGradient;
+  c.mixing.rule = robust::RuleId::kMean;
   auto topology = completeGraph(3, 0);
   Cluster cluster(c, topology);
   std::vector<float> x0;
@@ -407,9 +409,10 @@ TEST(PeerNode, GradientCodecsLearnUnderSignflip) {
   const std::map<std::uint32_t, std::string> attackers{{3, "signflip"}, {6, "signflip"}};
   for (const char* feedback : {"dgc", "ef21_sgdm"}) {
     Config c = syntheticConfig();
-    c.exchange = "gradient";
-    c.compression.feedback = feedback;
-    c.compression.codec = feedback == std::string("dgc") ? "topk_sampled" : "topk";
+    c.exchange = Exchange::kGradient;
+    c.compression.feedback = compress::kFeedbacks.parse(feedback).value();
+    c.compression.codec =
+        feedback == std::string("dgc") ? compress::CodecId::kTopkSampled : compress::CodecId::kTopk;
     c.compression.density = feedback == std::string("dgc") ? 0.01 : 0.05;
     c.compression.keyframe_every = 0;
     c.rounds.quorum = false;  // the attackers' vectors in every mix: the test is of the rule
@@ -434,7 +437,7 @@ TEST(PeerNode, GradientCodecsLearnUnderSignflip) {
 
 TEST(PeerNode, AccordionSwitchesLevelsInModelGossip) {
   Config c = syntheticConfig();
-  c.compression.codec = "topk";
+  c.compression.codec = compress::CodecId::kTopk;
   c.compression.density = 0.1;  // LOW; HIGH is 0.01
   c.compression.gamma = 0.1;
   c.compression.keyframe_every = 0;
@@ -677,7 +680,7 @@ TEST(PeerNodeProtocol, ResyncFloodsAndKeyframeSpamCostHonestPeersLittle) {
   Config c = syntheticConfig();
   c.rounds.count = 120;
   c.rounds.quorum = false;  // the same messages in every run: bytes compare exactly
-  c.compression.codec = "topk";
+  c.compression.codec = compress::CodecId::kTopk;
   c.compression.density = 0.05;
   c.compression.gamma = 0.2;
   auto topology = completeGraph(6, 1);

@@ -13,7 +13,7 @@ using Outcome = ReplicaTable::Outcome;
 
 std::unique_ptr<compress::Compressor> topk(double density) {
   compress::CompressorConfig c;
-  c.codec = "topk";
+  c.codec = compress::CodecId::kTopk;
   c.density = density;
   return std::move(*compress::makeCompressor(c));
 }

@@ -24,6 +24,7 @@ namespace phalanx::node {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::attackNamed;
 using testing::completeGraph;
 
 // The simulation tests' base: 100 rounds, a 1 s ceiling.
@@ -57,7 +58,7 @@ SimRun runSim(Config config, std::shared_ptr<const topologies::Topology> topolog
   s.faults = std::move(faults);
   s.threads = threads;
   s.out = std::move(out);
-  s.attacks = std::move(attacks);
+  for (const auto& [id, name] : attacks) s.attacks[id] = attackNamed(name);
   s.on_round = [&r](std::uint32_t id, const RoundRecord& rec) { r.records[id].push_back(rec); };
   r.result = simulate(std::move(s));
   return r;
@@ -67,7 +68,7 @@ TEST(Simulation, RerunsAreBitIdenticalAlsoWhenDeadlinesFire) {
   Config c = syntheticConfig();
   c.rounds.count = 60;
   c.rounds.deadline_ms = 200;
-  c.compression.codec = "topk";
+  c.compression.codec = compress::CodecId::kTopk;
   c.compression.density = 0.1;
   // Node 3 starts each round 300 ms late from 0.1 s on: its neighbours' deadlines fire.
   const std::vector<SimulatedFault> faults{{0.1, 3, "slow 300"}, {0.2, 1, "drop 0.3"}};
@@ -89,7 +90,7 @@ TEST(Simulation, RushingAttackerWaitsForSlowHonestPeersInsteadOfRunningAhead) {
   Config c = syntheticConfig();
   c.rounds.count = 40;
   c.rounds.deadline_ms = 400;
-  c.byzantine[2].attack = "signflip";
+  c.byzantine[2].attack = attackNamed("signflip");
   const SimRun r = runSim(c, completeGraph(3, 1), {{0, 0, "slow 250"}, {0, 1, "slow 250"}});
   for (std::uint32_t i : {0u, 1u}) {
     ASSERT_EQ(r.records[i].size(), 40u);
@@ -104,8 +105,8 @@ TEST(Simulation, StallersDoNotSetTheHonestPace) {
   Config c = syntheticConfig();
   c.rounds.count = 30;
   c.rounds.deadline_ms = 2000;
-  c.byzantine[6].attack = "stall";
-  c.byzantine[7].attack = "stall";
+  c.byzantine[6].attack = attackNamed("stall");
+  c.byzantine[7].attack = attackNamed("stall");
   const SimRun r = runSim(c, completeGraph(8, 2));
   const double ceiling = double(c.rounds.deadline_ms) / 1000;
   for (std::uint32_t i = 0; i < 6; ++i) {
@@ -225,7 +226,7 @@ TEST(Simulation, SpectralAttackersAreEquivocatorsAndAreConvicted) {
   Config c = syntheticConfig();
   c.rounds.count = 30;
   c.rounds.quorum = false;  // every round waits for the attackers (rushing, one hop behind)
-  c.mixing.rule = "cs_plus";
+  c.mixing.rule = robust::RuleId::kCsPlus;
   const SimRun r = runSim(c, topology, {}, 2, {}, {{6, "spectral"}, {7, "spectral"}});
   EXPECT_EQ(r.result.byzantine, (std::set<std::uint32_t>{6, 7}));
   for (std::uint32_t i = 0; i < 6; ++i) {
@@ -277,7 +278,8 @@ TEST(Simulation, ColludingAttackersPoolWhatTheyHearAndSearchOnce) {
                                         {"dissensus", false},
                                         {"dissensus", true}}) {
     SCOPED_TRACE(std::string(attack) + (collude ? " colluding" : " alone"));
-    for (std::uint32_t b = 5; b < 15; ++b) c.byzantine[b] = {.attack = attack, .collude = collude};
+    for (std::uint32_t b = 5; b < 15; ++b)
+      c.byzantine[b] = {.attack = attackNamed(attack), .collude = collude};
     const SimRun r = runSim(c, maliciousRing());
     for (std::uint64_t t = 0; t < c.rounds.count; ++t) {
       std::size_t computed = 0;

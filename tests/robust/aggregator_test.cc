@@ -46,11 +46,21 @@ std::string mixError(AggregatorConfig config, const Matrix& rows, std::size_t b)
   return r ? "" : r.error();
 }
 
-AggregatorConfig rule(std::string name, std::vector<std::string> pre = {}) {
+AggregatorConfig rule(std::string_view name, std::vector<std::string> pre = {}) {
   AggregatorConfig c;
-  c.rule = std::move(name);
+  c.rule = kRules.parse(name).value();
   c.pre = std::move(pre);
   return c;
+}
+
+TEST(Rules, TheTableListsEveryRuleOnceAndEachBuilds) {
+  for (std::size_t i = 0; i < kRules.entries.size(); ++i) {
+    const auto& e = kRules.entries[i];
+    EXPECT_EQ(int(e.value), int(i)) << e.name;  // one entry per id, in order
+    AggregatorConfig c{.rule = e.value, .tau = 1.0};
+    EXPECT_TRUE(makeAggregator(c).has_value()) << e.name;
+  }
+  EXPECT_FALSE(kRules.parse("median").has_value());
 }
 
 TEST(Nna, KeepsTheClosestAndAveragesThem) {
@@ -294,7 +304,8 @@ TEST(PreAggregators, BucketingKeepsTheMeanAndComposes) {
 }
 
 TEST(Factory, RejectsUnknownNamesAndBadParameters) {
-  EXPECT_THAT(makeAggregator(rule("avg")).error(), HasSubstr("unknown rule 'avg' (allowed: nna"));
+  EXPECT_FALSE(kRules.parse("avg").has_value());  // names are refused where they are parsed
+  EXPECT_THAT(makeAggregator({.rule = RuleId(64)}).error(), HasSubstr("unknown rule id 64"));
   EXPECT_THAT(makeAggregator(rule("nna", {"median"})).error(), HasSubstr("unknown pre-aggregator"));
   EXPECT_THAT(makeAggregator(rule("nna", {"clip"})).error(), HasSubstr("needs a parameter"));
   EXPECT_THAT(makeAggregator(rule("nna", {"clip:x"})).error(), HasSubstr("number > 0"));

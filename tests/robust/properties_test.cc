@@ -61,7 +61,7 @@ TEST(Properties, NnaStaysWithinTheFarthestHonestDistanceOfThePivot) {
     for (const auto& r : clean)
       radius = std::max(radius, std::sqrt(kernels::squaredDistance(r, clean[0])));
     const Matrix m = attacked(honest, b, seed);
-    const auto z = mixed({.rule = "nna"}, m, b);
+    const auto z = mixed({.rule = RuleId::kNna}, m, b);
     EXPECT_LE(std::sqrt(kernels::squaredDistance(z, m[0])), radius * (1 + 1e-6));
   }
 }
@@ -71,7 +71,7 @@ TEST(Properties, TrimmedMeanStaysInsideTheHonestRange) {
     SCOPED_TRACE(::testing::Message() << "seed " << seed);
     const std::size_t honest = 6 + seed % 5, b = 1 + seed % 2;
     const Matrix clean = testing::gaussianRows(honest, kDim, 1.0f, seed);
-    const auto z = mixed({.rule = "cwtm"}, attacked(honest, b, seed), b);
+    const auto z = mixed({.rule = RuleId::kCwtm}, attacked(honest, b, seed), b);
     for (std::size_t j = 0; j < kDim; ++j) {
       float lo = clean[0][j], hi = clean[0][j];
       for (const auto& r : clean) {
@@ -86,30 +86,31 @@ TEST(Properties, TrimmedMeanStaysInsideTheHonestRange) {
 }
 
 TEST(Properties, PermutingPeersDoesNotChangeAnyRule) {
-  const std::vector<AggregatorConfig> configs{{.rule = "nna"},
-                                              {.rule = "mean"},
-                                              {.rule = "metropolis"},
-                                              {.rule = "cwtm"},
-                                              {.rule = "cwmed"},
-                                              {.rule = "gm"},
-                                              {.rule = "krum"},
-                                              {.rule = "multikrum"},
-                                              {.rule = "cc", .tau = 1.0, .iters = 3},
-                                              {.rule = "clipped_gossip"},
-                                              {.rule = "cs_plus"},
-                                              {.rule = "nna_rt"},
-                                              {.rule = "gts"},
-                                              {.rule = "ios"},
-                                              {.rule = "nna", .pre = {"nnm"}},
-                                              {.rule = "cwtm", .pre = {"arc"}},
-                                              {.rule = "mean", .pre = {"clip:2"}}};
+  const std::vector<AggregatorConfig> configs{{.rule = RuleId::kNna},
+                                              {.rule = RuleId::kMean},
+                                              {.rule = RuleId::kMetropolis},
+                                              {.rule = RuleId::kCwtm},
+                                              {.rule = RuleId::kCwmed},
+                                              {.rule = RuleId::kGm},
+                                              {.rule = RuleId::kKrum},
+                                              {.rule = RuleId::kMultikrum},
+                                              {.rule = RuleId::kCc, .tau = 1.0, .iters = 3},
+                                              {.rule = RuleId::kClippedGossip},
+                                              {.rule = RuleId::kCsPlus},
+                                              {.rule = RuleId::kNnaRt},
+                                              {.rule = RuleId::kGts},
+                                              {.rule = RuleId::kIos},
+                                              {.rule = RuleId::kNna, .pre = {"nnm"}},
+                                              {.rule = RuleId::kCwtm, .pre = {"arc"}},
+                                              {.rule = RuleId::kMean, .pre = {"clip:2"}}};
   for (std::uint64_t seed = 1; seed <= 10; ++seed) {
     const Matrix m = testing::gaussianRows(9, kDim, 1.0f, seed);
     Matrix shuffled = m;
     std::mt19937_64 rng(seed);
     std::shuffle(shuffled.begin() + 1, shuffled.end(), rng);  // the pivot stays first
     for (const auto& c : configs) {
-      SCOPED_TRACE(::testing::Message() << c.rule << " pre " << c.pre.size() << " seed " << seed);
+      SCOPED_TRACE(::testing::Message()
+                   << kRules.name(c.rule) << " pre " << c.pre.size() << " seed " << seed);
       const auto a = mixed(c, m, 2), b = mixed(c, shuffled, 2);
       for (std::size_t j = 0; j < kDim; ++j) EXPECT_NEAR(a[j], b[j], 1e-5);
     }
@@ -123,7 +124,7 @@ TEST(Properties, NoRuleLetsNonFiniteValuesThrough) {
     Matrix m = testing::gaussianRows(8, kDim, 1.0f, 3);
     m[2][5] = std::numeric_limits<float>::quiet_NaN();
     m[6][0] = std::numeric_limits<float>::infinity();
-    EXPECT_TRUE(kernels::allFinite(mixed({.rule = name}, m, 2)));
+    EXPECT_TRUE(kernels::allFinite(mixed({.rule = kRules.parse(name).value()}, m, 2)));
   }
 }
 

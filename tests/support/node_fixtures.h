@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "node/config.h"
@@ -11,16 +12,21 @@
 
 namespace phalanx::testing {
 
+// A known attack name as the node holds it ("alie", "equivocate:alie", "stall", ...).
+inline node::AttackSpec attackNamed(std::string_view name) {
+  return node::AttackSpec::parse(name).value();
+}
+
 inline node::Config syntheticConfig(std::uint64_t rounds = 300, std::uint64_t deadline_ms = 5000,
                                     std::uint64_t eval_every = 100) {
   node::Config c;
   c.seed = 5;
   c.threads = 1;
-  c.data.dataset = "synthetic";
+  c.data.dataset = node::DatasetKind::kSynthetic;
   c.data.batch = 32;
   c.data.synthetic = {
       .train = 4000, .test = 1000, .features = 32, .classes = 10, .separation = 0.5};
-  c.model.kind = "mlp";
+  c.model.kind = node::ModelKind::kMlp;
   c.model.hidden = {32};
   c.optimizer.lr = 0.1;
   c.optimizer.momentum = 0.9;
