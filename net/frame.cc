@@ -55,39 +55,39 @@ std::expected<std::uint32_t, FrameError> readLength(
   return n;
 }
 
-std::optional<FrameError> parseBodyInto(std::span<const std::uint8_t> body, v1::Envelope& e) {
+std::expected<void, FrameError> parseBodyInto(std::span<const std::uint8_t> body, v1::Envelope& e) {
   if (body.size() > std::size_t(INT32_MAX) || !e.ParseFromArray(body.data(), int(body.size()))) {
-    return FrameError::kMalformed;
+    return std::unexpected(FrameError::kMalformed);
   }
   switch (e.body_case()) {
     case v1::Envelope::BODY_NOT_SET:
-      return FrameError::kNoBody;
+      return std::unexpected(FrameError::kNoBody);
     case v1::Envelope::kHello:
-      if (!validHello(e.hello())) return FrameError::kInvalid;
+      if (!validHello(e.hello())) return std::unexpected(FrameError::kInvalid);
       break;
     case v1::Envelope::kGoodbye:
       if (!v1::Goodbye::Reason_IsValid(e.goodbye().reason()) ||
           e.goodbye().detail().size() > kMaxDetailBytes) {
-        return FrameError::kInvalid;
+        return std::unexpected(FrameError::kInvalid);
       }
       break;
     case v1::Envelope::kRound:
-      if (!validRound(e.round())) return FrameError::kInvalid;
+      if (!validRound(e.round())) return std::unexpected(FrameError::kInvalid);
       break;
     case v1::Envelope::kDigest:
       if (e.digest().senders_size() != e.digest().hashes_size() ||
           e.digest().senders_size() > kMaxDigestEntries) {
-        return FrameError::kInvalid;
+        return std::unexpected(FrameError::kInvalid);
       }
       break;
     case v1::Envelope::kCoalition:
-      if (e.coalition().count() > kMaxDigestEntries) return FrameError::kInvalid;
+      if (e.coalition().count() > kMaxDigestEntries) return std::unexpected(FrameError::kInvalid);
       break;
     case v1::Envelope::kResync:
     case v1::Envelope::kHeartbeat:
       break;
   }
-  return std::nullopt;
+  return {};
 }
 
 namespace {
@@ -113,15 +113,15 @@ std::optional<std::size_t> roundStart(pbio::CodedInputStream& in, std::size_t bo
 
 }  // namespace
 
-std::optional<std::expected<void, FrameError>> parseRoundInto(std::span<const std::uint8_t> body,
-                                                              v1::RoundMessage& out) {
+std::expected<bool, FrameError> parseRoundInto(std::span<const std::uint8_t> body,
+                                               v1::RoundMessage& out) {
   auto in = reader(body);
   const auto at = roundStart(in, body.size());
-  if (!at) return std::nullopt;
+  if (!at) return false;
   if (!out.ParseFromArray(body.data() + *at, int(body.size() - *at)))
     return std::unexpected(FrameError::kMalformed);
   if (!validRound(out)) return std::unexpected(FrameError::kInvalid);
-  return std::expected<void, FrameError>{};
+  return true;
 }
 
 std::optional<RoundLayout> roundLayout(std::span<const std::uint8_t> head, std::size_t body_size) {
@@ -144,7 +144,7 @@ std::optional<RoundLayout> roundLayout(std::span<const std::uint8_t> head, std::
 
 std::expected<v1::Envelope, FrameError> parseBody(std::span<const std::uint8_t> body) {
   v1::Envelope e;
-  if (auto error = parseBodyInto(body, e)) return std::unexpected(*error);
+  if (auto parsed = parseBodyInto(body, e); !parsed) return std::unexpected(parsed.error());
   return e;
 }
 
@@ -184,9 +184,9 @@ void FrameReader::feed(std::span<const std::uint8_t> bytes) {
   buffer_.insert(buffer_.end(), bytes.begin(), bytes.end());
 }
 
-std::optional<std::expected<v1::Envelope, FrameError>> FrameReader::next() {
+std::expected<bool, FrameError> FrameReader::next(v1::Envelope& out) {
   if (failed_) return std::unexpected(*failed_);
-  if (buffered() < kLengthBytes) return std::nullopt;
+  if (buffered() < kLengthBytes) return false;
   const std::span<const std::uint8_t, kLengthBytes> prefix(buffer_.data() + consumed_,
                                                            kLengthBytes);
   const auto length = readLength(prefix, max_body_);
@@ -194,12 +194,14 @@ std::optional<std::expected<v1::Envelope, FrameError>> FrameReader::next() {
     failed_ = length.error();
     return std::unexpected(*failed_);
   }
-  if (buffered() < kLengthBytes + *length) return std::nullopt;
+  if (buffered() < kLengthBytes + *length) return false;
   const std::span<const std::uint8_t> body(buffer_.data() + consumed_ + kLengthBytes, *length);
   consumed_ += kLengthBytes + *length;
-  auto envelope = parseBody(body);
-  if (!envelope) failed_ = envelope.error();
-  return envelope;
+  if (auto parsed = parseBodyInto(body, out); !parsed) {
+    failed_ = parsed.error();
+    return std::unexpected(*failed_);
+  }
+  return true;
 }
 
 }  // namespace phalanx::net

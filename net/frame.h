@@ -46,15 +46,16 @@ std::expected<v1::Envelope, FrameError> parseBody(std::span<const std::uint8_t> 
 
 // The same into an existing envelope, whose string capacity is reused (a receiver parsing
 // 100 MB messages into one envelope does not fault in 100 MB of fresh pages per message).
-// Returns the error, or nullopt when `out` holds a valid envelope.
-std::optional<FrameError> parseBodyInto(std::span<const std::uint8_t> body, v1::Envelope& out);
+// On success `out` holds a valid envelope.
+std::expected<void, FrameError> parseBodyInto(std::span<const std::uint8_t> body,
+                                              v1::Envelope& out);
 
 // The receive fast path for the common frame, a body holding exactly one Envelope.round field:
 // parses the RoundMessage into `out`, whose payload capacity survives (a oneof would free
-// it). nullopt when the body has another shape (then use parseBodyInto); otherwise the
-// result of parsing and checking it.
-std::optional<std::expected<void, FrameError>> parseRoundInto(std::span<const std::uint8_t> body,
-                                                              v1::RoundMessage& out);
+// it). true: `out` holds the checked message; false: the body has another shape (then use
+// parseBodyInto); an error when it has this shape but does not parse or pass the checks.
+std::expected<bool, FrameError> parseRoundInto(std::span<const std::uint8_t> body,
+                                               v1::RoundMessage& out);
 
 // The direct receive path for large frames: when `head`, the first bytes of a body of
 // `body_size` bytes, holds an Envelope.round whose fields are all in `head` and whose last
@@ -84,8 +85,9 @@ class FrameReader {
 
   void feed(std::span<const std::uint8_t> bytes);
 
-  // The next envelope, the error that ended the stream, or nullopt when more bytes are needed.
-  std::optional<std::expected<v1::Envelope, FrameError>> next();
+  // true: `out` holds the next envelope; false: more bytes are needed; or the error that ended
+  // the stream (every later call returns it again).
+  std::expected<bool, FrameError> next(v1::Envelope& out);
 
   std::size_t buffered() const { return buffer_.size() - consumed_; }
 

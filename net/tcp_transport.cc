@@ -244,12 +244,11 @@ class TcpTransport::Session : public std::enable_shared_from_this<Session> {
 
   void bodyRead() {
     if (open_) {
-      if (auto round = parseRoundInto(body_, round_in_)) {
-        if (!*round) return refuse(round->error());
-        return roundReceived(body_.size());
-      }
+      const auto round = parseRoundInto(body_, round_in_);
+      if (!round) return refuse(round.error());
+      if (*round) return roundReceived(body_.size());
     }
-    if (const auto error = parseBodyInto(body_, incoming_)) return refuse(*error);
+    if (const auto parsed = parseBodyInto(body_, incoming_); !parsed) return refuse(parsed.error());
     last_received_ = Clock::now();
     dispatch(incoming_, kLengthBytes + body_.size());
     readNext();

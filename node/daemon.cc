@@ -159,9 +159,9 @@ DaemonExit runDaemon(PeerSetup setup, const std::filesystem::path& out, DaemonOp
         .apply = [&io, &peer](const std::string& command) -> std::optional<std::string> {
           // Unanswered within the limit (nullopt): queued behind a busy or hung loop.
           return onLoop<std::string>(io, [&peer, command] {
-            std::string error = peer->inject(command);
-            if (error.empty() && command.starts_with("crash")) std::_Exit(137);  // as kill -9
-            return error;
+            const auto applied = peer->inject(command);
+            if (applied && command.starts_with("crash")) std::_Exit(137);  // as kill -9
+            return applied ? std::string() : applied.error();
           });
         }};
     http = std::make_unique<HttpEndpoint>(host, self.metrics_port, std::move(model),

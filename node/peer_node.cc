@@ -1173,20 +1173,20 @@ std::expected<std::unique_ptr<robust::Attack>, std::string> PeerNode::makeAttack
   return robust::makeAttack(a);
 }
 
-std::string PeerNode::switchAttack(const std::string& name) {
+std::expected<void, std::string> PeerNode::switchAttack(const std::string& name) {
   // `inject attack NAME` is text from the control endpoint: parsed here, at its boundary.
   const auto spec = AttackSpec::parse(name);
-  if (!spec) return "attack " + spec.error();
+  if (!spec) return std::unexpected("attack " + spec.error());
   if (!spec->honest() && spec->kind != Misbehaviour::kVector && !spec->protocol()) {
-    return fmt::format(
-        "attack {}: not switchable at run time (allowed: none, vector attacks {}, "
-        "{}NAME, protocol attacks stall, round_lie, resync_flood, keyframe_spam)",
-        name, fmt::join(robust::kAttacks.names(), ", "), kEquivocatePrefix);
+    return std::unexpected(
+        fmt::format("attack {}: not switchable at run time (allowed: none, vector attacks {}, "
+                    "{}NAME, protocol attacks stall, round_lie, resync_flood, keyframe_spam)",
+                    name, fmt::join(robust::kAttacks.names(), ", "), kEquivocatePrefix));
   }
   std::unique_ptr<robust::Attack> attack;
   if (spec->kind == Misbehaviour::kVector) {
     auto made = makeAttackFor(*spec);
-    if (!made) return made.error();
+    if (!made) return std::unexpected(made.error());
     attack = std::move(*made);
   }
   attack_ = std::move(attack);
@@ -1194,10 +1194,10 @@ std::string PeerNode::switchAttack(const std::string& name) {
   role_ = roleFor(*spec);
   // The neighbours' replicas of this node now hold something else: start them afresh.
   for (const std::uint32_t j : neighbours_) keyframe_owed_.insert(j);
-  return "";
+  return {};
 }
 
-std::string PeerNode::inject(const std::string& command) {
+std::expected<void, std::string> PeerNode::inject(const std::string& command) {
   std::istringstream in(command);
   std::string verb, arg;
   in >> verb >> arg;
@@ -1236,12 +1236,16 @@ std::string PeerNode::inject(const std::string& command) {
     if (error = number(0, 1, v); error.empty()) transport_->setCorrupt(v);
   } else if (verb == "partition") {
     const auto parsed = base::parseIds(arg);
-    if (!parsed) return "partition: " + parsed.error();
+    if (!parsed) return std::unexpected("partition: " + parsed.error());
     const std::vector<std::uint32_t>& ids = *parsed;
-    if (ids.empty()) return "partition: expected ids, e.g. partition 3,7";
+    if (ids.empty()) return std::unexpected("partition: expected ids, e.g. partition 3,7");
     transport_->setPartitioned(ids);
   } else if (verb == "attack") {
-    error = arg.empty() ? "attack: expected a name (or none)" : switchAttack(arg);
+    if (arg.empty()) {
+      error = "attack: expected a name (or none)";
+    } else if (auto switched = switchAttack(arg); !switched) {
+      error = switched.error();
+    }
   } else if (verb == "heal") {
     slow_ = std::chrono::milliseconds(0);
     transport_->heal();
@@ -1251,8 +1255,9 @@ std::string PeerNode::inject(const std::string& command) {
         "partition IDS, attack NAME, heal)",
         verb);
   }
-  if (error.empty()) log_->warn("round {}: fault injected: {}", gate_->openRound(), command);
-  return error;
+  if (!error.empty()) return std::unexpected(error);
+  log_->warn("round {}: fault injected: {}", gate_->openRound(), command);
+  return {};
 }
 
 void PeerNode::abort() {

@@ -111,9 +111,9 @@ class PeerNode {
   // "slow MS" (each round starts MS later), "drop P" / "corrupt P" (each outgoing round message
   // is dropped / has bytes flipped with probability P), "delay MS" (outgoing round messages
   // leave MS late), "partition ID,ID,...", "attack NAME" (a vector attack, or "none"), "heal"
-  // (clears slow, drop, corrupt, delay and partition). Returns an error message, or "" when
+  // (clears slow, drop, corrupt, delay and partition). An error says why the command was not
   // applied. "crash" aborts the node; what the process does next is its owner's business.
-  std::string inject(const std::string& command);
+  std::expected<void, std::string> inject(const std::string& command);
 
   bool finished() const { return finished_; }
   // Stopped early because the model or its local step went NaN/Inf (after a last evaluation).
@@ -138,7 +138,7 @@ class PeerNode {
   // Whether no live honest neighbour's vector for round t has come yet and none has moved past
   // t (so a rushing attacker opening t now could hear nothing before its deadline).
   bool aheadOfHonestNeighbours(std::uint64_t t) const;
-  std::string switchAttack(const std::string& name);
+  std::expected<void, std::string> switchAttack(const std::string& name);
   void endRound(net::RoundResult&& result);
   // The end of every round's record: evaluation on evaluation rounds and the last, metrics,
   // checkpoint, on_round. False when the node stops here (diverged, or stopped by on_round).

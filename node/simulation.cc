@@ -275,10 +275,9 @@ SimulationResult simulate(SimulationSetup s) {
                            return;
                          }
                          if (slot.node->finished()) return;
-                         const std::string error = slot.node->inject(f.command);
-                         if (!error.empty()) {
+                         if (auto applied = slot.node->inject(f.command); !applied) {
                            spdlog::warn("fault at {} s on node {}: {}", f.at_seconds, f.node,
-                                        error);
+                                        applied.error());
                          }
                        });
   }

@@ -40,15 +40,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // As a stream of frames.
   phalanx::net::FrameReader reader(phalanx::net::maxFrameBytes(kDim));
   reader.feed(input);
+  phalanx::net::v1::Envelope envelope;
   for (int i = 0; i < 64; ++i) {
-    auto next = reader.next();
-    if (!next || !next->has_value()) break;
-    if ((*next)->body_case() == phalanx::net::v1::Envelope::kRound)
-      decodePayload((*next)->round().payload());
+    const auto next = reader.next(envelope);
+    if (!next || !*next) break;
+    if (envelope.body_case() == phalanx::net::v1::Envelope::kRound)
+      decodePayload(envelope.round().payload());
   }
   // As one body, on both parse paths.
   phalanx::net::v1::RoundMessage round;
-  if (auto fast = phalanx::net::parseRoundInto(input, round); fast && fast->has_value())
+  if (const auto fast = phalanx::net::parseRoundInto(input, round); fast && *fast)
     decodePayload(round.payload());
   (void)phalanx::net::parseBody(input);
   // As the head of a large frame on the transport's direct path (roundLayout, then the fields

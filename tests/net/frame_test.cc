@@ -31,11 +31,11 @@ TEST(Frame, LengthPrefixIsLittleEndianAndRoundTrips) {
   EXPECT_EQ(bytes[2], 0);
   FrameReader reader(maxFrameBytes(100));
   reader.feed(bytes);
-  auto got = reader.next();
-  ASSERT_TRUE(got && got->has_value());
-  EXPECT_EQ((*got)->round().payload(), std::string(300, 'x'));
-  EXPECT_EQ((*got)->round().round(), 5u);
-  EXPECT_FALSE(reader.next().has_value());  // needs more bytes
+  v1::Envelope got;
+  ASSERT_EQ(reader.next(got), true);
+  EXPECT_EQ(got.round().payload(), std::string(300, 'x'));
+  EXPECT_EQ(got.round().round(), 5u);
+  EXPECT_EQ(reader.next(got), false);  // needs more bytes
 }
 
 TEST(Frame, ByteAtATimeAndManyFramesInOneChunk) {
@@ -46,9 +46,12 @@ TEST(Frame, ByteAtATimeAndManyFramesInOneChunk) {
   int seen = 0;
   for (const std::uint8_t b : stream) {
     reader.feed({&b, 1});
-    while (auto got = reader.next()) {
-      ASSERT_TRUE(got->has_value());
-      EXPECT_EQ((*got)->round().round(), std::uint64_t(seen));
+    v1::Envelope got;
+    while (true) {
+      const auto next = reader.next(got);
+      ASSERT_TRUE(next.has_value());
+      if (!*next) break;
+      EXPECT_EQ(got.round().round(), std::uint64_t(seen));
       ++seen;
     }
   }
@@ -60,17 +63,18 @@ TEST(Frame, OversizedAndEmptyLengthsAreRefusedBeforeReadingTheBody) {
   FrameReader reader(1000);
   const std::vector<std::uint8_t> huge{0xff, 0xff, 0xff, 0x7f};
   reader.feed(huge);
-  auto got = reader.next();
-  ASSERT_TRUE(got && !got->has_value());
-  EXPECT_EQ(got->error(), FrameError::kOversized);
-  EXPECT_EQ(refusalName(got->error()), "oversized");
+  v1::Envelope e;
+  const auto got = reader.next(e);
+  ASSERT_FALSE(got.has_value());
+  EXPECT_EQ(got.error(), FrameError::kOversized);
+  EXPECT_EQ(refusalName(got.error()), "oversized");
   // The stream is dead after an error, whatever follows.
   reader.feed(encodeFrame(roundMessage(1, 1, "ok")));
-  EXPECT_FALSE(reader.next()->has_value());
+  EXPECT_EQ(reader.next(e), std::unexpected(FrameError::kOversized));
   FrameReader empty(1000);
   const std::vector<std::uint8_t> zero{0, 0, 0, 0};
   empty.feed(zero);
-  EXPECT_EQ(empty.next()->error(), FrameError::kEmpty);
+  EXPECT_EQ(empty.next(e), std::unexpected(FrameError::kEmpty));
 }
 
 TEST(Frame, MalformedEmptyAndInvalidBodies) {
@@ -102,7 +106,8 @@ TEST(Frame, TruncatedFramesWaitAndNeverParseAsSomethingElse) {
   for (std::size_t cut = 0; cut < bytes.size(); ++cut) {
     FrameReader reader(maxFrameBytes(100));
     reader.feed(std::span(bytes).first(cut));
-    EXPECT_FALSE(reader.next().has_value()) << cut;
+    v1::Envelope e;
+    EXPECT_EQ(reader.next(e), false) << cut;
   }
 }
 
@@ -121,26 +126,23 @@ TEST(Frame, SharedPayloadFramesParseOnBothPaths) {
     // The general parser agrees with the hand-written head.
     FrameReader reader(maxFrameBytes(100000));
     reader.feed(frame);
-    auto got = reader.next();
-    ASSERT_TRUE(got && got->has_value()) << n;
-    EXPECT_EQ((*got)->round().payload(), std::string(n, char(0xab)));
-    EXPECT_EQ((*got)->round().sequence(), 9u);
+    v1::Envelope got;
+    ASSERT_EQ(reader.next(got), true) << n;
+    EXPECT_EQ(got.round().payload(), std::string(n, char(0xab)));
+    EXPECT_EQ(got.round().sequence(), 9u);
     // The fast path gives the same message, reusing its object.
     v1::RoundMessage into;
-    auto fast = parseRoundInto(std::span(frame).subspan(kLengthBytes), into);
-    ASSERT_TRUE(fast && fast->has_value());
-    EXPECT_EQ(into.SerializeAsString(), (*got)->round().SerializeAsString());
+    EXPECT_EQ(parseRoundInto(std::span(frame).subspan(kLengthBytes), into), true);
+    EXPECT_EQ(into.SerializeAsString(), got.round().SerializeAsString());
   }
   // Other bodies are left to the general path; broken round bodies are errors.
   v1::Envelope beat;
   beat.mutable_heartbeat()->set_round(1);
   const auto hb = encodeFrame(beat);
   v1::RoundMessage into;
-  EXPECT_FALSE(parseRoundInto(std::span(hb).subspan(kLengthBytes), into).has_value());
+  EXPECT_EQ(parseRoundInto(std::span(hb).subspan(kLengthBytes), into), false);
   const std::vector<std::uint8_t> broken{0x1a, 0x02, 0x20, 0x63};  // kind = 99
-  auto bad = parseRoundInto(broken, into);
-  ASSERT_TRUE(bad.has_value());
-  EXPECT_EQ(bad->error(), FrameError::kInvalid);
+  EXPECT_EQ(parseRoundInto(broken, into), std::unexpected(FrameError::kInvalid));
 }
 
 TEST(Frame, RoundLayoutFindsThePayloadOnlyWhenItEndsTheBody) {
@@ -183,9 +185,10 @@ TEST(Frame, RandomStreamsNeverCrash) {
       chunk[1] = chunk[2] = chunk[3] = 0;
     }
     reader.feed(chunk);
+    v1::Envelope e;
     for (int i = 0; i < 10; ++i) {
-      auto got = reader.next();
-      if (!got || !got->has_value()) break;
+      const auto got = reader.next(e);
+      if (!got || !*got) break;
     }
     EXPECT_LE(reader.buffered(), 4096u + 300u);
   }
