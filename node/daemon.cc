@@ -36,9 +36,9 @@ std::optional<T> onLoop(asio::io_context& io, std::function<T()> task,
   return result.get();
 }
 
-// --id K, or --id auto: the rank a scheduler gives (Slurm, then Open MPI) picks the rank-th
-// node of the topology in id order.
-std::uint32_t resolveId(const std::string& id, const topologies::Topology& topology) {
+}  // namespace
+
+std::uint32_t resolveNodeId(const std::string& id, const topologies::Topology& topology) {
   if (id != "auto") {
     std::size_t used = 0;
     unsigned long value = 0;
@@ -55,7 +55,7 @@ std::uint32_t resolveId(const std::string& id, const topologies::Topology& topol
     }
     return std::uint32_t(value);
   }
-  for (const char* var : {"SLURM_PROCID", "OMPI_COMM_WORLD_RANK"}) {
+  for (const char* var : {"PHALANX_RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK"}) {
     const char* value = std::getenv(var);
     if (value == nullptr) continue;
     const std::size_t rank = std::strtoull(value, nullptr, 10);
@@ -65,8 +65,11 @@ std::uint32_t resolveId(const std::string& id, const topologies::Topology& topol
     }
     return topology.nodes()[rank].id;
   }
-  throw ConfigError("--id auto: neither SLURM_PROCID nor OMPI_COMM_WORLD_RANK is set");
+  throw ConfigError(
+      "--id auto: none of PHALANX_RANK, SLURM_PROCID and OMPI_COMM_WORLD_RANK is set");
 }
+
+namespace {
 
 std::shared_ptr<spdlog::logger> makeLogger(std::uint32_t id, const std::string& out) {
   std::vector<spdlog::sink_ptr> sinks{std::make_shared<spdlog::sinks::stderr_color_sink_mt>()};
@@ -90,7 +93,7 @@ PeerSetup daemonSetup(const DaemonRequest& r) {
   setup.config = loadConfig(r.config, r.sets);
   setup.topology =
       std::make_shared<const topologies::Topology>(topologies::loadTopology(r.topology));
-  setup.id = resolveId(r.id, *setup.topology);
+  setup.id = resolveNodeId(r.id, *setup.topology);
   const Config& config = setup.config;
   const kernels::Backend backend = [&] {
     try {

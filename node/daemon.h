@@ -35,6 +35,11 @@ struct DaemonRequest {
   std::chrono::milliseconds join_timeout{30000};
 };
 
+// --id K, or --id auto: the rank a launcher gives (PHALANX_RANK: a Kubernetes pod's ordinal, as
+// `phalanx k8s` sets it; then Slurm's SLURM_PROCID, then Open MPI's OMPI_COMM_WORLD_RANK) picks
+// the rank-th node of the topology in id order. Throws ConfigError naming what is wrong.
+std::uint32_t resolveNodeId(const std::string& id, const topologies::Topology& topology);
+
 // The PeerSetup a request describes, without data: config and topology read, the id resolved,
 // a logger to stderr and OUT/node-K.log, the checkpoint folder, the compute threads and backend
 // chosen. Throws ConfigError (naming the field and file) and topologies::TopologyError.

@@ -38,5 +38,6 @@ Command addInjectCommand(CLI::App& root);
 Command addMonitorCommand(CLI::App& root);
 Command addExperimentCommand(CLI::App& root);
 Command addSimulateCommand(CLI::App& root);
+Command addK8sCommand(CLI::App& root);
 
 }  // namespace phalanx::tools

@@ -18,11 +18,11 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
   app.require_subcommand(1);
 
-  std::vector<Command> commands{addTrainCommand(app),      addLabCommand(app),
-                                addBenchCommand(app),      addTopologyCommand(app),
-                                addNodeCommand(app),       addLaunchCommand(app),
-                                addInjectCommand(app),     addMonitorCommand(app),
-                                addExperimentCommand(app), addSimulateCommand(app)};
+  std::vector<Command> commands{
+      addTrainCommand(app),    addLabCommand(app),     addBenchCommand(app),
+      addTopologyCommand(app), addNodeCommand(app),    addLaunchCommand(app),
+      addInjectCommand(app),   addMonitorCommand(app), addExperimentCommand(app),
+      addSimulateCommand(app), addK8sCommand(app)};
 
   try {
     app.parse(argc, argv);

@@ -66,7 +66,8 @@ Command addNodeCommand(CLI::App& root) {
       ->required()
       ->check(CLI::ExistingFile);
   app->add_option("--id", opts->id,
-                  "this node's id in the topology, or auto (SLURM_PROCID / OMPI_COMM_WORLD_RANK)")
+                  "this node's id in the topology, or auto (PHALANX_RANK / SLURM_PROCID / "
+                  "OMPI_COMM_WORLD_RANK: the rank-th node in id order)")
       ->required();
   app->add_option("--rounds", opts->rounds, "number of rounds (overrides rounds.count)")
       ->check(CLI::PositiveNumber);

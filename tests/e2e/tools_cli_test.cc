@@ -316,5 +316,34 @@ TEST(ToolsCli, MonitorPrintsAPrometheusScrapeConfig) {
   EXPECT_THAT(r.output, HasSubstr("labels: {peer: '9'}"));
 }
 
+TEST(ToolsCli, K8sWritesManifestsAndRefusesBadInputBeforeAnyPodStarts) {
+  testing::TempDir dir;
+  const std::string out = (dir.path() / "run.yaml").string();
+  const std::string k8s = phalanxBinary() + " k8s --topology " + sourceDir() +
+                          "/topologies/complete-10.yaml --config " + sourceDir() +
+                          "/configs/monna-fmnist.yaml --image phalanx:test";
+  const auto r = runProcess(k8s + " --byzantine 8,9 --attack opt_foe --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream file(out);
+  const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(text, HasSubstr("kind: StatefulSet"));
+  EXPECT_THAT(text, HasSubstr("replicas: 10"));
+  EXPECT_THAT(text, HasSubstr("host: \"phalanx-9.phalanx.default.svc.cluster.local\""));
+  EXPECT_THAT(text,
+              HasSubstr("--set 'byzantine.8.attack=opt_foe' --set 'byzantine.9.attack=opt_foe'"));
+  const auto bad_field = runProcess(k8s + " --set mixing.rule=median");
+  EXPECT_EQ(bad_field.exit_code, 2);
+  EXPECT_THAT(bad_field.output, HasSubstr("mixing.rule"));
+  const auto bad_attack = runProcess(k8s + " --byzantine 8 --attack crash");
+  EXPECT_EQ(bad_attack.exit_code, 2);
+  EXPECT_THAT(bad_attack.output, HasSubstr("byzantine.8.attack: 'crash' is not something"));
+  const auto bad_name = runProcess(k8s + " --name Phalanx_Run");
+  EXPECT_EQ(bad_name.exit_code, 2);
+  EXPECT_THAT(bad_name.output, HasSubstr("not a DNS label"));
+  const auto unknown = runProcess(k8s + " --byzantine 12");
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_THAT(unknown.output, HasSubstr("no node 12"));
+}
+
 }  // namespace
 }  // namespace phalanx
