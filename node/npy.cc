@@ -7,8 +7,11 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <span>
 #include <sstream>
 #include <string>
+
+#include "base/bytes.h"
 
 namespace phalanx::node {
 namespace {
@@ -43,19 +46,14 @@ NpyArray parseStream(std::istream& in, std::size_t file_size, const std::filesys
   char prefix[10] = {};
   if (!in.read(prefix, 8) || std::memcmp(prefix, kMagic, 6) != 0) fail(file, "not a .npy file");
   const int major = static_cast<unsigned char>(prefix[6]);
-  std::size_t header_len = 0;
-  if (major == 1) {
-    unsigned char len[2];
-    if (!in.read(reinterpret_cast<char*>(len), 2)) fail(file, "truncated header");
-    header_len = len[0] | (std::size_t{len[1]} << 8);
-  } else if (major == 2 || major == 3) {
-    unsigned char len[4];
-    if (!in.read(reinterpret_cast<char*>(len), 4)) fail(file, "truncated header");
-    header_len = len[0] | (std::size_t{len[1]} << 8) | (std::size_t{len[2]} << 16) |
-                 (std::size_t{len[3]} << 24);
-  } else {
-    fail(file, fmt::format("unsupported .npy version {}", major));
+  if (major < 1 || major > 3) fail(file, fmt::format("unsupported .npy version {}", major));
+  // The header's length: 2 bytes little-endian in version 1, 4 in versions 2 and 3.
+  const std::size_t len_bytes = major == 1 ? 2 : 4;
+  std::uint8_t len[4] = {};
+  if (!in.read(reinterpret_cast<char*>(len), std::streamsize(len_bytes))) {
+    fail(file, "truncated header");
   }
+  const std::size_t header_len = base::loadLittle(std::span<const std::uint8_t>(len), len_bytes);
   if (header_len > kMaxHeader || header_len > file_size) fail(file, "implausible header length");
   std::string header(header_len, '\0');
   if (!in.read(header.data(), std::streamsize(header_len))) fail(file, "truncated header");
@@ -142,8 +140,9 @@ std::vector<char> encodeNpy(std::span<const std::size_t> shape, std::span<const 
   std::vector<char> out(kMagic, kMagic + 6);
   out.push_back('\x01');
   out.push_back('\x00');
-  out.push_back(char(header.size() & 0xff));
-  out.push_back(char(header.size() >> 8));
+  std::uint8_t len[2];
+  base::storeLittle(header.size(), len, 2);
+  out.insert(out.end(), len, len + 2);
   out.insert(out.end(), header.begin(), header.end());
   const char* bytes = reinterpret_cast<const char*>(data.data());
   out.insert(out.end(), bytes, bytes + data.size() * sizeof(float));
