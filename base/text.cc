@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <optional>
 
 namespace phalanx::base {
 
@@ -19,13 +20,30 @@ std::vector<std::string> split(std::string_view text, char separator) {
 std::expected<std::vector<std::uint32_t>, std::string> parseIds(std::string_view text) {
   std::vector<std::uint32_t> out;
   if (text.empty()) return out;
-  for (const std::string& item : split(text, ',')) {
+  const auto number = [](std::string_view s) -> std::optional<std::uint32_t> {
     std::uint32_t id = 0;
-    const auto [end, error] = std::from_chars(item.data(), item.data() + item.size(), id);
-    if (item.empty() || error != std::errc() || end != item.data() + item.size()) {
-      return std::unexpected(fmt::format("'{}' is not a node id", item));
+    const auto [end, error] = std::from_chars(s.data(), s.data() + s.size(), id);
+    if (s.empty() || error != std::errc() || end != s.data() + s.size()) return std::nullopt;
+    return id;
+  };
+  constexpr std::uint64_t kMaxRange = 1u << 20;
+  for (const std::string& item : split(text, ',')) {
+    const std::size_t dash = item.find('-');
+    if (dash == std::string::npos || dash == 0) {
+      const auto id = number(item);
+      if (!id) return std::unexpected(fmt::format("'{}' is not a node id", item));
+      out.push_back(*id);
+      continue;
     }
-    out.push_back(id);
+    const auto first = number(std::string_view(item).substr(0, dash));
+    const auto last = number(std::string_view(item).substr(dash + 1));
+    if (!first || !last || *first > *last) {
+      return std::unexpected(fmt::format("'{}' is not a node id range (FIRST-LAST)", item));
+    }
+    if (std::uint64_t(*last) - *first >= kMaxRange) {
+      return std::unexpected(fmt::format("'{}': a range of more than {} ids", item, kMaxRange));
+    }
+    for (std::uint64_t id = *first; id <= *last; ++id) out.push_back(std::uint32_t(id));
   }
   return out;
 }

@@ -9,15 +9,54 @@
 namespace phalanx::net {
 
 const LinkModel& LinkTable::of(std::uint32_t a, std::uint32_t b) const {
-  const auto it = edges.find({std::min(a, b), std::max(a, b)});
-  return it == edges.end() ? fallback : it->second;
+  if (const auto it = edges.find({std::min(a, b), std::max(a, b)}); it != edges.end()) {
+    return it->second;
+  }
+  const auto ra = region_of.find(a), rb = region_of.find(b);
+  if (ra != region_of.end() && rb != region_of.end()) {
+    const std::optional<LinkModel>& cls = ra->second == rb->second ? within : across;
+    if (cls) return *cls;
+  }
+  return fallback;
 }
 
 std::chrono::nanoseconds LinkTable::minLatency() const {
-  auto m = fallback.latency;
-  for (const auto& [_, link] : edges) m = std::min(m, link.latency);
+  const auto fastest = [](const LinkModel& l) { return l.latency - l.jitter; };
+  auto m = fastest(fallback);
+  for (const auto& [_, link] : edges) m = std::min(m, fastest(link));
+  for (const auto* cls : {&within, &across}) {
+    if (*cls) m = std::min(m, fastest(**cls));
+  }
   return m;
 }
+
+namespace {
+
+constexpr std::size_t kSegmentBytes = 1448;  // TCP payload per segment over Ethernet
+constexpr auto kMinRetransmitTimeout = std::chrono::milliseconds(200);
+
+// What jitter and loss add to a frame of `bytes` on `link` (see LinkModel).
+std::chrono::nanoseconds extraDelay(const LinkModel& link, std::size_t bytes,
+                                    std::mt19937_64& rng) {
+  std::chrono::nanoseconds extra{0};
+  if (link.jitter.count() > 0) {
+    std::uniform_int_distribution<std::int64_t> j(-link.jitter.count(), link.jitter.count());
+    extra += std::chrono::nanoseconds(j(rng));
+  }
+  if (link.loss > 0) {
+    const std::size_t segments =
+        std::max<std::size_t>(1, (bytes + kSegmentBytes - 1) / kSegmentBytes);
+    std::binomial_distribution<std::size_t> lost(segments, link.loss);
+    if (lost(rng) > 0) {
+      const std::chrono::nanoseconds round_trip = 2 * link.latency;
+      extra += segments < 4 ? std::max<std::chrono::nanoseconds>(kMinRetransmitTimeout, round_trip)
+                            : round_trip;
+    }
+  }
+  return extra;
+}
+
+}  // namespace
 
 class MemoryTransport final : public Transport {
  public:
@@ -129,10 +168,21 @@ class MemoryTransport final : public Transport {
                                                                        link.megabits_per_second))
                                : std::chrono::nanoseconds(0);
     free_at = start + serialise;
+    // Jitter and loss only where the link has them: the draws would shift every later one.
+    auto arrival = free_at + link.latency;
+    if (link.jitter.count() > 0 || link.loss > 0) {
+      auto [it, fresh] = link_rng_.try_emplace(peer);
+      if (fresh) it->second.seed(network_.links_.seed ^ (std::uint64_t(config_.self) << 32) ^ peer);
+      arrival += extraDelay(link, bytes, it->second);
+    }
+    // In order on the link, as TCP delivers.
+    auto& last = link_arrival_[peer];
+    arrival = std::max(arrival, last);
+    last = arrival;
     const std::uint32_t to_actor = network_.actorOf(peer);
     MemoryNetwork* network = &network_;
     network_.scheduler_.schedule(
-        actor_, to_actor, free_at + link.latency,
+        actor_, to_actor, arrival,
         [network, to_actor, from = config_.self, bytes, deliver = std::move(deliver)] {
           MemoryTransport* to = network->endpoints_.at(to_actor);
           if (to && !to->closed_) to->arrive(from, bytes, deliver);
@@ -244,7 +294,9 @@ class MemoryTransport final : public Transport {
   Clock& clock_;
   std::unique_ptr<Timer> heartbeat_timer_;
   std::set<std::uint32_t> up_;
-  std::map<std::uint32_t, Clock::TimePoint> link_free_;  // when each outgoing link is idle
+  std::map<std::uint32_t, Clock::TimePoint> link_free_;     // when each outgoing link is idle
+  std::map<std::uint32_t, Clock::TimePoint> link_arrival_;  // the last frame's arrival per link
+  std::map<std::uint32_t, std::mt19937_64> link_rng_;       // jitter and loss draws per link
   std::uint64_t round_ = 0;
   bool closed_ = false;
   std::vector<std::uint8_t> head_;  // reused: a round frame's head, measured
@@ -255,7 +307,7 @@ MemoryNetwork::MemoryNetwork(VirtualScheduler& scheduler,
                              std::map<std::uint32_t, std::uint32_t> actor_of, LinkTable links)
     : scheduler_(scheduler), actor_of_(std::move(actor_of)), links_(std::move(links)) {
   if (links_.minLatency() <= std::chrono::nanoseconds(0))
-    throw std::invalid_argument("simulated links need a latency above 0");
+    throw std::invalid_argument("simulated links need a latency above their jitter (and 0)");
   endpoints_.assign(scheduler_.actors(), nullptr);
 }
 

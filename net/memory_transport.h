@@ -12,7 +12,10 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
+#include <random>
 #include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -22,16 +25,30 @@
 
 namespace phalanx::net {
 
+// One undirected link, as netem would shape it. A frame leaves when the link has sent what was
+// queued before it, takes bytes/rate to serialise, then latency ± jitter (uniform) to arrive,
+// never before the frame ahead of it (TCP delivers in order). Loss is TCP's: a frame that loses
+// any of its segments (1,448 bytes each, each lost with probability `loss`) arrives one round
+// trip later (fast retransmit; with SACK, the losses of one window are repaired together), or a
+// 200 ms timeout later when it has fewer than 4 segments (too few duplicate ACKs).
 struct LinkModel {
-  std::chrono::nanoseconds latency = std::chrono::milliseconds(1);  // one way; > 0
+  std::chrono::nanoseconds latency = std::chrono::milliseconds(1);  // one way; > jitter
   double megabits_per_second = 0;                                   // 0: unlimited
+  std::chrono::nanoseconds jitter{0};                               // uniform in ±jitter
+  double loss = 0;  // probability that a segment is lost, in [0, 1)
 };
 
-// A default link and per-edge exceptions (undirected: {a, b} with a < b).
+// A default link, link classes by region (within one region, across two) and per-edge
+// exceptions (undirected: {a, b} with a < b), in that order of precedence from last to first:
+// an edge's own entry wins, then its class when both ends have a region, then the default.
 struct LinkTable {
   LinkModel fallback;
   std::map<std::pair<std::uint32_t, std::uint32_t>, LinkModel> edges;
+  std::map<std::uint32_t, std::string> region_of;  // node id -> region name
+  std::optional<LinkModel> within, across;
+  std::uint64_t seed = 1;  // jitter and loss draws (per directed link, in send order)
   const LinkModel& of(std::uint32_t a, std::uint32_t b) const;
+  // The shortest a frame can take on any link (latency - jitter): the scheduler's lookahead.
   std::chrono::nanoseconds minLatency() const;
 };
 

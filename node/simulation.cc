@@ -16,6 +16,7 @@
 #include <random>
 #include <sstream>
 
+#include "base/text.h"
 #include "node/data_source.h"
 #include "node/local_trainer.h"
 #include "node/npy.h"
@@ -96,17 +97,63 @@ net::LinkTable parseLinks(const std::string& text, const std::string& source,
                           net::LinkModel fallback) {
   net::LinkTable table{.fallback = fallback};
   forEachLine(text, [&](std::size_t number, std::istringstream& words, const std::string& line) {
-    std::int64_t a = -1, b = -1;
-    double latency_ms = 0, rate = 0;
-    if (!(words >> a >> b >> latency_ms) || a < 0 || b < 0 || latency_ms <= 0 ||
-        (words >> rate && rate < 0)) {
+    const auto bad = [&](const char* expected) {
       throw ConfigError(
-          fmt::format("{}:{}: expected 'A B LATENCY_MS [RATE_MBIT]' with latency > 0, got '{}'",
-                      source, number, line));
+          fmt::format("{}:{}: expected {}, got '{}'", source, number, expected, line));
+    };
+    // LATENCY_MS [RATE_MBIT [JITTER_MS [LOSS]]] from the rest of the line.
+    const auto model = [&](const char* expected) {
+      double values[4] = {0, 0, 0, 0};  // latency, rate, jitter, loss
+      std::size_t given = 0;
+      for (std::string word; words >> word; ++given) {
+        std::size_t used = 0;
+        try {
+          if (given < 4) values[given] = std::stod(word, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (given >= 4 || used != word.size()) bad(expected);
+      }
+      const double latency_ms = values[0], rate = values[1], jitter_ms = values[2],
+                   loss = values[3];
+      if (given == 0 || !(latency_ms > 0) || !(rate >= 0) || !(jitter_ms >= 0) ||
+          !(jitter_ms < latency_ms) || !(loss >= 0) || !(loss < 1)) {
+        bad(expected);
+      }
+      return net::LinkModel{.latency = std::chrono::nanoseconds(std::int64_t(latency_ms * 1e6)),
+                            .megabits_per_second = rate,
+                            .jitter = std::chrono::nanoseconds(std::int64_t(jitter_ms * 1e6)),
+                            .loss = loss};
+    };
+    constexpr const char* kLink =
+        "'A B LATENCY_MS [RATE_MBIT [JITTER_MS [LOSS]]]' (latency > jitter >= 0, 0 <= loss < 1)";
+    std::string first;
+    words >> first;
+    if (first == "region") {
+      std::string name, ids;
+      if (!(words >> name >> ids)) bad("'region NAME IDS' (e.g. region eu 0-15)");
+      const auto parsed = base::parseIds(ids);
+      if (!parsed) bad("'region NAME IDS' (e.g. region eu 0-15)");
+      for (const std::uint32_t id : *parsed) {
+        if (!table.region_of.emplace(id, name).second) {
+          throw ConfigError(fmt::format("{}:{}: node {} is already in region {}", source, number,
+                                        id, table.region_of.at(id)));
+        }
+      }
+      return;
     }
-    table.edges[{std::uint32_t(std::min(a, b)), std::uint32_t(std::max(a, b))}] = {
-        .latency = std::chrono::nanoseconds(std::int64_t(latency_ms * 1e6)),
-        .megabits_per_second = rate};
+    if (first == "within" || first == "across") {
+      (first == "within" ? table.within : table.across) =
+          model("'within|across LATENCY_MS [RATE_MBIT [JITTER_MS [LOSS]]]'");
+      return;
+    }
+    std::int64_t a = -1, b = -1;
+    std::istringstream head(first);
+    if (!(head >> a) || !head.eof() || !(words >> b) || a < 0 || b < 0 ||
+        a > std::int64_t(0xffffffff) || b > std::int64_t(0xffffffff)) {
+      bad(kLink);
+    }
+    table.edges[{std::uint32_t(std::min(a, b)), std::uint32_t(std::max(a, b))}] = model(kLink);
   });
   return table;
 }

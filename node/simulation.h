@@ -37,8 +37,12 @@ struct SimulatedFault {
 // Parses "SECONDS NODE COMMAND..." (one fault per line of a --faults file; # comments).
 std::vector<SimulatedFault> parseFaults(const std::string& text, const std::string& source);
 
-// "A B LATENCY_MS [RATE_MBIT]" per line (# comments): per-edge links over `fallback`. Throws
-// ConfigError naming the file and line.
+// A links file (# comments), one of per line:
+//   A B LATENCY_MS [RATE_MBIT [JITTER_MS [LOSS]]]   one edge (net/memory_transport.h, LinkModel)
+//   region NAME IDS                                 nodes in a region, e.g. region eu 0-15
+//   within LATENCY_MS [RATE_MBIT [JITTER_MS [LOSS]]]  every edge inside a region
+//   across LATENCY_MS [RATE_MBIT [JITTER_MS [LOSS]]]  every edge between two regions
+// over `fallback` for the rest. Throws ConfigError naming the file and line.
 net::LinkTable parseLinks(const std::string& text, const std::string& source,
                           net::LinkModel fallback);
 

@@ -74,7 +74,8 @@ Command addSimulateCommand(CLI::App& root) {
       ->check(CLI::NonNegativeNumber);
   app->add_option(
          "--links", o->links_file,
-         "per-edge links, one 'A B LATENCY_MS [RATE_MBIT]' per line (others: the defaults)")
+         "a links file: 'A B LATENCY_MS [RATE_MBIT [JITTER_MS [LOSS]]]' per edge, 'region NAME "
+         "IDS', 'within ...' and 'across ...' link classes (others: the defaults)")
       ->check(CLI::ExistingFile);
   app->add_option("--faults", o->faults_file,
                   "faults at virtual times, one 'SECONDS NODE COMMAND' per line (inject's "

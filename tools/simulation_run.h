@@ -26,7 +26,7 @@ struct SimulateRequest {
   std::string attack = "alie";
   std::string out;
   double latency_ms = 1, rate_mbit = 0;  // every link (rate 0: unlimited) ...
-  std::string links_file;                // ... but these edges ("A B LATENCY_MS [RATE_MBIT]")
+  std::string links_file;                // ... but these (node/simulation.h parseLinks)
   double compute_ms = 2;                 // node::SimulationSetup::compute_time
   std::string faults_file;               // "SECONDS NODE COMMAND" per line
   std::size_t chaos = 0;                 // random fault episodes among the honest peers ...

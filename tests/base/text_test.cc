@@ -31,6 +31,15 @@ TEST(ParseIds, NamesTheItemThatIsNotAnId) {
   EXPECT_EQ(parseIds("-1").error(), "'-1' is not a node id");
   EXPECT_EQ(parseIds("7a").error(), "'7a' is not a node id");
   EXPECT_EQ(parseIds(" 7").error(), "' 7' is not a node id");
+  EXPECT_EQ(parseIds("5-3").error(), "'5-3' is not a node id range (FIRST-LAST)");
+  EXPECT_EQ(parseIds("5-").error(), "'5-' is not a node id range (FIRST-LAST)");
+  EXPECT_EQ(parseIds("1-2-3").error(), "'1-2-3' is not a node id range (FIRST-LAST)");
+  EXPECT_EQ(parseIds("0-4294967295").error(), "'0-4294967295': a range of more than 1048576 ids");
+}
+
+TEST(ParseIds, RangesListEveryIdInThem) {
+  EXPECT_EQ(parseIds("8,2-4,0"), (std::vector<std::uint32_t>{8, 2, 3, 4, 0}));
+  EXPECT_EQ(parseIds("7-7"), (std::vector<std::uint32_t>{7}));
 }
 
 }  // namespace

@@ -136,6 +136,92 @@ TEST(MemoryTransport, FramesCostWhatTcpWritesAndArriveAfterLatencyAndSerialisati
   EXPECT_EQ(it->second, "round 0 " + std::string(1000, 'x'));
 }
 
+// Sends `count` round messages from 0 to 1 over `link`, message r at start + (r-1)·spacing
+// (payload: r and `pad` spaces); their arrival times at 1 in ms, in arrival order, with the round
+// each carried.
+std::vector<std::pair<double, std::uint64_t>> arrivals(const LinkModel& link, int count,
+                                                       std::chrono::milliseconds spacing,
+                                                       std::size_t pad = 0,
+                                                       std::chrono::milliseconds start = 100ms) {
+  VirtualScheduler s(2, link.latency - link.jitter, 1);
+  MemoryNetwork network(s, {{0, 0}, {1, 1}}, LinkTable{.fallback = link, .seed = 7});
+  Endpoint a, b;
+  // No heartbeats after the first: on a lossy link they would hold the frames behind them.
+  TransportConfig config_a = configFor(0, {1}), config_b = configFor(1, {0});
+  config_a.heartbeat_every = config_b.heartbeat_every = 1h;
+  a.transport = network.transport(config_a, record(a, s.clock(0)));
+  b.transport = network.transport(config_b, record(b, s.clock(1)));
+  a.transport->connect({});
+  b.transport->connect({});
+  s.run(nullptr, Clock::TimePoint(start));
+  for (int r = 1; r <= count; ++r) {
+    s.schedule(VirtualScheduler::kOutside, 0, Clock::TimePoint(start + (r - 1) * spacing), [&, r] {
+      v1::RoundMessage header;
+      header.set_round(std::uint64_t(r));
+      header.set_sender(0);
+      header.set_sequence(std::uint64_t(r));
+      header.set_kind(v1::RoundMessage::KEYFRAME);
+      const std::string text = std::to_string(r) + std::string(pad, ' ');
+      EXPECT_TRUE(a.transport->sendRound(
+          1, header, std::make_shared<const std::vector<std::uint8_t>>(text.begin(), text.end())));
+    });
+  }
+  s.run(nullptr, Clock::TimePoint(10s));
+  std::vector<std::pair<double, std::uint64_t>> out;
+  for (const auto& [at, what] : b.events) {
+    if (what.starts_with("round 0 ")) out.push_back({at, std::stoull(what.substr(8))});
+  }
+  return out;
+}
+
+TEST(MemoryTransport, JitterSpreadsArrivalsButKeepsTheLinksOrder) {
+  // Spaced 20 ms apart, each frame's delay is its own draw in latency ± jitter.
+  const auto spaced = arrivals({.latency = 10ms, .jitter = 4ms}, 50, 20ms);
+  ASSERT_EQ(spaced.size(), 50u);
+  double low = 1e9, high = 0;
+  for (std::size_t i = 0; i < spaced.size(); ++i) {
+    const double delay = spaced[i].first - (100 + 20 * double(i));
+    EXPECT_GE(delay, 6 - 1e-9);
+    EXPECT_LE(delay, 14 + 1e-9);
+    low = std::min(low, delay);
+    high = std::max(high, delay);
+  }
+  EXPECT_GT(high - low, 4.0);  // the draws do spread them
+  EXPECT_EQ(arrivals({.latency = 10ms, .jitter = 4ms}, 50, 20ms), spaced);  // seeded: reruns agree
+  // Sent at once, they still arrive in the order sent, as TCP delivers.
+  const auto burst = arrivals({.latency = 10ms, .jitter = 4ms}, 50, 0ms);
+  ASSERT_EQ(burst.size(), 50u);
+  for (std::size_t i = 0; i < burst.size(); ++i) {
+    EXPECT_EQ(burst[i].second, i + 1);
+    if (i > 0) {
+      EXPECT_GE(burst[i].first, burst[i - 1].first);
+    }
+  }
+}
+
+TEST(MemoryTransport, ALostSegmentCostsATimeoutForAShortFrame) {
+  const auto got = arrivals({.latency = 10ms, .loss = 0.3}, 40, 0ms);
+  ASSERT_EQ(got.size(), 40u);
+  int delayed = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].second, i + 1);
+    // On time (100 + 10 ms), or held behind a frame that waited for its 200 ms timeout.
+    const bool on_time = std::abs(got[i].first - 110) < 1e-6;
+    EXPECT_TRUE(on_time || got[i].first >= 310 - 1e-6) << got[i].first;
+    delayed += on_time ? 0 : 1;
+  }
+  EXPECT_GT(delayed, 0);
+  EXPECT_LT(delayed, 40);
+  // A frame of 4 segments or more is repaired by fast retransmit: one round trip (20 ms) late.
+  // (Sent at 2 s: the handshake's short frames wait out their own timeouts first.)
+  const auto large = arrivals({.latency = 10ms, .loss = 0.999}, 1, 0ms, 10'000, 2s);
+  ASSERT_EQ(large.size(), 1u);
+  EXPECT_NEAR(large[0].first, 2000 + 10 + 20, 1e-6);
+  const auto small = arrivals({.latency = 10ms, .loss = 0.999}, 1, 0ms, 0, 2s);
+  ASSERT_EQ(small.size(), 1u);
+  EXPECT_NEAR(small[0].first, 2000 + 10 + 200, 1e-6);
+}
+
 TEST(MemoryTransport, ACrashIsSeenOneLatencyLaterAndARestartReconnects) {
   VirtualScheduler s(2, 3ms, 1);
   MemoryNetwork network(s, {{0, 0}, {1, 1}}, LinkTable{.fallback = {.latency = 3ms}});

@@ -10,13 +10,17 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <numeric>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "tests/support/node_fixtures.h"
+#include "tests/support/process.h"
 #include "tests/support/temp_dir.h"
 #include "topologies/generators.h"
 
@@ -320,7 +324,45 @@ TEST(Simulation, FaultAndLinkFilesAreParsedOrRefusedWithTheLine) {
   EXPECT_THAT([] { parseLinks("x 1 2\n", "m.txt", {}); },
               ::testing::ThrowsMessage<ConfigError>(::testing::HasSubstr("m.txt:1")));
   EXPECT_THAT([] { parseLinks("0 1 0\n", "m.txt", {}); },
-              ::testing::ThrowsMessage<ConfigError>(::testing::HasSubstr("latency > 0")));
+              ::testing::ThrowsMessage<ConfigError>(::testing::HasSubstr("latency > jitter")));
+  for (const char* bad :
+       {"0 1 5 100 5\n", "0 1 5 100 1 1\n", "0 1 5 x\n", "0 1 5 1 1 0.1 9\n", "within\n",
+        "region eu\n", "region eu 1,x\n", "region a 0-3\nregion b 3-5\n"}) {
+    EXPECT_THROW(parseLinks(bad, "m.txt", {}), ConfigError) << bad;
+  }
+}
+
+TEST(Simulation, TheShippedWanFilesParse) {
+  const auto read = [](const std::string& name) {
+    std::ifstream in(testing::sourceDir() + "/configs/wan/" + name);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const auto links = parseLinks(read("regions-64.links"), "regions-64.links", {});
+  EXPECT_EQ(links.region_of.size(), 64u);
+  EXPECT_EQ(links.of(0, 15).latency, 5ms);
+  EXPECT_EQ(links.of(15, 16).latency, 80ms);
+  EXPECT_EQ(links.minLatency(), 1ms);  // the fallback, for edges to nodes beyond 63
+  const auto faults = parseFaults(read("churn-64.faults"), "churn-64.faults");
+  EXPECT_EQ(faults.size(), 12u);
+  EXPECT_EQ(std::count_if(faults.begin(), faults.end(),
+                          [](const SimulatedFault& f) { return f.command == "restart"; }),
+            6);
+}
+
+TEST(Simulation, RegionsGiveEdgesTheirLinkClassUnlessAnEdgeHasItsOwn) {
+  const auto links = parseLinks(
+      "region eu 0-3\nregion us 4,5,6,7\nwithin 5 100 0 0.005\nacross 80 100 10 0.005\n"
+      "2 5 40\n",
+      "wan.txt", {.latency = 1ms});
+  EXPECT_EQ(links.of(0, 3).latency, 5ms);  // inside eu
+  EXPECT_EQ(links.of(6, 4).latency, 5ms);  // inside us
+  EXPECT_EQ(links.of(1, 7).latency, 80ms);
+  EXPECT_EQ(links.of(1, 7).jitter, 10ms);
+  EXPECT_DOUBLE_EQ(links.of(1, 7).loss, 0.005);
+  EXPECT_DOUBLE_EQ(links.of(1, 7).megabits_per_second, 100);
+  EXPECT_EQ(links.of(5, 2).latency, 40ms);  // the edge's own line wins
+  EXPECT_EQ(links.of(0, 9).latency, 1ms);   // 9 has no region: the fallback
+  EXPECT_EQ(links.minLatency(), 1ms);
 }
 
 }  // namespace

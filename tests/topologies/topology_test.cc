@@ -193,6 +193,17 @@ TEST(Generators, RandomKindsAreSeededAndConnected) {
   EXPECT_THAT(generateEdges("regular", 5, {.degree = 3}).error(), HasSubstr("even"));
 }
 
+TEST(Generators, RegularGraphsOfHigherDegreeAreDrawnToo) {
+  // Rejection alone almost never finds a simple 8-regular graph on 64 nodes; pairing does.
+  const auto r = generateEdges("regular", 64, {.degree = 8, .seed = 1});
+  ASSERT_TRUE(r.has_value()) << r.error();
+  EXPECT_THAT(degrees(64, *r), ::testing::Each(8u));
+  EXPECT_EQ(componentCount(64, *r), 1u);
+  for (const auto& [a, b] : *r) EXPECT_NE(a, b);
+  EXPECT_EQ(std::set<Edge>(r->begin(), r->end()).size(), r->size());  // no repeated pair
+  EXPECT_EQ(*r, *generateEdges("regular", 64, {.degree = 8, .seed = 1}));
+}
+
 Topology fromEdges(std::size_t n, std::vector<Edge> edges, std::size_t budget = 0) {
   return Topology(numberedNodes(n, {}), std::move(edges), budget);
 }
