@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "node/config.h"
+#include "tools/churn.h"
 #include "tools/command.h"
 #include "tools/launch.h"
 #include "tools/monitor.h"
@@ -46,6 +47,9 @@ struct LaunchOptions {
   std::vector<std::string> script_args;
   double monitor_every = 1.0;
   bool dry_run = false;
+  double churn = 0;  // kills per minute among the honest local peers; 0: none
+  double churn_down = 5;
+  std::uint64_t churn_seed = 1;
 };
 
 // The addresses this machine answers on, plus the loopback names.
@@ -111,6 +115,50 @@ std::string pythonPath() {
   return path;
 }
 
+// One pass of --churn: a kill when one is due, and the restarts whose downtime is over (with
+// --resume). Only peers started here take part, and nobody is killed once an honest peer has
+// finished (the run is ending: a peer killed now would come back to nobody). A restarted peer
+// whose neighbours have all left still finishes, on its own.
+void churnStep(Churn& churn, const LaunchPlan& plan, const std::set<std::uint32_t>& byzantine,
+               Supervisor& peers, const std::map<std::uint32_t, int>& status,
+               const std::string& out) {
+  const auto now = Clock::now();
+  std::vector<std::uint32_t> candidates;
+  std::set<std::uint32_t> unreaped;
+  bool ending = false;
+  for (const auto& p : plan.peers) {
+    if (!p.local || byzantine.contains(p.id)) continue;
+    if (churn.down(p.id)) {
+      if (peers.running(p.id)) unreaped.insert(p.id);
+    } else if (peers.running(p.id)) {
+      candidates.push_back(p.id);
+    } else if (const auto s = status.find(p.id);
+               s != status.end() && endingOf(s->second) == Ending::kCompleted) {
+      ending = true;
+    }
+  }
+  if (ending) candidates.clear();
+  if (const auto victim = churn.killDue(now, candidates)) {
+    spdlog::warn("launch: churn: SIGKILL to peer {} (restarts with --resume in {} s)", *victim,
+                 churn.downSeconds());
+    peers.signal(*victim, SIGKILL);
+  }
+  bool restarted = false;
+  for (const std::uint32_t id : churn.restartsDue(now, unreaped)) {
+    const auto p = std::find_if(plan.peers.begin(), plan.peers.end(),
+                                [id](const LaunchPeer& q) { return q.id == id; });
+    std::vector<std::string> argv = p->argv;
+    argv.push_back("--resume");
+    spdlog::warn("launch: churn: peer {} restarts from its newest checkpoint", id);
+    restarted |= peers.spawn(id, argv, fs::path(out) / fmt::format("stdout-{}.log", id));
+  }
+  if (restarted) {  // `phalanx inject --run` signals the new processes
+    std::map<std::uint32_t, pid_t> pids;
+    for (const auto& [id, pid] : peers.pids()) pids[std::uint32_t(id)] = pid;
+    writePids(out, pids);
+  }
+}
+
 int runLaunch(const LaunchOptions& o) {
   LaunchPlan plan;
   std::string token;
@@ -141,9 +189,21 @@ int runLaunch(const LaunchOptions& o) {
                          .python_path = pythonPath()},
                         *topology, localHosts());
     };
+    if (o.churn > 0 && !o.script.empty()) {
+      throw std::invalid_argument(
+          "--churn restarts `phalanx node` peers with --resume; a script's peers keep their own "
+          "state");
+    }
     plan = plan_with(sets);
     // The config as the peers will read it: a bad field fails here, once, not ten times.
-    token = node::loadConfig(o.config, plan.sets).control.token;
+    const node::Config config = node::loadConfig(o.config, plan.sets);
+    token = config.control.token;
+    if (o.churn > 0 && config.checkpoint.every == 0) {
+      // A restarted peer resumes from its newest checkpoint: without any it would start over.
+      spdlog::info("launch: --churn: checkpoints every 10 rounds (checkpoint.every was 0)");
+      sets.push_back("checkpoint.every=10");
+      plan = plan_with(sets);
+    }
     if (token.empty()) {
       // GET /model needs the control token: a config without one gets a fresh one for this
       // run, so the monitor can read the honest models (consensus distance).
@@ -205,8 +265,16 @@ int runLaunch(const LaunchOptions& o) {
   std::set<std::uint32_t> dismissed;
   const bool all_local =
       std::all_of(plan.peers.begin(), plan.peers.end(), [](const auto& p) { return p.local; });
-  while (!peers.empty()) {
+  std::optional<Churn> churn;
+  if (o.churn > 0) {
+    churn.emplace(o.churn, std::chrono::milliseconds(std::int64_t(o.churn_down * 1000)),
+                  o.churn_seed, Clock::now());
+  }
+  while (!peers.empty() || (churn && churn->anyDown())) {
     for (const Supervisor::Exit& e : peers.reap()) status[std::uint32_t(e.key)] = e.status;
+    if (churn && !stopping && !interrupted()) {
+      churnStep(*churn, plan, byzantine, peers, status, o.out);
+    }
     const auto left = peers.pids();
     const bool honest_running = std::any_of(left.begin(), left.end(), [&](const auto& r) {
       return !byzantine.contains(std::uint32_t(r.first));
@@ -224,6 +292,10 @@ int runLaunch(const LaunchOptions& o) {
                    peers.size());
       peers.stopAll(kGoodbyeGrace);
       stopping = true;
+    }
+    if (stopping && churn) {
+      if (churn->anyDown()) spdlog::warn("launch: churn: peers still down stay down");
+      churn.reset();
     }
     if (Clock::now() >= next_scrape && !peers.empty()) {
       monitor.scrape();
@@ -315,6 +387,14 @@ Command addLaunchCommand(CLI::App& root) {
       ->required();
   app->add_option("--monitor-every", o->monitor_every, "seconds between scrapes (default 1)")
       ->check(CLI::Range(0.05, 3600.0));
+  app->add_option("--churn", o->churn,
+                  "kill random honest peers started here, RATE per minute over the run, and "
+                  "restart each from its checkpoint (default 0: none)")
+      ->check(CLI::Range(0.0, 6000.0));
+  app->add_option("--churn-down", o->churn_down,
+                  "seconds a killed peer stays down before it restarts (default 5)")
+      ->check(CLI::Range(0.05, 3600.0));
+  app->add_option("--churn-seed", o->churn_seed, "seed of the kills' times and victims");
   app->add_option("--ssh", o->ssh, "command that reaches another host (default ssh)");
   app->add_option("--remote-binary", o->remote_binary,
                   "phalanx's path on the other hosts (default: this one's)");

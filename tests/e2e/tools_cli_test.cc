@@ -316,6 +316,48 @@ TEST(ToolsCli, MonitorPrintsAPrometheusScrapeConfig) {
   EXPECT_THAT(r.output, HasSubstr("labels: {peer: '9'}"));
 }
 
+// launch --churn: honest peers SIGKILLed at random during the run come back with --resume and
+// every honest peer still finishes. A kill a second on average against a run of several
+// seconds; kills stop once an honest peer has finished, and a peer back after the others have
+// left finishes on its own.
+TEST(ToolsCli, LaunchChurnKillsAndRestartsHonestPeersAndTheRunStillEnds) {
+  testing::TempDir dir;
+  const fs::path topology = dir.path() / "complete-6.yaml";
+  ASSERT_EQ(runProcess(phalanxBinary() +
+                       " topology gen --kind complete --n 6 --base-port 7730 "
+                       "--metrics-base-port 8130 --byzantine-budget 1 > " +
+                       topology.string())
+                .exit_code,
+            0);
+  const fs::path out = dir.path() / "run";
+  const auto r = runProcess(phalanxBinary() + " launch --topology " + topology.string() +
+                            " --config " + sourceDir() +
+                            "/configs/monna-fmnist.yaml --byzantine 5 --attack alie "
+                            "--rounds 400 --churn 60 --churn-down 0.5 --churn-seed 3 --out " +
+                            out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("checkpoints every 10 rounds"));
+  const auto count = [&](const std::string& what) {
+    std::size_t n = 0;
+    for (std::size_t at = r.output.find(what); at != std::string::npos;
+         at = r.output.find(what, at + 1)) {
+      ++n;
+    }
+    return n;
+  };
+  const std::size_t kills = count("churn: SIGKILL to peer");
+  EXPECT_GE(kills, 1u) << r.output;
+  EXPECT_EQ(count("restarts from its newest checkpoint"), kills);
+  EXPECT_EQ(r.output.find("SIGKILL to peer 5"), std::string::npos);  // honest peers only
+  const auto summary = nlohmann::json::parse(std::ifstream(out / "summary.json"), nullptr, false);
+  ASSERT_FALSE(summary.is_discarded());
+  EXPECT_TRUE(summary["crashed"].empty()) << summary.dump();
+  for (int id = 0; id < 5; ++id) {
+    EXPECT_EQ(jsonLines(out / ("node-" + std::to_string(id) + ".jsonl")).back()["round"], 399)
+        << "peer " << id;
+  }
+}
+
 TEST(ToolsCli, K8sWritesManifestsAndRefusesBadInputBeforeAnyPodStarts) {
   testing::TempDir dir;
   const std::string out = (dir.path() / "run.yaml").string();
