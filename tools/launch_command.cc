@@ -279,7 +279,10 @@ int runLaunch(const LaunchOptions& o) {
     const bool honest_running = std::any_of(left.begin(), left.end(), [&](const auto& r) {
       return !byzantine.contains(std::uint32_t(r.first));
     });
-    if (all_local && !honest_running && !left.empty() && !stopping && !interrupted()) {
+    // A peer down for churn counts as running: it is coming back.
+    const bool honest_returning = churn && churn->anyDown();
+    if (all_local && !honest_running && !honest_returning && !left.empty() && !stopping &&
+        !interrupted()) {
       spdlog::info(
           "launch: every honest peer has stopped: SIGTERM to the {} Byzantine peer(s) left",
           left.size());
