@@ -197,6 +197,8 @@ RunSummary summarizeLive(const MonitorFigures& f, std::span<const MonitorSample>
   s.detection_rate = std::isfinite(f.byzantine_leakage) ? 1 - f.byzantine_leakage : kNaN;
   s.compression_ratio = f.compression_ratio;
   s.round_seconds_mean = f.round_seconds;
+  // The scrape has no per-round times: no percentiles from it.
+  s.round_seconds_p50 = s.round_seconds_p99 = s.round_seconds_max = kNaN;
   s.rounds = f.round_max;
   s.crashed = std::move(crashed);
   s.byzantine.assign(byzantine.begin(), byzantine.end());

@@ -106,6 +106,7 @@ RunSummary summarize(std::span<const PeerHistory> peers, std::span<const Monitor
   // Final accuracy: each honest peer's last evaluation.
   std::vector<double> finals;
   double dense = 0, sent = 0, seconds = 0, round_count = 0;
+  std::vector<double> round_times;
   std::uint64_t byz_mixed = 0, byz_kept = 0, detect_rounds = 0, detected = 0;
   std::map<std::uint64_t, std::vector<double>> accuracy_by_round, bytes_by_round;
   std::map<std::uint64_t, std::pair<int, int>> detection_by_round;  // detected, mixing one
@@ -121,6 +122,7 @@ RunSummary summarize(std::span<const PeerHistory> peers, std::span<const Monitor
       }
       seconds += r.round_seconds;
       round_count += 1;
+      round_times.push_back(r.round_seconds);
       s.rounds = std::max(s.rounds, r.round + 1);
       int mixed_here = 0, excluded_here = 0;
       for (const std::uint32_t j : r.mixed) {
@@ -163,6 +165,15 @@ RunSummary summarize(std::span<const PeerHistory> peers, std::span<const Monitor
   s.detection_rate = detect_rounds > 0 ? double(detected) / double(detect_rounds) : kNaN;
   s.compression_ratio = sent > 0 ? dense / sent : kNaN;
   s.round_seconds_mean = round_count > 0 ? seconds / round_count : kNaN;
+  std::sort(round_times.begin(), round_times.end());
+  const auto rank = [&round_times](double q) {
+    if (round_times.empty()) return kNaN;
+    const auto k = std::size_t(std::ceil(q * double(round_times.size())));
+    return round_times[std::clamp<std::size_t>(k, 1, round_times.size()) - 1];
+  };
+  s.round_seconds_p50 = rank(0.5);
+  s.round_seconds_p99 = rank(0.99);
+  s.round_seconds_max = rank(1.0);
   s.consensus_distance = kNaN;
   for (const auto& m : samples) {
     if (std::isfinite(m.consensus_distance)) s.consensus_distance = m.consensus_distance;
@@ -197,6 +208,9 @@ std::string summaryJson(const RunSummary& s) {
   j["detection_rate"] = numberOrNull(s.detection_rate);
   j["compression_ratio"] = numberOrNull(s.compression_ratio);
   j["round_seconds_mean"] = numberOrNull(s.round_seconds_mean);
+  j["round_seconds_p50"] = numberOrNull(s.round_seconds_p50);
+  j["round_seconds_p99"] = numberOrNull(s.round_seconds_p99);
+  j["round_seconds_max"] = numberOrNull(s.round_seconds_max);
   j["rounds"] = s.rounds;
   j["crashed"] = s.crashed;
   j["diverged"] = s.diverged;
@@ -227,6 +241,9 @@ std::optional<RunSummary> summaryFromJson(const std::string& json) {
   s.detection_rate = numberOr(j, "detection_rate", kNaN);
   s.compression_ratio = numberOr(j, "compression_ratio", kNaN);
   s.round_seconds_mean = numberOr(j, "round_seconds_mean", kNaN);
+  s.round_seconds_p50 = numberOr(j, "round_seconds_p50", kNaN);
+  s.round_seconds_p99 = numberOr(j, "round_seconds_p99", kNaN);
+  s.round_seconds_max = numberOr(j, "round_seconds_max", kNaN);
   s.rounds = j.contains("rounds") && j["rounds"].is_number_unsigned()
                  ? j["rounds"].get<std::uint64_t>()
                  : 0;

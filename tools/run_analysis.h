@@ -73,6 +73,9 @@ struct RunSummary {
   double detection_rate = 0;  // honest peer-rounds excluding a Byzantine vector / those mixing one
   double compression_ratio = 0;  // Σ dense fp32 bytes / Σ wire bytes over honest peers
   double round_seconds_mean = 0;
+  // Over every honest peer-round, nearest rank (the ceil(q·n)-th smallest): the tail a WAN or
+  // a straggler puts on the round time. NaN when no round was recorded.
+  double round_seconds_p50 = 0, round_seconds_p99 = 0, round_seconds_max = 0;
   std::uint64_t rounds = 0;             // rounds the furthest honest peer completed
   std::vector<std::uint32_t> crashed;   // peers whose process died before finishing
   std::vector<std::uint32_t> diverged;  // honest peers stopped because their model went NaN/Inf
@@ -88,7 +91,8 @@ RunSummary summarize(std::span<const PeerHistory> peers, std::span<const Monitor
 
 // The summary as one JSON object: honest_accuracy_mean, honest_accuracy_min,
 // honest_accuracy_max, consensus_distance, byzantine_leakage, detection_rate,
-// compression_ratio, round_seconds_mean, rounds, crashed, byzantine (null for NaN).
+// compression_ratio, round_seconds_mean, round_seconds_p50, round_seconds_p99,
+// round_seconds_max, rounds, crashed, diverged, byzantine (null for NaN).
 std::string summaryJson(const RunSummary& s);
 // The headline figures back from summaryJson's text (the series and exclusion shares are not
 // in it); NaN where null, nullopt when it is not such an object.

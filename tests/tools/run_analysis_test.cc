@@ -24,14 +24,14 @@ using ::testing::HasSubstr;
 
 node::RoundRecord point(std::uint64_t round, std::vector<std::uint32_t> mixed,
                         std::vector<std::uint32_t> excluded,
-                        std::optional<double> accuracy = std::nullopt) {
+                        std::optional<double> accuracy = std::nullopt, double seconds = 0.5) {
   return {.round = round,
           .test_accuracy = accuracy,
           .bytes_sent_total = 100 * (round + 1),
           .dense_bytes_total = 1000 * (round + 1),
           .mixed = std::move(mixed),
           .excluded = std::move(excluded),
-          .round_seconds = 0.5};
+          .round_seconds = seconds};
 }
 
 TEST(RunAnalysis, SummaryFiguresByHand) {
@@ -63,12 +63,31 @@ TEST(RunAnalysis, SummaryFiguresByHand) {
   ASSERT_EQ(s.series.detection.size(), 2u);
   EXPECT_DOUBLE_EQ(s.series.detection[0], 1.0);  // round 0: both honest peers excluded 2
   EXPECT_DOUBLE_EQ(s.series.detection[1], 0.5);
+  // Five honest peer-rounds of 0.5 s (the Byzantine peer's round is not counted).
+  EXPECT_DOUBLE_EQ(s.round_seconds_p50, 0.5);
+  EXPECT_DOUBLE_EQ(s.round_seconds_max, 0.5);
   const std::string json = summaryJson(s);
   for (const char* key :
        {"honest_accuracy_mean", "honest_accuracy_min", "consensus_distance", "byzantine_leakage",
         "detection_rate", "compression_ratio", "rounds", "crashed"}) {
     EXPECT_THAT(json, HasSubstr(std::string("\"") + key + "\"")) << key;
   }
+}
+
+TEST(RunAnalysis, RoundTimePercentilesAreNearestRankOverHonestPeerRounds) {
+  // 100 honest rounds of 1..100 ms over two peers, and a Byzantine peer's 10 s round.
+  std::vector<PeerHistory> peers{{.id = 0}, {.id = 1}, {.id = 2, .byzantine = true}};
+  for (int k = 1; k <= 100; ++k) {
+    peers[std::size_t(k % 2)].rounds.push_back(point(std::uint64_t(k), {}, {}, {}, k / 1000.0));
+  }
+  peers[2].rounds.push_back(point(0, {}, {}, {}, 10.0));
+  const RunSummary s = summarize(peers, {}, {});
+  EXPECT_DOUBLE_EQ(s.round_seconds_p50, 0.050);  // the 50th of 100
+  EXPECT_DOUBLE_EQ(s.round_seconds_p99, 0.099);  // the 99th
+  EXPECT_DOUBLE_EQ(s.round_seconds_max, 0.100);
+  const RunSummary none = summarize({}, {}, {});
+  EXPECT_TRUE(std::isnan(none.round_seconds_p99));
+  EXPECT_THAT(summaryJson(none), HasSubstr("\"round_seconds_p99\": null"));
 }
 
 TEST(RunAnalysis, SummaryRoundTripsThroughItsReader) {
@@ -81,6 +100,9 @@ TEST(RunAnalysis, SummaryRoundTripsThroughItsReader) {
   s.detection_rate = 0.5;
   s.compression_ratio = 91;
   s.round_seconds_mean = 0.25;
+  s.round_seconds_p50 = 0.125;
+  s.round_seconds_p99 = 0.75;
+  s.round_seconds_max = 1.5;
   s.rounds = 300;
   s.crashed = {4};
   s.diverged = {5};
