@@ -55,6 +55,10 @@ PeerHistory readPeerHistory(const std::filesystem::path& jsonl, std::uint32_t id
       ++h.malformed_lines;
       continue;
     }
+    while (!h.rounds.empty() && h.rounds.back().round >= record->round) {
+      h.rounds.pop_back();
+      ++h.superseded_rounds;
+    }
     h.rounds.push_back(std::move(*record));
   }
   return h;

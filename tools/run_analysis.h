@@ -20,11 +20,15 @@ namespace phalanx::tools {
 struct PeerHistory {
   std::uint32_t id = 0;
   bool byzantine = false;
-  std::vector<node::RoundRecord> rounds;  // the lines of node-K.jsonl
+  std::vector<node::RoundRecord> rounds;  // the lines of node-K.jsonl, one per round
   std::size_t malformed_lines = 0;        // skipped (a line cut by a crash, say)
+  std::size_t superseded_rounds = 0;      // logged again after a restart (see readPeerHistory)
 };
 
-// Reads DIR/node-K.jsonl; an absent file gives no rounds.
+// Reads DIR/node-K.jsonl; an absent file gives no rounds. A peer restarted with --resume appends
+// the rounds from its checkpoint on again: a record for a round at or before the last one kept
+// supersedes the records from that round on (the restarted run is the one the final model
+// came from).
 PeerHistory readPeerHistory(const std::filesystem::path& jsonl, std::uint32_t id, bool byzantine);
 
 // Every DIR/node-K.jsonl of a run folder, by id; `byzantine` marks the attackers. An absent

@@ -2,6 +2,7 @@
 // consensus distance, Prometheus parsing, the launch plan (local and over ssh), the report.
 #include "tools/run_analysis.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -148,6 +149,23 @@ TEST(RunAnalysis, PeerHistorySkipsBrokenLines) {
   EXPECT_EQ(h.rounds[0].excluded, std::vector<std::uint32_t>{2});
   EXPECT_EQ(h.rounds[0].bytes_sent_total, 7u);
   EXPECT_TRUE(readPeerHistory(dir.path() / "absent.jsonl", 1, false).rounds.empty());
+}
+
+TEST(RunAnalysis, RoundsLoggedAgainAfterARestartSupersedeTheLostOnes) {
+  testing::TempDir dir;
+  std::string text;
+  const auto line = [&text](int round, double seconds) {
+    text += fmt::format("{{\"node\": 2, \"round\": {}, \"round_seconds\": {}}}\n", round, seconds);
+  };
+  for (int r = 0; r <= 4; ++r) line(r, 1.0);  // killed after round 4 ...
+  for (int r = 2; r <= 6; ++r) line(r, 2.0);  // ... resumed from its round-2 checkpoint
+  const PeerHistory h = readPeerHistory(dir.write("node-2.jsonl", text), 2, false);
+  ASSERT_EQ(h.rounds.size(), 7u);
+  for (std::size_t k = 0; k < h.rounds.size(); ++k) {
+    EXPECT_EQ(h.rounds[k].round, k);
+    EXPECT_DOUBLE_EQ(h.rounds[k].round_seconds, k < 2 ? 1.0 : 2.0);
+  }
+  EXPECT_EQ(h.superseded_rounds, 3u);
 }
 
 TEST(RunAnalysis, MonitorSamplesRoundTrip) {
