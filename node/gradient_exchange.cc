@@ -28,7 +28,7 @@ GradientExchange::GradientExchange(const Config& config, std::size_t dim,
     return;
   }
   momentum_.assign(dim, 0.0f);
-  if (k.feedback == FeedbackKind::kEf21 || k.feedback == FeedbackKind::kEf21Sgdm) {
+  if (tracks(k.feedback)) {
     kind_ = Kind::kTracked;
     beta_ = k.feedback == FeedbackKind::kEf21Sgdm ? float(1.0 - k.eta)
                                                   : float(config.optimizer.momentum);

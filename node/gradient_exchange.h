@@ -40,6 +40,13 @@ class GradientExchange {
   GradientExchange(const Config& config, std::size_t dim, std::vector<compress::LayerShape> layers,
                    std::size_t nodes, std::unique_ptr<compress::Compressor> codec);
 
+  // Whether `feedback` sends through the node's replica (ef21, ef21_sgdm) rather than
+  // standalone GRADIENT messages: the node gives such an exchange no codec of its own.
+  static bool tracks(compress::FeedbackKind feedback) {
+    return feedback == compress::FeedbackKind::kEf21 ||
+           feedback == compress::FeedbackKind::kEf21Sgdm;
+  }
+
   Kind kind() const { return kind_; }
   bool tracked() const { return kind_ == Kind::kTracked; }
 

@@ -166,11 +166,10 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
     }
   }
   if (config.exchange == Exchange::kGradient) {
-    const bool tracked = config.compression.feedback == compress::FeedbackKind::kEf21 ||
-                         config.compression.feedback == compress::FeedbackKind::kEf21Sgdm;
     // Standalone gradient messages carry their own codec; tracked ones go through the replica.
-    gradient_ = std::make_unique<GradientExchange>(config, dim_, layers, setup_.topology->size(),
-                                                   tracked ? nullptr : std::move(codec_));
+    gradient_ = std::make_unique<GradientExchange>(
+        config, dim_, layers, setup_.topology->size(),
+        GradientExchange::tracks(config.compression.feedback) ? nullptr : std::move(codec_));
   }
   auto aggregator = robust::makeAggregator(ruleConfig());
   if (!aggregator) throw ConfigError("mixing: " + aggregator.error());
@@ -416,8 +415,8 @@ bool PeerNode::sendTo(std::uint32_t peer, std::uint64_t round, net::v1::RoundMes
   header.set_sequence(sequence ? *sequence : ++next_sequence_[peer]);
   header.set_kind(kind);
   header.set_codec(payload->size() > 1 ? (*payload)[1] : 0);
-  if (attack_spec_.kind ==
-      Misbehaviour::kRoundLie) {  // the same message again under a lie about its round
+  // A round liar sends the same message again under a lie about its round.
+  if (attack_spec_.kind == Misbehaviour::kRoundLie) {
     net::v1::RoundMessage lie = header;
     lie.set_round(liedRound(round));
     transport_->sendRound(peer, lie, payload);

@@ -30,19 +30,13 @@ int runK8s(const K8sOptions& o) {
   K8sRequest r = o.request;
   try {
     const topologies::Topology topology = topologies::loadTopology(o.topology);
-    std::set<std::uint32_t> byzantine;
     try {
-      byzantine = parseIdList(o.byzantine);
-    } catch (const std::invalid_argument& e) {
-      spdlog::error("--byzantine: {}", e.what());
-      return kExitBadInput;
-    }
-    for (const std::uint32_t id : byzantine) {
-      if (!topology.contains(id)) {
-        spdlog::error("--byzantine: no node {} in the topology", id);
-        return kExitBadInput;
+      for (std::string& set : byzantineSets(parseIdList(o.byzantine), o.attack, topology)) {
+        r.sets.push_back(std::move(set));
       }
-      r.sets.push_back(fmt::format("byzantine.{}.attack={}", id, o.attack));
+    } catch (const std::invalid_argument& e) {
+      spdlog::error("{}", e.what());
+      return kExitBadInput;
     }
     // The config with every override, checked here so a bad field fails before any pod starts.
     (void)node::loadConfig(o.config, r.sets);

@@ -39,14 +39,26 @@ std::string LaunchPeer::shellCommand() const {
   return out;
 }
 
+std::vector<std::string> byzantineSets(const std::set<std::uint32_t>& ids,
+                                       const std::string& attack,
+                                       const topologies::Topology& topology) {
+  std::vector<std::string> sets;
+  for (const std::uint32_t id : ids) {
+    if (!topology.contains(id)) {
+      throw std::invalid_argument(fmt::format("--byzantine: no node {} in the topology", id));
+    }
+    sets.push_back(fmt::format("byzantine.{}.attack={}", id, attack));
+  }
+  return sets;
+}
+
 LaunchPlan planLaunch(const LaunchRequest& r, const topologies::Topology& topology,
                       const std::set<std::string>& local_hosts) {
   LaunchPlan plan;
   plan.sets = r.sets;
-  // Every peer learns who the attackers are from the config (the attackers' side knowledge:
-  // they wait only for honest peers); the honest peers' rules never read it.
-  for (const std::uint32_t id : r.byzantine)
-    plan.sets.push_back(fmt::format("byzantine.{}.attack={}", id, r.attack));
+  for (std::string& set : byzantineSets(r.byzantine, r.attack, topology)) {
+    plan.sets.push_back(std::move(set));
+  }
   plan.command_line =
       fmt::format("phalanx launch --topology {} --config {}", r.topology_file, r.config_file);
   if (!r.byzantine.empty()) {

@@ -51,6 +51,14 @@ struct LaunchPlan {
   std::string command_line;       // a readable summary of the launch, for the report
 };
 
+// `--byzantine IDS --attack NAME` as config overrides, byzantine.K.attack=NAME per id: how every
+// peer of a launch, a simulation or a Kubernetes run learns who the attackers are (their side
+// knowledge; the honest peers' rules never read it). Throws std::invalid_argument naming an id
+// `topology` does not have.
+std::vector<std::string> byzantineSets(const std::set<std::uint32_t>& ids,
+                                       const std::string& attack,
+                                       const topologies::Topology& topology);
+
 // `local_hosts`: the names and addresses of this machine.
 LaunchPlan planLaunch(const LaunchRequest& request, const topologies::Topology& topology,
                       const std::set<std::string>& local_hosts);

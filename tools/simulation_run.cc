@@ -28,18 +28,15 @@ double residentMib() {
 }  // namespace
 
 SimulateOutcome runSimulation(const SimulateRequest& r) {
-  const std::set<std::uint32_t> attackers = parseIdList(r.byzantine);
-  std::vector<std::string> sets = r.sets;
-  for (const std::uint32_t id : attackers)
-    sets.push_back(fmt::format("byzantine.{}.attack={}", id, r.attack));
   node::SimulationSetup setup;
-  setup.config = node::loadConfig(r.config_file, sets);
   setup.topology =
       std::make_shared<const topologies::Topology>(topologies::loadTopology(r.topology_file));
-  for (const std::uint32_t id : attackers) {
-    if (!setup.topology->contains(id))
-      throw std::invalid_argument(fmt::format("--byzantine: no node {} in the topology", id));
+  std::vector<std::string> sets = r.sets;
+  const std::set<std::uint32_t> attackers = parseIdList(r.byzantine);
+  for (std::string& set : byzantineSets(attackers, r.attack, *setup.topology)) {
+    sets.push_back(std::move(set));
   }
+  setup.config = node::loadConfig(r.config_file, sets);
   const net::LinkModel every_link{
       .latency = std::chrono::nanoseconds(std::int64_t(r.latency_ms * 1e6)),
       .megabits_per_second = r.rate_mbit};
