@@ -1,6 +1,7 @@
 #include "net/memory_transport.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -46,8 +47,9 @@ std::chrono::nanoseconds extraDelay(const LinkModel& link, std::size_t bytes,
   if (link.loss > 0) {
     const std::size_t segments =
         std::max<std::size_t>(1, (bytes + kSegmentBytes - 1) / kSegmentBytes);
-    std::binomial_distribution<std::size_t> lost(segments, link.loss);
-    if (lost(rng) > 0) {
+    // Only whether any segment was lost matters: one draw, not one per segment.
+    std::bernoulli_distribution lost(1.0 - std::pow(1.0 - link.loss, double(segments)));
+    if (lost(rng)) {
       const std::chrono::nanoseconds round_trip = 2 * link.latency;
       extra += segments < 4 ? std::max<std::chrono::nanoseconds>(kMinRetransmitTimeout, round_trip)
                             : round_trip;
