@@ -70,9 +70,27 @@ void checkCompression(const CompressionConfig& c, const Source& source) {
   }
 }
 
-// What each exchange mode can run (node/gradient_exchange.h for gradient mode).
+// The hub's broadcast codec, built once as checkCompression does.
+void checkBroadcast(const BroadcastConfig& b, const Source& source) {
+  if (b.feedback != FeedbackKind::kNone && b.feedback != FeedbackKind::kEf14) {
+    source.fail("compression.broadcast.feedback",
+                fmt::format("{}: the hub keeps plain error feedback (none, ef14)",
+                            compress::kFeedbacks.name(b.feedback)));
+  }
+  if (b.codec == compress::CodecId::kNone) return;
+  compress::CompressorConfig codec = compressorConfig(b);
+  codec.layers = {{64, 64}};
+  auto made = compress::makeCompressor(codec);
+  if (!made) source.fail("compression.broadcast", made.error());
+}
+
+// What each exchange mode can run (node/gradient_exchange.h for gradient mode, the leaves'
+// uplink of hub mode).
 void checkExchange(const Config& c, const Source& source) {
   const CompressionConfig& k = c.compression;
+  checkBroadcast(k.broadcast, source);
+  if (c.exchange != Exchange::kHub && k.broadcast.codec != compress::CodecId::kNone)
+    source.fail("compression.broadcast.codec", "only exchange: hub broadcasts");
   if (c.exchange == Exchange::kModel) {
     if (k.feedback != FeedbackKind::kNone) {
       source.fail("compression.feedback",
@@ -101,6 +119,10 @@ void checkExchange(const Config& c, const Source& source) {
 
 }  // namespace
 
+compress::CompressorConfig compressorConfig(const BroadcastConfig& c) {
+  return {.codec = c.codec, .density = c.density, .values = c.values};
+}
+
 compress::CompressorConfig compressorConfig(const CompressionConfig& c) {
   return {.codec = c.codec,
           .density = c.density,
@@ -115,8 +137,8 @@ compress::CompressorConfig compressorConfig(const CompressionConfig& c) {
 std::string configDigest(const Config& c, std::string_view learner, std::size_t dimension) {
   const std::string shared = fmt::format(
       "{};dimension={};exchange={};feedback={}", learner, dimension, kExchanges.name(c.exchange),
-      c.exchange == Exchange::kGradient ? compress::kFeedbacks.name(c.compression.feedback)
-                                        : std::string_view("-"));
+      exchangesGradients(c.exchange) ? compress::kFeedbacks.name(c.compression.feedback)
+                                     : std::string_view("-"));
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int size = 0;
   EVP_Digest(shared.data(), shared.size(), digest, &size, EVP_sha256(), nullptr);
@@ -229,6 +251,15 @@ Config parse(const YAML::Node& root, const Source& source) {
   comp.boolean("adaptive", c.compression.adaptive);
   comp.integer("accordion_window", c.compression.accordion_window, 0, kU64Max);
   comp.number("accordion_eta", c.compression.accordion_eta, 1e-9, kHuge);
+  YamlFields broadcast = comp.section("broadcast");
+  BroadcastConfig& bc = c.compression.broadcast;
+  std::string broadcast_codec(compress::codecName(bc.codec));
+  broadcast.choice("codec", broadcast_codec, compress::kCodecNames);
+  bc.codec = compress::codecNamed(broadcast_codec)->id;
+  broadcast.number("density", bc.density, 1e-9, 1.0);
+  broadcast.choice("values", bc.values, compress::kValueTypeNames);
+  broadcast.choice("feedback", bc.feedback, compress::kFeedbacks);
+  broadcast.finish();
   comp.finish();
   checkCompression(c.compression, source);
   checkExchange(c, source);

@@ -41,10 +41,14 @@ inline constexpr auto kPartitionKinds = base::nameTable<PartitionKind>(
 enum class ModelKind : std::uint8_t { kMlp, kSoftmax };
 inline constexpr auto kModelKinds =
     base::nameTable<ModelKind>({{ModelKind::kMlp, "mlp"}, {ModelKind::kSoftmax, "softmax"}});
-// What peers exchange: models (gossip with CHOCO replicas) or momenta/gradients.
-enum class Exchange : std::uint8_t { kModel, kGradient };
-inline constexpr auto kExchanges =
-    base::nameTable<Exchange>({{Exchange::kModel, "model"}, {Exchange::kGradient, "gradient"}});
+// What peers exchange: models (gossip with CHOCO replicas), momenta/gradients (every peer
+// aggregates its neighbours'), or gradients through a hub (a star's centre aggregates the
+// leaves' and broadcasts one update that every peer applies: node/hub_broadcast.h).
+enum class Exchange : std::uint8_t { kModel, kGradient, kHub };
+inline constexpr auto kExchanges = base::nameTable<Exchange>(
+    {{Exchange::kModel, "model"}, {Exchange::kGradient, "gradient"}, {Exchange::kHub, "hub"}});
+// Whether peers exchange gradients (their own, or the hub's aggregate back).
+inline bool exchangesGradients(Exchange e) { return e != Exchange::kModel; }
 enum class SecurityMode : std::uint8_t { kNone, kTls };
 inline constexpr auto kSecurityModes =
     base::nameTable<SecurityMode>({{SecurityMode::kNone, "none"}, {SecurityMode::kTls, "tls"}});
@@ -86,6 +90,15 @@ struct OptimizerConfig {
   ScheduleConfig schedule;
 };
 
+// The hub's broadcast of its aggregate (exchange: hub). codec none: dense, the unidirectional
+// baseline; a codec: bidirectional compression, error feedback kept at the hub.
+struct BroadcastConfig {
+  compress::CodecId codec = compress::CodecId::kNone;
+  double density = 0.01;        // topk, topk_sampled, randk
+  std::string values = "fp32";  // fp32 | fp16 | bf16 (sparse values)
+  compress::FeedbackKind feedback = compress::FeedbackKind::kEf14;  // none | ef14
+};
+
 struct CompressionConfig {
   compress::CodecId codec = compress::CodecId::kNone;
   double density = 0.01;        // topk, topk_sampled, randk
@@ -106,6 +119,7 @@ struct CompressionConfig {
   bool adaptive = false;               // Accordion: LOW (this density/bits/rank) or HIGH per layer
   std::uint64_t accordion_window = 0;  // rounds per Accordion window; 0: one epoch of the shard
   double accordion_eta = 0.5;          // a layer whose gradient norm changed this much is critical
+  BroadcastConfig broadcast;           // exchange: hub
 };
 
 struct MixingConfig {
@@ -178,6 +192,8 @@ struct Config {
 
 // The codec settings of `c` for compress::makeCompressor (seed and layers left to the caller).
 compress::CompressorConfig compressorConfig(const CompressionConfig& c);
+// The same for the hub's broadcast.
+compress::CompressorConfig compressorConfig(const BroadcastConfig& c);
 
 // A SHA-256 over the settings every peer of one run must share (what is exchanged and how
 // it is read: the learner's identity — the model and the dataset's shape, or an external

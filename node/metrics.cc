@@ -81,6 +81,13 @@ std::string NodeMetrics::prometheus() const {
   scalar("dense_bytes_total", "counter",
          "What the round messages sent would weigh as dense fp32 vectors.",
          double(dense_bytes_total));
+  if (bytes_uplink_total > 0 || bytes_downlink_total > 0) {
+    scalar("bytes_uplink_total", "counter", "Bytes this leaf sent up to the hub (exchange: hub).",
+           double(bytes_uplink_total));
+    scalar("bytes_downlink_total", "counter",
+           "Bytes this hub broadcast down to the leaves (exchange: hub).",
+           double(bytes_downlink_total));
+  }
   scalar("messages_sent_total", "counter", "Round messages sent.", double(messages_sent_total));
   scalar("keyframes_sent_total", "counter", "Keyframes (full public replica) sent.",
          double(keyframes_sent_total));

@@ -39,6 +39,9 @@ struct NodeMetrics {
   std::uint64_t bytes_sent_total = 0;  // round payloads as sent, protobuf framing included
   std::uint64_t bytes_received_total = 0;
   std::uint64_t dense_bytes_total = 0;  // what the same messages would weigh as dense fp32
+  // exchange: hub — what this node sent, by direction: a leaf's to the hub (uplink), the
+  // hub's to the leaves (downlink). Zero in the other exchanges.
+  std::uint64_t bytes_uplink_total = 0, bytes_downlink_total = 0;
   std::uint64_t messages_sent_total = 0;
   std::uint64_t keyframes_sent_total = 0;
   std::uint64_t resyncs_requested_total = 0;

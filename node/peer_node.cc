@@ -165,11 +165,25 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
       codec_ = std::move(*made);
     }
   }
-  if (config.exchange == Exchange::kGradient) {
+  if (exchangesGradients(config.exchange)) {
     // Standalone gradient messages carry their own codec; tracked ones go through the replica.
     gradient_ = std::make_unique<GradientExchange>(
         config, dim_, layers, setup_.topology->size(),
         GradientExchange::tracks(config.compression.feedback) ? nullptr : std::move(codec_));
+  }
+  if (config.exchange == Exchange::kHub) {
+    hub_ = topologies::starCentre(*setup_.topology);
+    if (!hub_) {
+      throw ConfigError(
+          "exchange: hub needs a star topology (phalanx topology gen --kind star): one centre "
+          "joined to every other peer, each of them joined only to it");
+    }
+    if (isHub()) {
+      // The downlink's randomness (randk, topk_sampled) is the hub's own draw stream.
+      broadcast_ = std::make_unique<HubBroadcast>(
+          config.compression.broadcast, dim_, layers,
+          compress::compressionSeed(config.seed, setup_.id, false) ^ 0xb40adca57ULL);
+    }
   }
   auto aggregator = robust::makeAggregator(ruleConfig());
   if (!aggregator) throw ConfigError("mixing: " + aggregator.error());
@@ -179,6 +193,17 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
     auto attack = makeAttackFor(attack_spec_);
     if (!attack) throw ConfigError("byzantine: " + attack.error());
     attack_ = std::move(*attack);
+    if (isHub()) {
+      throw ConfigError(
+          "byzantine: a vector attack at the hub is outside exchange: hub's threat model (the "
+          "leaves trust their hub; docs/PROTOCOL.md \"Hub exchange\")");
+    }
+    if (hub_ && attack_->perTarget()) {
+      throw ConfigError(fmt::format(
+          "byzantine: {} crafts per target from the vectors around it; a leaf of exchange: hub "
+          "hears no other leaf",
+          attack_spec_.name()));
+    }
   }
 
   // The public replica tracks y (model exchange) or the momentum, which starts at zero.
@@ -191,6 +216,7 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
       if (loaded.checkpoint) {
         learner_->restore(*loaded.checkpoint);
         if (gradient_) gradient_->restore(*loaded.checkpoint);
+        if (broadcast_) broadcast_->restore(*loaded.checkpoint);
         const auto replica = loaded.checkpoint->floats("public_replica");
         if (replica.size() != dim_)
           throw CheckpointError("checkpoint: public_replica has the wrong size");
@@ -350,7 +376,8 @@ void PeerNode::beginRound() {
     finish();
     return;
   }
-  if (role_ == Role::kVectorAttack && aheadOfHonestNeighbours(t)) {
+  // (A leaf of exchange: hub hears the hub's round only after it sent its own.)
+  if (role_ == Role::kVectorAttack && !hub_ && aheadOfHonestNeighbours(t)) {
     // A rushing attacker whose round ended before any honest vector came (they were slower
     // than its half deadline) must not run on: a round ahead, it hears only stale messages,
     // sends nothing, costs each honest neighbour a full deadline and drifts further ahead.
@@ -403,6 +430,10 @@ void PeerNode::runRound(std::uint64_t t) {
     return;
   }
   if (role_ == Role::kHonest) sendOwn(t);
+  if (role_ == Role::kVectorAttack && hub_) {
+    startLeafAttack(t);
+    return;
+  }
   gate_->wait([this](net::RoundResult&& result) { endRound(std::move(result)); });
 }
 
@@ -438,6 +469,12 @@ void PeerNode::sendOwn(std::uint64_t t) {
   last_loss_ = learner_->gradient(t);
   accordionStep(t);
   const std::span<const float> g = learner_->lastGradient();
+  if (isHub() && gradient_->tracked()) {  // the pivot only: what leaves the hub is its broadcast
+    const std::span<const float> m = gradient_->track(g);
+    hub_own_.assign(m.begin(), m.end());
+    nonfinite_vector_ = !kernels::allFinite(hub_own_);
+    return;
+  }
   if (gradient_->tracked()) {
     publish(t, gradient_->track(g));
     return;
@@ -448,6 +485,11 @@ void PeerNode::sendOwn(std::uint64_t t) {
   if (!q) {
     log_->error("round {}: cannot encode the gradient ({}); sending nothing this round", t,
                 q.error());
+    nonfinite_vector_ = isHub() && !kernels::allFinite(g);
+    return;
+  }
+  if (isHub()) {
+    hub_own_.assign(gradient_->own().begin(), gradient_->own().end());
     return;
   }
   const auto payload = std::make_shared<const std::vector<std::uint8_t>>(std::move(*q));
@@ -487,11 +529,13 @@ net::v1::RoundMessage::Kind PeerNode::wholeVectorKind() const {
 }
 
 std::span<const float> PeerNode::pivot() const {
+  if (isHub()) return hub_own_;
   return standaloneGradients() ? gradient_->own() : public_replica_.values();
 }
 
 std::span<const float> PeerNode::rowOf(std::uint32_t peer) const {
-  if (!standaloneGradients()) return replicas_.replica(peer);
+  // A leaf hears only the hub's broadcast, which stands alone whatever the uplink does.
+  if (!standaloneGradients() && !isLeaf()) return replicas_.replica(peer);
   const auto it = received_.find(peer);
   return it == received_.end() ? std::span<const float>() : std::span<const float>(it->second);
 }
@@ -630,7 +674,7 @@ std::vector<std::uint32_t> PeerNode::applyMessages(net::RoundResult& result) {
   std::vector<std::uint32_t> heard;
   for (auto& [sender, m] : result.messages) {
     const bool gradient_kind = m.kind() == net::v1::RoundMessage::GRADIENT;
-    if (gradient_kind != standaloneGradients()) {
+    if (gradient_kind != (standaloneGradients() || isLeaf())) {
       ++own_rejections_[net::Refusal::kUnexpectedKind];
       continue;
     }
@@ -693,6 +737,10 @@ double PeerNode::metropolisWeight(std::uint32_t a, std::uint32_t b) const {
 }
 
 void PeerNode::mix(std::uint64_t t, const std::vector<std::uint32_t>& heard, RoundRecord& record) {
+  if (isLeaf()) {
+    applyBroadcast(t, heard, record);
+    return;
+  }
   const std::span<const float> own = pivot();
   std::vector<std::span<const float>> rows{own};
   std::vector<double> weights{0.0};
@@ -711,7 +759,9 @@ void PeerNode::mix(std::uint64_t t, const std::vector<std::uint32_t>& heard, Rou
   }
   const std::span<float> x = learner_->parameters();
   const double gamma = setup_.config.compression.gamma;
-  if (gradient_) {
+  if (isHub()) {
+    broadcastAggregate(t);
+  } else if (gradient_) {
     learner_->applyAggregate(t, mix_out_);
   } else if (!codec_ && gamma == 1.0) {
     std::copy(mix_out_.begin(), mix_out_.end(), x.begin());  // MoNNA: x = z exactly
@@ -731,6 +781,59 @@ void PeerNode::mix(std::uint64_t t, const std::vector<std::uint32_t>& heard, Rou
   }
 }
 
+void PeerNode::broadcastAggregate(std::uint64_t t) {
+  auto q = broadcast_->encode(mix_out_);
+  if (!q) {
+    ++metrics_.mix_errors_total;
+    log_->error("round {}: cannot encode the broadcast ({}); no update this round", t, q.error());
+    return;
+  }
+  const auto payload = std::make_shared<const std::vector<std::uint8_t>>(std::move(*q));
+  const auto live = transport_->livePeers();
+  for (const std::uint32_t j : neighbours_) {
+    if (contains(live, j)) sendTo(j, t, net::v1::RoundMessage::GRADIENT, payload);
+  }
+  learner_->applyAggregate(t, broadcast_->update());
+}
+
+void PeerNode::applyBroadcast(std::uint64_t t, const std::vector<std::uint32_t>& heard,
+                              RoundRecord& record) {
+  if (!contains(heard, *hub_)) {
+    // Out of step with the others from here on (the hub resends nothing): said, not hidden.
+    if (role_ == Role::kHonest)
+      log_->warn("round {}: no usable update from the hub; this model did not step", t);
+    return;
+  }
+  learner_->applyAggregate(t, received_.at(*hub_));
+  record.mixed.push_back(*hub_);
+  ++metrics_.peer_heard_total[*hub_];
+}
+
+void PeerNode::startLeafAttack(std::uint64_t t) {
+  // Its honest vector as an honest leaf would send it (uncompressed): what it crafts from.
+  last_loss_ = learner_->gradient(t);
+  const std::span<const float> g = learner_->lastGradient();
+  const std::span<const float> own =
+      gradient_->kind() == GradientExchange::Kind::kDgc ? g : gradient_->track(g);
+  hub_own_.assign(own.begin(), own.end());
+  RoundRecord record;
+  record.round = t;
+  if (coalition_) {
+    coalition_->advance(t);
+    const std::uint32_t self = setup_.id;
+    const std::span<const float> mine = hub_own_;
+    for (const auto& e : CoalitionBook::shares(t, std::span(&self, 1), std::span(&mine, 1)))
+      toFellows(e);
+    coalition_wait_until_ =
+        clock_.now() + std::chrono::milliseconds(setup_.config.rounds.deadline_ms / 4);
+    awaitCoalition(t, {}, std::move(record));
+    return;
+  }
+  sendAttack(t, {}, record);
+  leaf_attack_ = record;
+  gate_->wait([this](net::RoundResult&& result) { endRound(std::move(result)); });
+}
+
 std::span<const float> PeerNode::Knowledge::of(std::uint32_t peer) const {
   const auto it = std::find(ids.begin(), ids.end(), peer);
   return it == ids.end() ? std::span<const float>() : rows[std::size_t(it - ids.begin())];
@@ -739,6 +842,20 @@ std::span<const float> PeerNode::Knowledge::of(std::uint32_t peer) const {
 PeerNode::Knowledge PeerNode::knowledge(std::uint64_t t,
                                         const std::vector<std::uint32_t>& heard) const {
   Knowledge k;
+  if (hub_) {
+    // A leaf hears no other leaf: the coalition crafts from its members' own honest vectors,
+    // pooled over the side channel (the attacker of ALIE's paper, Baruch et al. 2019).
+    k.ids.push_back(setup_.id);
+    k.rows.push_back(hub_own_);
+    if (coalition_) {
+      for (const auto& [id, v] : coalition_->pooled(t)) {
+        if (contains(k.ids, id)) continue;
+        k.ids.push_back(id);
+        k.rows.push_back(v);
+      }
+    }
+    return k;
+  }
   for (const std::uint32_t j : heard) {
     // A fellow attacker's vector is not an honest one, whatever it claims.
     if (byzantine_ids_.contains(j) || rowOf(j).empty()) continue;
@@ -787,6 +904,11 @@ void PeerNode::awaitCoalition(std::uint64_t t, std::vector<std::uint32_t> heard,
     return;
   }
   if (role_ == Role::kVectorAttack) sendAttack(t, heard, record);  // an inject may have changed it
+  if (hub_) {  // a leaf's attack: sent at the round's start, the broadcast still to come
+    leaf_attack_ = record;
+    gate_->wait([this](net::RoundResult&& result) { endRound(std::move(result)); });
+    return;
+  }
   if (!recordRound(t, record, false)) return;
   clock_.post([this, alive = std::weak_ptr<bool>(alive_)] {
     if (!alive.expired()) beginRound();
@@ -955,7 +1077,8 @@ void PeerNode::endRound(net::RoundResult&& result) {
   record.deadline_hit = result.deadline_hit;
   record.quorum_close = result.closed == net::Close::kQuorum;
   std::vector<std::uint32_t> heard = applyMessages(result);
-  if (role_ == Role::kHonest) heard = screenEquivocators(t, heard);
+  // (In hub mode no leaf hears another: no digest could corroborate anything.)
+  if (role_ == Role::kHonest && !hub_) heard = screenEquivocators(t, heard);
   for (const auto& m : gate_->takeSkipped()) applyUnmixed(m);  // rounds a catch-up skipped
   for (const std::uint32_t j : neighbours_) {
     if (!contains(heard, j)) {
@@ -972,6 +1095,11 @@ void PeerNode::endRound(net::RoundResult&& result) {
     }
     record.train_loss = last_loss_;
     record.learning_rate = learner_->learningRate(t);
+  } else if (role_ == Role::kVectorAttack && hub_) {
+    // Its attack went up at the round's start; the broadcast keeps its gradients current.
+    applyBroadcast(t, heard, record);
+    record.attack_known = leaf_attack_.attack_known;
+    record.attack_computed = leaf_attack_.attack_computed;
   } else if (role_ == Role::kVectorAttack) {
     if (coalition_) {
       coalition_->advance(t);
@@ -1067,6 +1195,8 @@ bool PeerNode::recordRound(std::uint64_t t, RoundRecord& record, bool diverged) 
   record.bytes_sent_total = metrics_.bytes_sent_total;
   record.bytes_received_total = metrics_.bytes_received_total;
   record.dense_bytes_total = metrics_.dense_bytes_total;
+  record.bytes_uplink_total = metrics_.bytes_uplink_total;
+  record.bytes_downlink_total = metrics_.bytes_downlink_total;
   const std::uint64_t every = setup_.config.checkpoint.every;
   if (checkpoints_ && every > 0 && (t + 1) % every == 0) saveCheckpoint(t + 1);
   if (on_round_) on_round_(record);
@@ -1087,6 +1217,8 @@ void PeerNode::refreshMetrics() {
     metrics_.bytes_sent_total += p.bytes_sent;
     metrics_.bytes_received_total += p.bytes_received;
   }
+  if (isHub()) metrics_.bytes_downlink_total = metrics_.bytes_sent_total;
+  if (isLeaf()) metrics_.bytes_uplink_total = metrics_.bytes_sent_total;
   std::map<net::Refusal, std::uint64_t> rejected = own_rejections_;
   for (const auto& [reason, n] : st.rejected) rejected[reason] += n;
   const net::InboxCounters& inbox = gate_->inbox().counters();
@@ -1110,6 +1242,7 @@ void PeerNode::saveCheckpoint(std::uint64_t next_round) {
   learner_->save(c);
   c.putFloats("public_replica", public_replica_.values());
   if (gradient_) gradient_->save(c);
+  if (broadcast_) broadcast_->save(c);
   try {
     checkpoints_->save(c);
   } catch (const CheckpointError& e) {

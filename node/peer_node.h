@@ -2,7 +2,9 @@
 // momentum step, CHOCO replica gossip over the transport (per-edge sequence numbers, keyframes
 // on connection, on request and every K rounds), robust mixing of the replicas and the
 // consensus step; in gradient-exchange mode the same loop carries gradients (DGC, EF14, EF21,
-// EF21-SGDM: node/gradient_exchange.h) and steps with their robust aggregate; Accordion sets
+// EF21-SGDM: node/gradient_exchange.h) and steps with their robust aggregate; in hub mode a
+// star's centre aggregates the leaves' gradients and broadcasts the one update every peer
+// applies (node/hub_broadcast.h); Accordion sets
 // the codec's level per layer. A Byzantine peer sends what its attack computes from the honest
 // vectors it heard this round (it waits for them first: a rushing adversary).
 //
@@ -40,6 +42,7 @@
 #include "node/dataset.h"
 #include "node/equivocation.h"
 #include "node/gradient_exchange.h"
+#include "node/hub_broadcast.h"
 #include "node/learner.h"
 #include "node/local_trainer.h"
 #include "node/metrics.h"
@@ -161,6 +164,17 @@ class PeerNode {
   // messages, KEYFRAME otherwise.
   net::v1::RoundMessage::Kind wholeVectorKind() const;
   bool standaloneGradients() const { return gradient_ && !gradient_->tracked(); }
+  // exchange: hub — this node is the star's centre, or one of its leaves.
+  bool isHub() const { return hub_ && *hub_ == setup_.id; }
+  bool isLeaf() const { return hub_ && *hub_ != setup_.id; }
+  // The hub's round end: its aggregate to every leaf, and the same update applied here.
+  void broadcastAggregate(std::uint64_t round);
+  // A peer's round end in hub mode: the hub's update for the round applied, if it came.
+  void applyBroadcast(std::uint64_t round, const std::vector<std::uint32_t>& heard,
+                      RoundRecord& record);
+  // A vector-attacking leaf's round start: its own gradient to its fellows, their shares
+  // awaited, the attack sent up to the hub before the round's broadcast comes down.
+  void startLeafAttack(std::uint64_t round);
   // What enters the rule: the node's own vector, and neighbour j's as heard this round.
   std::span<const float> pivot() const;
   std::span<const float> rowOf(std::uint32_t peer) const;
@@ -231,7 +245,11 @@ class PeerNode {
   std::set<std::uint32_t> byzantine_ids_;  // known from the config (the attackers' side knowledge)
   std::shared_ptr<Learner> learner_;       // shared with its owner when external
   std::unique_ptr<compress::Compressor> codec_;  // null: uncompressed (every message a keyframe)
-  std::unique_ptr<GradientExchange> gradient_;   // exchange: gradient only
+  std::unique_ptr<GradientExchange> gradient_;   // exchange: gradient and hub
+  std::optional<std::uint32_t> hub_;             // exchange: hub — the star's centre
+  std::unique_ptr<HubBroadcast> broadcast_;      // the hub's downlink
+  std::vector<float> hub_own_;                   // the hub's own vector: the rule's pivot
+  RoundRecord leaf_attack_;                      // what a leaf's attack recorded at round start
   std::map<std::uint32_t, std::vector<float>> received_;  // standalone gradients, decoded
   // Accordion (compression.adaptive): the controller and the compressor whose levels it sets
   // (owned by codec_ or by gradient_).

@@ -59,6 +59,8 @@ std::optional<RoundRecord> parseRoundRecord(std::string_view line) {
   r.bytes_sent_total = countOr0(j, "bytes_sent_total");
   r.bytes_received_total = countOr0(j, "bytes_received_total");
   r.dense_bytes_total = countOr0(j, "dense_bytes_total");
+  r.bytes_uplink_total = countOr0(j, "bytes_uplink_total");
+  r.bytes_downlink_total = countOr0(j, "bytes_downlink_total");
   r.mixed = idsOf(j, "mixed");
   r.excluded = idsOf(j, "excluded");
   r.missing = idsOf(j, "missing");
@@ -84,6 +86,10 @@ std::string roundRecordJson(std::uint32_t node, const RoundRecord& r) {
       r.bytes_received_total, r.dense_bytes_total, idList(r.mixed), idList(r.excluded),
       idList(r.missing), r.deadline_hit ? "true" : "false", r.quorum_close ? "true" : "false",
       jsonNumber(r.round_seconds));
+  if (r.bytes_uplink_total > 0 || r.bytes_downlink_total > 0) {
+    out += fmt::format(", \"bytes_uplink_total\": {}, \"bytes_downlink_total\": {}",
+                       r.bytes_uplink_total, r.bytes_downlink_total);
+  }
   if (!r.equivocators.empty()) out += fmt::format(", \"equivocators\": {}", idList(r.equivocators));
   if (r.attack_known) {
     out += fmt::format(", \"attack_known\": {}, \"attack_computed\": {}", *r.attack_known,

@@ -41,6 +41,9 @@ CellResult readCellResult(const Cell& cell, const std::filesystem::path& run,
     r.byzantine_leakage = summary->byzantine_leakage;
     r.detection_rate = summary->detection_rate;
     r.compression_ratio = summary->compression_ratio;
+    r.uplink_bytes = summary->uplink_bytes;
+    r.downlink_bytes = summary->downlink_bytes;
+    r.downlink_dense_bytes = summary->downlink_dense_bytes;
     crashed = summary->crashed;
   }
   const std::vector<PeerHistory> peers =
@@ -67,7 +70,10 @@ const std::vector<std::pair<const char*, double CellResult::*>> kRecordFigures{
     {"detection_rate", &CellResult::detection_rate},
     {"wire_bytes", &CellResult::wire_bytes},
     {"compression_ratio", &CellResult::compression_ratio},
-    {"wall_seconds", &CellResult::wall_seconds}};
+    {"wall_seconds", &CellResult::wall_seconds},
+    {"uplink_bytes", &CellResult::uplink_bytes},
+    {"downlink_bytes", &CellResult::downlink_bytes},
+    {"downlink_dense_bytes", &CellResult::downlink_dense_bytes}};
 }  // namespace
 
 std::string cellRecordJson(const CellRecord& record) {

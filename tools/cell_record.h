@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,6 +21,10 @@ struct CellResult {
       detection_rate, wire_bytes, compression_ratio, wall_seconds;
   std::vector<std::uint64_t> rounds;  // evaluation rounds
   std::vector<double> accuracy_mean;  // honest mean at those rounds
+  // exchange: hub (RunSummary's): honest uplink and downlink bytes, and the dense downlink.
+  double uplink_bytes = std::numeric_limits<double>::quiet_NaN(),
+         downlink_bytes = std::numeric_limits<double>::quiet_NaN(),
+         downlink_dense_bytes = std::numeric_limits<double>::quiet_NaN();
 };
 
 // Reads RUN/summary.json and the peers' logs.

@@ -180,6 +180,9 @@ CellPlan planCell(const Grid& grid, const Cell& cell, std::uint16_t base_port) {
   std::vector<topologies::Edge> edges;
   std::size_t budget = 0;
   if (!grid.topology.file.empty()) {
+    if (!cell.value("n").empty())
+      throw GridError(fmt::format("{}: an n axis sizes generated graphs, not a topology file",
+                                  grid.file.string()));
     const auto t = topologies::loadTopology(grid.topology.file.string());
     nodes = t.nodes();
     edges = t.edges();
@@ -209,12 +212,18 @@ CellPlan planCell(const Grid& grid, const Cell& cell, std::uint16_t base_port) {
     // `honest: H` makes the graph H + f peers (a breakdown adds attackers to a fixed honest set).
     const std::string f_axis = cell.value("f");
     const std::size_t f = f_axis.empty() ? grid.f : std::stoul(f_axis);
-    const std::size_t n = grid.honest > 0 ? grid.honest + f : s.n;
+    // An n axis sizes the generated graph per cell (a star of 8, 16, 32 leaves).
+    const std::string n_axis = cell.value("n");
+    const std::size_t n = !n_axis.empty()   ? std::stoul(n_axis)
+                          : grid.honest > 0 ? grid.honest + f
+                                            : s.n;
     if (s.kind == "two_worlds") p.byzantine = f;  // the attackers are the last f peers
     auto made = topologies::generateEdges(s.kind, n, p);
     if (!made) throw GridError(fmt::format("{}: topology: {}", grid.file.string(), made.error()));
     edges = std::move(*made);
-    for (std::uint32_t i = 0; i < n; ++i) nodes.push_back({.id = i});
+    const auto budgets = topologies::generatedBudgets(s.kind, n, p);
+    for (std::uint32_t i = 0; i < n; ++i)
+      nodes.push_back({.id = i, .byzantine_budget = budgets[i]});
     budget = s.budget_is_f ? f : s.byzantine_budget;
   }
   const std::size_t n = nodes.size();
@@ -249,7 +258,7 @@ CellPlan planCell(const Grid& grid, const Cell& cell, std::uint16_t base_port) {
     }
   }
   for (const auto& [axis, value] : cell.values) {
-    if (axis == "attack" || axis == "f") continue;
+    if (axis == "attack" || axis == "f" || axis == "n") continue;
     if (axis == "rule") {
       for (auto& s : ruleSets(value)) plan.sets.push_back(std::move(s));
     } else if (value.find('=') != std::string::npos) {

@@ -1,7 +1,7 @@
 // Experiment grids (`phalanx experiment`): a base config and topology, the axes to vary
-// (attack, rule, f — the number of Byzantine peers — and any config field), and their cells,
-// each planned as one launch. Pure. A cell's results and record are tools/cell_record.h, the
-// grid's tables and plots tools/grid_report.h; running the cells is
+// (attack, rule, f — the number of Byzantine peers —, n — a generated graph's size — and any
+// config field), and their cells, each planned as one launch. Pure. A cell's results and record are
+// tools/cell_record.h, the grid's tables and plots tools/grid_report.h; running the cells is
 // tools/experiment_command.cc.
 //
 // Grid file (YAML; paths relative to it):
@@ -17,6 +17,7 @@
 //     attack: [none, opt_alie, "alie:tau=10"]           # name[:key=value,...] per attacker
 //     rule: [nna, "nnm+cwtm", "clipped_gossip:0.1"]   # pre+...+rule[:tau]
 //     seed: [1, 2]
+//     n: [9, 17, 33]                                    # a generated graph's size per cell
 //     compression.density: [0.01, 0.001]
 //     compression: [{codec: topk, density: 0.01, gamma: 0.05}]   # a bundle set together
 //     settings: [{exchange: gradient, compression.feedback: dgc}] # a bundle of top-level paths

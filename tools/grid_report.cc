@@ -43,18 +43,20 @@ std::string resultsCsv(const Grid& grid, const std::vector<CellResult>& results)
   }
   std::string out = fmt::format(
       "{},status,final_acc_mean,final_acc_min,best_acc_mean,consensus_distance,"
-      "byzantine_leakage,detection_rate,wire_bytes,compression_ratio,wall_seconds\n",
+      "byzantine_leakage,detection_rate,wire_bytes,compression_ratio,wall_seconds,uplink_bytes,"
+      "downlink_bytes,downlink_dense_bytes\n",
       fmt::join(columns, ","));
   for (const CellResult& r : results) {
     std::vector<std::string> row;
     for (const auto& c : columns)
       row.push_back(r.cell.value(c, c == "attack" ? "none" : c == "rule" ? "config" : ""));
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", fmt::join(row, ","), r.status,
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", fmt::join(row, ","), r.status,
                        csvNumber(r.final_acc_mean), csvNumber(r.final_acc_min),
                        csvNumber(r.best_acc_mean), csvNumber(r.consensus_distance),
                        csvNumber(r.byzantine_leakage), csvNumber(r.detection_rate),
                        csvNumber(r.wire_bytes), csvNumber(r.compression_ratio),
-                       csvNumber(r.wall_seconds));
+                       csvNumber(r.wall_seconds), csvNumber(r.uplink_bytes),
+                       csvNumber(r.downlink_bytes), csvNumber(r.downlink_dense_bytes));
   }
   return out;
 }
@@ -152,6 +154,29 @@ std::string resultsMarkdown(const Grid& grid, const std::vector<CellResult>& res
           mdNumber(r.final_acc_min), mdNumber(r.detection_rate),
           std::isfinite(r.wire_bytes) ? fmt::format("{:.1f}", r.wire_bytes / 1e6) : "—",
           std::isfinite(r.compression_ratio) ? fmt::format("{:.1f}x", r.compression_ratio) : "—");
+    }
+  }
+  // exchange: hub cells: what each direction carried, and what compressing the broadcast saved.
+  if (std::any_of(results.begin(), results.end(),
+                  [](const CellResult& r) { return std::isfinite(r.downlink_bytes); })) {
+    out += fmt::format(
+        "\n## Hub traffic (honest peers; MB)\n\n| attack | rule | {} | uplink | downlink | "
+        "dense downlink | downlink saved | downlink ratio |\n|---|---|",
+        fmt::join(others, " | "));
+    for (std::size_t k = 0; k < others.size() + 5; ++k) out += "---|";
+    out += "\n";
+    const auto mb = [](double v) {
+      return std::isfinite(v) ? fmt::format("{:.2f}", v / 1e6) : "—";
+    };
+    for (const CellResult& r : results) {
+      if (!std::isfinite(r.downlink_bytes)) continue;
+      out += fmt::format("| {} | {} |", r.cell.value("attack", "none"),
+                         r.cell.value("rule", "config"));
+      for (const auto& o : others) out += " `" + r.cell.value(o) + "` |";
+      const double ratio = r.downlink_bytes > 0 ? r.downlink_dense_bytes / r.downlink_bytes : NAN;
+      out += fmt::format(" {} | {} | {} | {} | {} |\n", mb(r.uplink_bytes), mb(r.downlink_bytes),
+                         mb(r.downlink_dense_bytes), mb(r.downlink_dense_bytes - r.downlink_bytes),
+                         std::isfinite(ratio) ? fmt::format("{:.1f}x", ratio) : "—");
     }
   }
   if (!plots.empty()) {

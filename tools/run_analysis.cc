@@ -110,6 +110,7 @@ RunSummary summarize(std::span<const PeerHistory> peers, std::span<const Monitor
   // Final accuracy: each honest peer's last evaluation.
   std::vector<double> finals;
   double dense = 0, sent = 0, seconds = 0, round_count = 0;
+  double uplink = 0, downlink = 0, downlink_dense = 0;
   std::vector<double> round_times;
   std::uint64_t byz_mixed = 0, byz_kept = 0, detect_rounds = 0, detected = 0;
   std::map<std::uint64_t, std::vector<double>> accuracy_by_round, bytes_by_round;
@@ -150,6 +151,10 @@ RunSummary summarize(std::span<const PeerHistory> peers, std::span<const Monitor
     if (!p.rounds.empty()) {
       dense += double(p.rounds.back().dense_bytes_total);
       sent += double(p.rounds.back().bytes_sent_total);
+      const node::RoundRecord& r = p.rounds.back();
+      uplink += double(r.bytes_uplink_total);
+      downlink += double(r.bytes_downlink_total);
+      if (r.bytes_downlink_total > 0) downlink_dense += double(r.dense_bytes_total);
     }
     // A crashed peer's last evaluation is stale: the run's accuracy is the survivors'.
     if (last && std::find(s.crashed.begin(), s.crashed.end(), p.id) == s.crashed.end())
@@ -168,6 +173,10 @@ RunSummary summarize(std::span<const PeerHistory> peers, std::span<const Monitor
   s.byzantine_leakage = byz_mixed > 0 ? double(byz_kept) / double(byz_mixed) : kNaN;
   s.detection_rate = detect_rounds > 0 ? double(detected) / double(detect_rounds) : kNaN;
   s.compression_ratio = sent > 0 ? dense / sent : kNaN;
+  const bool hub = uplink > 0 || downlink > 0;
+  s.uplink_bytes = hub ? uplink : kNaN;
+  s.downlink_bytes = hub ? downlink : kNaN;
+  s.downlink_dense_bytes = hub ? downlink_dense : kNaN;
   s.round_seconds_mean = round_count > 0 ? seconds / round_count : kNaN;
   std::sort(round_times.begin(), round_times.end());
   const auto rank = [&round_times](double q) {
@@ -215,6 +224,9 @@ std::string summaryJson(const RunSummary& s) {
   j["round_seconds_p50"] = numberOrNull(s.round_seconds_p50);
   j["round_seconds_p99"] = numberOrNull(s.round_seconds_p99);
   j["round_seconds_max"] = numberOrNull(s.round_seconds_max);
+  j["uplink_bytes"] = numberOrNull(s.uplink_bytes);
+  j["downlink_bytes"] = numberOrNull(s.downlink_bytes);
+  j["downlink_dense_bytes"] = numberOrNull(s.downlink_dense_bytes);
   j["rounds"] = s.rounds;
   j["crashed"] = s.crashed;
   j["diverged"] = s.diverged;
@@ -248,6 +260,9 @@ std::optional<RunSummary> summaryFromJson(const std::string& json) {
   s.round_seconds_p50 = numberOr(j, "round_seconds_p50", kNaN);
   s.round_seconds_p99 = numberOr(j, "round_seconds_p99", kNaN);
   s.round_seconds_max = numberOr(j, "round_seconds_max", kNaN);
+  s.uplink_bytes = numberOr(j, "uplink_bytes", kNaN);
+  s.downlink_bytes = numberOr(j, "downlink_bytes", kNaN);
+  s.downlink_dense_bytes = numberOr(j, "downlink_dense_bytes", kNaN);
   s.rounds = j.contains("rounds") && j["rounds"].is_number_unsigned()
                  ? j["rounds"].get<std::uint64_t>()
                  : 0;

@@ -80,6 +80,9 @@ struct RunSummary {
   // Over every honest peer-round, nearest rank (the ceil(q·n)-th smallest): the tail a WAN or
   // a straggler puts on the round time. NaN when no round was recorded.
   double round_seconds_p50 = 0, round_seconds_p99 = 0, round_seconds_max = 0;
+  // exchange: hub — Σ over honest peers of what they sent up (leaves) and down (the hub), and
+  // what the hub's broadcasts would weigh dense. NaN in the other exchanges.
+  double uplink_bytes = 0, downlink_bytes = 0, downlink_dense_bytes = 0;
   std::uint64_t rounds = 0;             // rounds the furthest honest peer completed
   std::vector<std::uint32_t> crashed;   // peers whose process died before finishing
   std::vector<std::uint32_t> diverged;  // honest peers stopped because their model went NaN/Inf
@@ -96,7 +99,8 @@ RunSummary summarize(std::span<const PeerHistory> peers, std::span<const Monitor
 // The summary as one JSON object: honest_accuracy_mean, honest_accuracy_min,
 // honest_accuracy_max, consensus_distance, byzantine_leakage, detection_rate,
 // compression_ratio, round_seconds_mean, round_seconds_p50, round_seconds_p99,
-// round_seconds_max, rounds, crashed, diverged, byzantine (null for NaN).
+// round_seconds_max, uplink_bytes, downlink_bytes, downlink_dense_bytes, rounds, crashed,
+// diverged, byzantine (null for NaN).
 std::string summaryJson(const RunSummary& s);
 // The headline figures back from summaryJson's text (the series and exclusion shares are not
 // in it); NaN where null, nullopt when it is not such an object.

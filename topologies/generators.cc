@@ -251,8 +251,25 @@ std::expected<std::vector<Edge>, std::string> generateEdges(const std::string& k
     }
     return normalized(std::move(e));
   }
+  if (kind == "star") {
+    if (n < 2) return std::unexpected(fmt::format("star: n = {} must be at least 2", n));
+    std::vector<Edge> e;
+    for (std::size_t leaf = 1; leaf < n; ++leaf) e.emplace_back(NodeId(0), NodeId(leaf));
+    return e;
+  }
   return std::unexpected(fmt::format("unknown topology kind '{}' (allowed: {})", kind,
                                      fmt::join(kGeneratorKinds, ", ")));
+}
+
+std::vector<std::optional<std::size_t>> generatedBudgets(const std::string& kind, std::size_t n,
+                                                         const GeneratorParams& params) {
+  std::vector<std::optional<std::size_t>> budgets(n);
+  if (kind == "two_worlds") {
+    for (std::size_t b = n - std::min(n, params.byzantine); b < n; ++b) budgets[b] = 0;
+  } else if (kind == "star") {
+    for (std::size_t leaf = 1; leaf < n; ++leaf) budgets[leaf] = 0;
+  }
+  return budgets;
 }
 
 }  // namespace phalanx::topologies

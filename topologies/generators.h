@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <expected>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,9 +14,9 @@
 
 namespace phalanx::topologies {
 
-inline const std::vector<std::string> kGeneratorKinds{"ring",        "torus",    "complete",
-                                                      "erdos_renyi", "regular",  "exponential",
-                                                      "two_cliques", "dumbbell", "two_worlds"};
+inline const std::vector<std::string> kGeneratorKinds{
+    "ring",        "torus",       "complete", "erdos_renyi", "regular",
+    "exponential", "two_cliques", "dumbbell", "two_worlds",  "star"};
 
 struct GeneratorParams {
   double p = 0.5;             // erdos_renyi: edge probability
@@ -44,7 +45,15 @@ std::string formatGeneratorParam(const GeneratorParams& params, const std::strin
 //   two_worlds (Gaucher et al. 2025): h = n - byzantine honest nodes in two cliques of h/2 and
 //   h - h/2; node i < h/2 also joins h/2 + (i + k) mod (h - h/2) for k < links; the last
 //   `byzantine` nodes are joined to every honest node (and not to each other).
+//   star: node 0 (the hub of `exchange: hub`) joined to every other node, the leaves.
 std::expected<std::vector<Edge>, std::string> generateEdges(const std::string& kind, std::size_t n,
                                                             const GeneratorParams& params);
+
+// The per-node budgets a generated graph implies beyond the topology's default (unset: the
+// default), by generated index. two_worlds: its attackers' own budget is 0 (it matters to
+// nobody and must not raise warnings); star: a leaf's only neighbour is the hub, which it must
+// trust (budget 0), while the hub's budget is the topology's.
+std::vector<std::optional<std::size_t>> generatedBudgets(const std::string& kind, std::size_t n,
+                                                         const GeneratorParams& params);
 
 }  // namespace phalanx::topologies

@@ -163,9 +163,28 @@ Topology parseTopology(const std::string& yaml_text, const std::string& source) 
     for (const auto& n : nodes) ids.push_back(n.id);
     std::sort(ids.begin(), ids.end());
     for (const auto& [a, b] : *generated) edges.emplace_back(ids[a], ids[b]);
+    // What the graph implies for a node's budget, where the file gives none.
+    const auto budgets = generatedBudgets(kind, nodes.size(), params);
+    for (auto& n : nodes) {
+      const std::size_t at =
+          std::size_t(std::lower_bound(ids.begin(), ids.end(), n.id) - ids.begin());
+      if (!n.byzantine_budget) n.byzantine_budget = budgets[at];
+    }
   }
   top.finish();
   return Topology(std::move(nodes), std::move(edges), budget, source);
+}
+
+std::optional<NodeId> starCentre(const Topology& t) {
+  if (t.size() < 2) return std::nullopt;
+  for (const auto& n : t.nodes()) {
+    if (t.degree(n.id) != t.size() - 1) continue;
+    const bool leaves = std::all_of(t.nodes().begin(), t.nodes().end(), [&](const NodeSpec& m) {
+      return m.id == n.id || t.degree(m.id) == 1;
+    });
+    return leaves ? std::optional<NodeId>(n.id) : std::nullopt;
+  }
+  return std::nullopt;
 }
 
 Topology loadTopology(const std::string& path) {

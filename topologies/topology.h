@@ -57,6 +57,10 @@ class Topology {
   std::size_t budget_ = 0;
 };
 
+// The centre of a star: the node joined to every other, each other joined only to it (the
+// lowest id when there are two nodes); nullopt for any other graph.
+std::optional<NodeId> starCentre(const Topology& topology);
+
 // Parses YAML text; `source` names the file in errors. The file gives either `edges` or a
 // `generator` section (kind and its parameters, see generators.h) applied to the nodes in id
 // order.

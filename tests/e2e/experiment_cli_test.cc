@@ -91,7 +91,7 @@ TEST(ExperimentCli, SigtermStopsTheRunningCellsAndResumeRunsThemAgain) {
   testing::TempDir dir;
   const std::string out = (dir.path() / "stopped").string();
   const std::string run = phalanxBinary() + " experiment --grid " + sourceDir() +
-                          "/configs/experiments/smoke.yaml --base-port 21400 --out " + out;
+                          "/configs/experiments/smoke.yaml --base-port 24000 --out " + out;
   // Cells far too long to finish (a million rounds), interrupted once the first cell's peers
   // have run a round (however long that takes here); the shell reports the exit code.
   const auto stopped =

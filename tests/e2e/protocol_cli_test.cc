@@ -108,7 +108,7 @@ TEST(ProtocolCli, RoundLiarMovesNoHonestPeerOnARing) {
 TEST(ProtocolCli, EquivocatorIsCaughtByEveryHonestNeighbour) {
   testing::TempDir dir;
   const auto run = launch(dir, "equivocate",
-                          "--kind complete --n 8 --base-port 22600 --metrics-base-port 22700 "
+                          "--kind complete --n 8 --base-port 22650 --metrics-base-port 22750 "
                           "--byzantine-budget 2",
                           "--byzantine 7 --attack equivocate:alie --rounds 30");
   expectAllRoundsRun(run, {0, 1, 2, 3, 4, 5, 6}, 30);

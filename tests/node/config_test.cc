@@ -158,6 +158,25 @@ TEST(Config, ExchangeModesAcceptOnlyWhatTheyRun) {
       HasSubstr("compression.adaptive"));
   EXPECT_THAT(errorOf("exchange: gradient\ncompression: {codec: qsgd, feedback: diana}"),
               HasSubstr("diana is not run by the node"));
+  // The hub's broadcast: its own codec section, plain error feedback, exchange: hub only.
+  const Config hub = parseConfig(
+      "exchange: hub\ncompression: {codec: topk, feedback: ef14, broadcast: {codec: topk, "
+      "density: 0.001, values: fp16, feedback: none}}",
+      "c.yaml");
+  EXPECT_EQ(hub.exchange, Exchange::kHub);
+  EXPECT_EQ(hub.compression.broadcast.codec, compress::CodecId::kTopk);
+  EXPECT_DOUBLE_EQ(hub.compression.broadcast.density, 0.001);
+  EXPECT_EQ(hub.compression.broadcast.values, "fp16");
+  EXPECT_EQ(hub.compression.broadcast.feedback, compress::FeedbackKind::kNone);
+  EXPECT_EQ(parseConfig("exchange: hub", "c.yaml").compression.broadcast.feedback,
+            compress::FeedbackKind::kEf14);
+  EXPECT_THAT(errorOf("exchange: gradient\ncompression: {broadcast: {codec: topk}}"),
+              HasSubstr("compression.broadcast.codec: only exchange: hub broadcasts"));
+  EXPECT_THAT(
+      errorOf("exchange: hub\ncompression: {broadcast: {codec: topk, feedback: ef21}}"),
+      HasSubstr("compression.broadcast.feedback: ef21: the hub keeps plain error feedback"));
+  EXPECT_THAT(errorOf("exchange: hub\ncompression: {broadcast: {codec: topk, density: 2}}"),
+              HasSubstr("compression.broadcast.density"));
   const Config dgc = parseConfig(
       "exchange: gradient\ncompression: {codec: topk_sampled, feedback: dgc, "
       "warmup_every: 25, clip_norm: 2, eta: 0.2}",

@@ -302,6 +302,144 @@ TEST(Simulation, ColludingAttackersPoolWhatTheyHearAndSearchOnce) {
   }
 }
 
+// A star of n peers: hub 0 with budget b, leaves with budget 0 (topology gen --kind star).
+std::shared_ptr<const topologies::Topology> starGraph(std::size_t n, std::size_t b) {
+  const auto edges = topologies::generateEdges("star", n, {}).value();
+  const auto budgets = topologies::generatedBudgets("star", n, {});
+  std::vector<topologies::NodeSpec> nodes;
+  for (std::uint32_t i = 0; i < n; ++i)
+    nodes.push_back({.id = i, .port = std::uint16_t(20000 + i), .byzantine_budget = budgets[i]});
+  return std::make_shared<const topologies::Topology>(nodes, edges, b);
+}
+
+// exchange: hub with top-10 % both ways, error feedback at both ends.
+Config hubConfig(std::uint64_t rounds) {
+  Config c = syntheticConfig();
+  c.rounds.count = rounds;
+  c.exchange = Exchange::kHub;
+  c.compression.codec = compress::CodecId::kTopk;
+  c.compression.density = 0.1;
+  c.compression.feedback = compress::FeedbackKind::kEf14;
+  c.compression.broadcast = {.codec = compress::CodecId::kTopk, .density = 0.1};
+  return c;
+}
+
+struct HubRun {
+  SimRun run;
+  std::map<std::uint32_t, std::vector<float>> parameters;  // at the end
+  std::map<std::uint32_t, NodeMetrics> metrics;
+};
+
+HubRun runHub(Config config, std::shared_ptr<const topologies::Topology> topology,
+              std::map<std::uint32_t, std::string> attacks = {}) {
+  HubRun h;
+  h.run.records.resize(topology->size());
+  SimulationSetup s;
+  s.config = std::move(config);
+  s.topology = std::move(topology);
+  s.threads = 2;
+  for (const auto& [id, name] : attacks) s.attacks[id] = attackNamed(name);
+  s.on_round = [&h](std::uint32_t id, const RoundRecord& rec) { h.run.records[id].push_back(rec); };
+  s.on_sample = [&h](double, const std::map<std::uint32_t, const PeerNode*>& nodes) {
+    for (const auto& [id, node] : nodes) {
+      h.parameters[id].assign(node->parameters().begin(), node->parameters().end());
+      h.metrics[id] = node->metrics();
+    }
+  };
+  h.run.result = simulate(std::move(s));
+  return h;
+}
+
+TEST(Simulation, HubAndLeavesApplyTheSameUpdateAndStayBitIdentical) {
+  // Bidirectional top-k: every leaf decodes the hub's one compressed update and applies it as
+  // the hub does, so after every round (checked after 1, 4 and 40) every model is the same to
+  // the bit, and they learn.
+  for (const std::uint64_t rounds : {1u, 4u, 40u}) {
+    SCOPED_TRACE(rounds);
+    const HubRun h = runHub(hubConfig(rounds), starGraph(5, 0));
+    ASSERT_EQ(h.run.result.finished.size(), 5u);
+    for (std::uint32_t leaf = 1; leaf < 5; ++leaf) {
+      EXPECT_EQ(h.parameters.at(leaf), h.parameters.at(0)) << "leaf " << leaf;
+      EXPECT_EQ(h.run.mixedCount(leaf, 0), rounds) << "leaf " << leaf;
+    }
+    EXPECT_EQ(h.run.mixedCount(0, 3), rounds);
+    if (rounds == 40) {
+      // Chance is 0.1 on the 10-class synthetic task.
+      EXPECT_GT(h.run.records[2].back().test_accuracy, 0.3);
+      // The hub's downlink: one top-10 % message per leaf per round, far below dense.
+      const NodeMetrics& hub = h.metrics.at(0);
+      EXPECT_EQ(hub.bytes_downlink_total, hub.bytes_sent_total);
+      EXPECT_LT(hub.bytes_downlink_total * 4, hub.dense_bytes_total);
+      EXPECT_EQ(h.metrics.at(1).bytes_uplink_total, h.metrics.at(1).bytes_sent_total);
+      EXPECT_EQ(h.metrics.at(1).bytes_downlink_total, 0u);
+    }
+  }
+}
+
+TEST(Simulation, AMalformedBroadcastIsCountedAndSurvived) {
+  // A hub that sends garbage (outside the threat model, which trusts the hub, but it must not
+  // crash or poison a leaf): every leaf refuses every broadcast, counts it, keeps its model
+  // finite and unchanged, and finishes.
+  const HubRun clean = runHub(hubConfig(1), starGraph(4, 0));
+  const HubRun h = runHub(hubConfig(12), starGraph(4, 0), {{0, "garbage"}});
+  for (std::uint32_t leaf = 1; leaf < 4; ++leaf) {
+    SCOPED_TRACE(leaf);
+    EXPECT_TRUE(std::count(h.run.result.finished.begin(), h.run.result.finished.end(), leaf));
+    EXPECT_TRUE(h.run.result.diverged.empty());
+    EXPECT_EQ(h.run.mixedCount(leaf, 0), 0u);
+    EXPECT_GE(h.metrics.at(leaf).messages_rejected_total.at("invalid_payload"), 10u);
+    // No update was applied: the model is the one every peer starts from.
+    EXPECT_NE(h.parameters.at(leaf), clean.parameters.at(leaf));
+    EXPECT_EQ(h.parameters.at(leaf), h.parameters.at(1));
+  }
+}
+
+TEST(Simulation, AttackingLeavesCraftFromTheirOwnPooledVectors) {
+  // A leaf hears no other leaf: alone, an ALIE leaf knows its own honest vector; colluding, the
+  // two pool theirs and the leader (id 5) computes once per round. Their vectors reach the hub
+  // before it closes the round (it waits for every leaf).
+  Config c = hubConfig(15);
+  c.rounds.quorum = false;
+  for (const bool collude : {false, true}) {
+    SCOPED_TRACE(collude);
+    for (const std::uint32_t b : {5u, 6u})
+      c.byzantine[b] = {.attack = attackNamed("alie"), .collude = collude};
+    const HubRun h = runHub(c, starGraph(7, 2));
+    for (std::uint64_t t = 0; t < c.rounds.count; ++t) {
+      std::size_t computed = 0;
+      for (const std::uint32_t b : {5u, 6u}) {
+        ASSERT_EQ(h.run.records[b].size(), c.rounds.count) << b;
+        EXPECT_EQ(h.run.records[b][t].attack_known, collude ? 2u : 1u) << b << " round " << t;
+        computed += h.run.records[b][t].attack_computed;
+      }
+      EXPECT_EQ(computed, collude ? 1u : 2u) << "round " << t;
+    }
+    EXPECT_EQ(h.run.mixedCount(0, 5), c.rounds.count);
+    EXPECT_EQ(h.run.mixedCount(0, 6), c.rounds.count);
+  }
+}
+
+TEST(Simulation, HubModeRefusesWhatItCannotRun) {
+  const auto refusal = [](Config c, std::shared_ptr<const topologies::Topology> t) {
+    try {
+      runHub(std::move(c), std::move(t));
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(ran)");
+  };
+  EXPECT_THAT(refusal(hubConfig(2), completeGraph(4, 1)),
+              ::testing::HasSubstr("exchange: hub needs a star topology"));
+  Config hub_attacks = hubConfig(2);
+  hub_attacks.byzantine[0].attack = attackNamed("alie");
+  EXPECT_THAT(refusal(hub_attacks, starGraph(4, 1)),
+              ::testing::HasSubstr("a vector attack at the hub is outside"));
+  Config per_target = hubConfig(2);
+  per_target.byzantine[3].attack = attackNamed("dissensus");
+  EXPECT_THAT(refusal(per_target, starGraph(4, 1)),
+              ::testing::HasSubstr("dissensus crafts per target"));
+}
+
 TEST(Simulation, FaultAndLinkFilesAreParsedOrRefusedWithTheLine) {
   const auto f = parseFaults("# t node command\n0.5 3 crash\n\n1.25 3 restart  # back\n", "f.txt");
   ASSERT_EQ(f.size(), 2u);

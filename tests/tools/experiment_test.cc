@@ -143,7 +143,13 @@ TEST(Experiment, CsvHasAttackAndRuleAlwaysAndEveryAxis) {
                .wall_seconds = 3};
   const std::string csv = resultsCsv(g, {r});
   EXPECT_THAT(csv, HasSubstr("attack,rule,seed,status,final_acc_mean,final_acc_min,best_acc_mean"));
-  EXPECT_THAT(csv, HasSubstr("none,config,1,ok,0.5,0.25,0.75,,,,1000,2,3\n"));
+  EXPECT_THAT(csv, HasSubstr("none,config,1,ok,0.5,0.25,0.75,,,,1000,2,3,,,\n"));
+  r.uplink_bytes = 4e6;
+  r.downlink_bytes = 1e6;
+  r.downlink_dense_bytes = 5e7;
+  EXPECT_THAT(resultsCsv(g, {r}), HasSubstr(",1000,2,3,4e+06,1e+06,5e+07\n"));
+  EXPECT_THAT(resultsMarkdown(g, {r}, {}),
+              HasSubstr("| none | config | `1` | 4.00 | 1.00 | 50.00 | 49.00 | 50.0x |"));
 }
 
 TEST(Experiment, CellRecordsKeepEveryFigureAndTheCurve) {

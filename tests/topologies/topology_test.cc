@@ -83,6 +83,36 @@ generator: {kind: ring}
   EXPECT_EQ(t.edges(), (std::vector<Edge>{{2, 5}, {2, 9}, {5, 7}, {7, 9}}));
 }
 
+TEST(Generators, StarHasItsHubAtZeroAndLeavesThatTrustIt) {
+  auto edges = generateEdges("star", 4, {});
+  ASSERT_TRUE(edges.has_value()) << edges.error();
+  EXPECT_EQ(*edges, (std::vector<Edge>{{0, 1}, {0, 2}, {0, 3}}));
+  EXPECT_THAT(generateEdges("star", 1, {}).error(), HasSubstr("star: n = 1"));
+  const auto budgets = generatedBudgets("star", 4, {});
+  EXPECT_EQ(budgets, (std::vector<std::optional<std::size_t>>{std::nullopt, 0, 0, 0}));
+  // A file's generator section gets the same budgets, where the file gives none.
+  const Topology t = parseTopology(R"(
+byzantine_budget: 1
+nodes: [{id: 3, port: 7003}, {id: 4, port: 7004, byzantine_budget: 0}, {id: 8, port: 7008}]
+generator: {kind: star}
+)",
+                                   "s.yaml");
+  EXPECT_EQ(t.neighbours(3), (std::vector<NodeId>{4, 8}));
+  EXPECT_EQ(t.budgetOf(3), 1u);
+  EXPECT_EQ(t.budgetOf(8), 0u);
+  EXPECT_EQ(starCentre(t), std::optional<NodeId>(3));
+  EXPECT_TRUE(checkTopology(t).warnings.empty());
+  // Not stars: a ring, and a star with one extra edge between two leaves.
+  const auto ring = Topology(
+      {{.id = 0, .port = 1}, {.id = 1, .port = 2}, {.id = 2, .port = 3}, {.id = 3, .port = 4}},
+      {{0, 1}, {1, 2}, {2, 3}, {0, 3}}, 0);
+  EXPECT_EQ(starCentre(ring), std::nullopt);
+  const auto extra = Topology(
+      {{.id = 0, .port = 1}, {.id = 1, .port = 2}, {.id = 2, .port = 3}, {.id = 3, .port = 4}},
+      {{0, 1}, {0, 2}, {0, 3}, {1, 2}}, 0);
+  EXPECT_EQ(starCentre(extra), std::nullopt);
+}
+
 TEST(TopologyFile, ErrorsNameTheFileAndTheField) {
   EXPECT_THAT(parseError("nodes: [{id: 0, port: 1}, {id: 0, port: 2}]\nedges: []"),
               HasSubstr("t.yaml: nodes: id 0 appears twice"));
@@ -102,8 +132,8 @@ TEST(TopologyFile, ErrorsNameTheFileAndTheField) {
               HasSubstr("give exactly one of"));
   EXPECT_THAT(parseError("nodes: [{id: 0, port: 1}]\ngenerator: {kind: ring, p: 0.5}"),
               HasSubstr("generator.p: unknown field"));
-  EXPECT_THAT(parseError("nodes: [{id: 0, port: 1}]\ngenerator: {kind: star}"),
-              HasSubstr("generator.kind: unknown value 'star'"));
+  EXPECT_THAT(parseError("nodes: [{id: 0, port: 1}]\ngenerator: {kind: wheel}"),
+              HasSubstr("generator.kind: unknown value 'wheel'"));
   EXPECT_THAT(parseError("nodes: [{id: 0, port: 1}, {id: 1, port: 2}, {id: 2, port: 3}]\n"
                          "generator: {kind: regular, degree: 3}"),
               HasSubstr("regular: degree = 3"));
@@ -145,7 +175,7 @@ TEST(Generators, DeterministicShapes) {
   EXPECT_TRUE(std::binary_search(dumbbell->begin(), dumbbell->end(), Edge{4, 5}));
   EXPECT_FALSE(generateEdges("dumbbell", 8, {.path = 1}));
 
-  EXPECT_THAT(generateEdges("star", 4, {}).error(), HasSubstr("allowed: ring, torus"));
+  EXPECT_THAT(generateEdges("wheel", 4, {}).error(), HasSubstr("allowed: ring, torus"));
   EXPECT_FALSE(generateEdges("ring", 0, {}));
 }
 
