@@ -60,8 +60,8 @@ void checkCompression(const CompressionConfig& c, const Source& source) {
   auto made = compress::makeCompressor(codec);
   if (!made) failFromCompress(made.error(), source);
   if (c.feedback != compress::FeedbackKind::kDgc) {
-    auto fb = compress::FeedbackEncoder::make(std::move(*made), {.kind = c.feedback, .eta = c.eta},
-                                              64 * 64);
+    auto fb = compress::FeedbackEncoder::make(
+        std::move(*made), {.kind = c.feedback, .eta = c.eta, .alpha = c.alpha}, 64 * 64);
     if (!fb) failFromCompress(fb.error(), source);
   }
   if (c.adaptive) {
@@ -107,13 +107,6 @@ void checkExchange(const Config& c, const Source& source) {
   if (k.feedback == FeedbackKind::kDgc && k.adaptive) {
     source.fail("compression.adaptive",
                 "dgc has its own density warm-up; Accordion does not apply");
-  }
-  for (const FeedbackKind unsupported : {FeedbackKind::kEf21W, FeedbackKind::kDiana}) {
-    if (k.feedback == unsupported) {
-      source.fail("compression.feedback", fmt::format("{} is not run by the node (gradient mode: "
-                                                      "none, ef14, ef21, ef21_sgdm, dgc)",
-                                                      compress::kFeedbacks.name(unsupported)));
-    }
   }
 }
 
@@ -244,6 +237,8 @@ Config parse(const YAML::Node& root, const Source& source) {
   comp.boolean("shared_seed", c.compression.shared_seed);
   comp.choice("feedback", c.compression.feedback, compress::kFeedbacks);
   comp.number("eta", c.compression.eta, 1e-9, 1.0);
+  comp.number("alpha", c.compression.alpha, 0, 1.0);
+  comp.choice("weights", c.compression.weights, kEf21Weights);
   comp.number("clip_norm", c.compression.clip_norm, 0, kHuge);
   comp.integer("warmup_every", c.compression.warmup_every, 0, kU64Max);
   comp.number("gamma", c.compression.gamma, 1e-9, 1.0);

@@ -99,6 +99,12 @@ struct BroadcastConfig {
   compress::FeedbackKind feedback = compress::FeedbackKind::kEf14;  // none | ef14
 };
 
+// EF21-W's weights w_i (ALGORITHMS.md §3.2): uniform (1/n: EF21 itself) or each peer's share
+// of the training samples (its shard size over all of them, as every peer's partition says).
+enum class Ef21Weights : std::uint8_t { kUniform, kData };
+inline constexpr auto kEf21Weights = base::nameTable<Ef21Weights>(
+    {{Ef21Weights::kUniform, "uniform"}, {Ef21Weights::kData, "data"}});
+
 struct CompressionConfig {
   compress::CodecId codec = compress::CodecId::kNone;
   double density = 0.01;        // topk, topk_sampled, randk
@@ -110,7 +116,9 @@ struct CompressionConfig {
   bool unbiased = true;         // randk (d/k scale), qsgd (no shrink); DIANA needs it
   bool shared_seed = false;     // randomness shared by all nodes instead of independent
   compress::FeedbackKind feedback = compress::FeedbackKind::kNone;
-  double eta = 0.1;      // ef21_sgdm's momentum weight (exchange: gradient)
+  double eta = 0.1;  // ef21_sgdm's momentum weight (exchange: gradient)
+  double alpha = 0;  // diana's shift step; 0: 1/(ω + 1) from the codec's variance factor
+  Ef21Weights weights = Ef21Weights::kUniform;  // ef21_w
   double clip_norm = 0;  // dgc: local clipping, ‖g‖ <= clip_norm / sqrt(n); 0: off
   std::uint64_t warmup_every =
       0;               // dgc: rounds per density warm-up stage; 0: one epoch of the shard

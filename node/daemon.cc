@@ -144,6 +144,8 @@ DaemonExit runDaemon(PeerSetup setup, const std::filesystem::path& out, DaemonOp
     TrainTest data = loadData(config.data, config.seed);
     setup.shard = shardOf(config.data, data.train, setup.topology->size(),
                           setup.topology->indexOf(id), config.seed);
+    if (config.compression.feedback == compress::FeedbackKind::kEf21W)
+      setup.shard_sizes = shardSizes(config.data, data.train, setup.topology->size(), config.seed);
     setup.test = std::make_shared<const Dataset>(std::move(data.test));
   }
   const std::string host = setup.listen_host;

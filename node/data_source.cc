@@ -17,8 +17,10 @@ TrainTest loadData(const DataConfig& data, std::uint64_t seed) {
   return loadFashionMnist(data.path);
 }
 
-Dataset shardOf(const DataConfig& data, const Dataset& train, std::size_t nodes, std::size_t index,
-                std::uint64_t seed) {
+namespace {
+
+Partition partitionOf(const DataConfig& data, const Dataset& train, std::size_t nodes,
+                      std::uint64_t seed) {
   Partition parts;
   if (data.partition == PartitionKind::kDirichlet) {
     try {
@@ -29,7 +31,21 @@ Dataset shardOf(const DataConfig& data, const Dataset& train, std::size_t nodes,
   } else {
     parts = partitionIid(train.size(), nodes, seed);
   }
-  return subset(train, parts.at(index));
+  return parts;
+}
+
+}  // namespace
+
+Dataset shardOf(const DataConfig& data, const Dataset& train, std::size_t nodes, std::size_t index,
+                std::uint64_t seed) {
+  return subset(train, partitionOf(data, train, nodes, seed).at(index));
+}
+
+std::vector<std::size_t> shardSizes(const DataConfig& data, const Dataset& train, std::size_t nodes,
+                                    std::uint64_t seed) {
+  std::vector<std::size_t> sizes;
+  for (const auto& part : partitionOf(data, train, nodes, seed)) sizes.push_back(part.size());
+  return sizes;
 }
 
 }  // namespace phalanx::node

@@ -17,5 +17,8 @@ TrainTest loadData(const DataConfig& data, std::uint64_t seed);
 // Dirichlet split cannot give every node a sample.
 Dataset shardOf(const DataConfig& data, const Dataset& train, std::size_t nodes, std::size_t index,
                 std::uint64_t seed);
+// Every node's shard size under the same split, by index (EF21-W's data weights).
+std::vector<std::size_t> shardSizes(const DataConfig& data, const Dataset& train, std::size_t nodes,
+                                    std::uint64_t seed);
 
 }  // namespace phalanx::node

@@ -37,7 +37,7 @@ GradientExchange::GradientExchange(const Config& config, std::size_t dim,
   if (k.feedback != FeedbackKind::kNone && k.feedback != FeedbackKind::kEf14) {
     throw ConfigError(
         fmt::format("compression.feedback: {} is not run in gradient mode "
-                    "(none, ef14, ef21, ef21_sgdm, dgc)",
+                    "(none, ef14, ef21, ef21_sgdm, ef21_w, diana, dgc)",
                     compress::kFeedbacks.name(k.feedback)));
   }
   kind_ = Kind::kStandalone;

@@ -8,7 +8,10 @@
 //   none, ef14 m = beta·m + (1-beta)·g (EMA momentum)   GRADIENT: C(m) (ef14: C(m + e), e kept)
 //   ef21       m as above                               the node's replica of m, tracked CHOCO-
 //   ef21_sgdm  u = (1-eta)·u + eta·g                    style (DELTA/KEYFRAME): q = C(u - r), r +=
-//   q
+//   q ef21_w     m as above                               the same on m/(n·w_i); receivers read
+//   n·w_i·r diana      m as above                               q = C(m - h) (C unbiased),
+//   receivers read
+//                                                       h + q, both sides h += alpha·q
 //
 // GRADIENT messages stand alone (a receiver decodes each into a dense vector); the tracked
 // kinds publish their vector through the node's PublicReplica exactly like a model in
@@ -40,11 +43,13 @@ class GradientExchange {
   GradientExchange(const Config& config, std::size_t dim, std::vector<compress::LayerShape> layers,
                    std::size_t nodes, std::unique_ptr<compress::Compressor> codec);
 
-  // Whether `feedback` sends through the node's replica (ef21, ef21_sgdm) rather than
-  // standalone GRADIENT messages: the node gives such an exchange no codec of its own.
+  // Whether `feedback` sends through the node's replica (ef21, ef21_sgdm, ef21_w, diana)
+  // rather than standalone GRADIENT messages: the node gives such an exchange no codec of its
+  // own.
   static bool tracks(compress::FeedbackKind feedback) {
-    return feedback == compress::FeedbackKind::kEf21 ||
-           feedback == compress::FeedbackKind::kEf21Sgdm;
+    using compress::FeedbackKind;
+    return feedback == FeedbackKind::kEf21 || feedback == FeedbackKind::kEf21Sgdm ||
+           feedback == FeedbackKind::kEf21W || feedback == FeedbackKind::kDiana;
   }
 
   Kind kind() const { return kind_; }
@@ -57,7 +62,8 @@ class GradientExchange {
                                                                std::uint64_t epoch);
   std::span<const float> own() const { return own_; }
 
-  // Tracked kinds (ef21, ef21_sgdm): folds g into the momentum; returns the vector to publish.
+  // Tracked kinds: folds g into the momentum; returns the vector to publish (before ef21_w's
+  // scaling, which the node applies).
   std::span<const float> track(std::span<const float> g);
 
   // Sections "gradient.*".

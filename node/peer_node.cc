@@ -25,6 +25,12 @@ bool contains(const std::vector<std::uint32_t>& ids, std::uint32_t id) {
   return std::find(ids.begin(), ids.end(), id) != ids.end();
 }
 
+// The step a DELTA's replica takes: the sender's claim (0, unset: a full step); its replica
+// refuses a claim outside (0, 1].
+float shiftOf(const net::v1::RoundMessage& m) {
+  return m.shift_step() == 0.0f ? 1.0f : m.shift_step();
+}
+
 // The setup's attack, else the config's entry for this id, else honest ("none" in the config:
 // a peer named Byzantine that starts out honest until the control endpoint switches it).
 AttackSpec attackFor(const PeerSetup& s) {
@@ -170,6 +176,34 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
     gradient_ = std::make_unique<GradientExchange>(
         config, dim_, layers, setup_.topology->size(),
         GradientExchange::tracks(config.compression.feedback) ? nullptr : std::move(codec_));
+  }
+  if (gradient_ && config.compression.feedback == compress::FeedbackKind::kDiana) {
+    const auto omega = codec_ ? codec_->varianceFactor(dim_) : std::optional<double>(0.0);
+    if (!omega) throw ConfigError("compression.feedback: diana needs an unbiased codec");
+    shift_step_ =
+        float(config.compression.alpha > 0 ? config.compression.alpha : 1.0 / (*omega + 1.0));
+  }
+  if (gradient_ && config.compression.feedback == compress::FeedbackKind::kEf21W) {
+    // w_k: uniform, or peer k's share of the samples as the partition (known to every peer,
+    // claimed by none) gives it. Published vectors are m / (n·w_self); receivers undo it.
+    const auto& t = *setup_.topology;
+    const std::size_t n = t.size();
+    std::vector<double> w(n, 1.0 / double(n));
+    if (config.compression.weights == Ef21Weights::kData) {
+      if (setup_.shard_sizes.size() != n) {
+        throw ConfigError(
+            "compression.weights: data needs every peer's shard size (a node that trains on "
+            "its own data; use uniform with an external training loop)");
+      }
+      double total = 0;
+      for (const std::size_t s : setup_.shard_sizes) total += double(s);
+      for (std::size_t k = 0; k < n; ++k) w[k] = double(setup_.shard_sizes[k]) / total;
+    }
+    for (std::size_t k = 0; k < n; ++k) {
+      if (!(w[k] > 0)) throw ConfigError("compression.weights: a peer holds no samples");
+      unscale_[t.nodes()[k].id] = float(double(n) * w[k]);
+    }
+    own_scale_ = 1.0f / unscale_.at(setup_.id);
   }
   if (config.exchange == Exchange::kHub) {
     hub_ = topologies::starCentre(*setup_.topology);
@@ -446,6 +480,8 @@ bool PeerNode::sendTo(std::uint32_t peer, std::uint64_t round, net::v1::RoundMes
   header.set_sequence(sequence ? *sequence : ++next_sequence_[peer]);
   header.set_kind(kind);
   header.set_codec(payload->size() > 1 ? (*payload)[1] : 0);
+  if (kind == net::v1::RoundMessage::DELTA && delta_shift_ != 1.0f)
+    header.set_shift_step(delta_shift_);
   // A round liar sends the same message again under a lie about its round.
   if (attack_spec_.kind == Misbehaviour::kRoundLie) {
     net::v1::RoundMessage lie = header;
@@ -476,7 +512,7 @@ void PeerNode::sendOwn(std::uint64_t t) {
     return;
   }
   if (gradient_->tracked()) {
-    publish(t, gradient_->track(g));
+    publish(t, wireScaled(gradient_->track(g)));
     return;
   }
   // DGC's warm-up advances per epoch, or per warmup_every rounds (short runs).
@@ -530,12 +566,31 @@ net::v1::RoundMessage::Kind PeerNode::wholeVectorKind() const {
 
 std::span<const float> PeerNode::pivot() const {
   if (isHub()) return hub_own_;
-  return standaloneGradients() ? gradient_->own() : public_replica_.values();
+  if (standaloneGradients()) return gradient_->own();
+  if (!unscale_.empty()) return own_unscaled_;
+  return public_replica_.published();
+}
+
+std::span<const float> PeerNode::wireScaled(std::span<const float> v) {
+  if (own_scale_ == 1.0f) return v;
+  scaled_.resize(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) scaled_[i] = v[i] * own_scale_;
+  return scaled_;
+}
+
+std::span<const float> PeerNode::refreshRow(std::uint32_t peer) {
+  const std::span<const float> replica = replicas_.replica(peer);
+  const auto it = unscale_.find(peer);
+  if (it == unscale_.end()) return replica;
+  std::vector<float>& row = received_[peer];
+  row.resize(replica.size());
+  for (std::size_t i = 0; i < replica.size(); ++i) row[i] = replica[i] * it->second;
+  return row;
 }
 
 std::span<const float> PeerNode::rowOf(std::uint32_t peer) const {
   // A leaf hears only the hub's broadcast, which stands alone whatever the uplink does.
-  if (!standaloneGradients() && !isLeaf()) return replicas_.replica(peer);
+  if (!decodedRows()) return replicas_.replica(peer);
   const auto it = received_.find(peer);
   return it == received_.end() ? std::span<const float>() : std::span<const float>(it->second);
 }
@@ -548,10 +603,20 @@ void PeerNode::publish(std::uint64_t t, std::span<const float> y) {
     return;
   }
   net::Transport::Payload delta, keyframe;
+  const std::uint64_t every = setup_.config.compression.keyframe_every;
+  const bool periodic = codec_ && every > 0 && t % every == 0;
+  const auto live = transport_->livePeers();
+  // DIANA's partial shift step, except in a round that sends any keyframe: a keyframe carries
+  // the new shift, so that round takes the full step and the keyframe and the deltas stand for
+  // the same vector at every receiver (the digests of honest peers must agree).
+  bool any_keyframe = periodic || attack_spec_.kind == Misbehaviour::kKeyframeSpam;
+  for (const std::uint32_t j : neighbours_)
+    any_keyframe |= contains(live, j) && keyframe_owed_.contains(j);
+  delta_shift_ = any_keyframe ? 1.0f : shift_step_;
   if (!codec_) {
     public_replica_.reset(y);  // uncompressed: ŷ_i = y exactly, every message a keyframe
   } else {
-    auto q = public_replica_.encodeDelta(y, *codec_);
+    auto q = public_replica_.encodeDelta(y, *codec_, delta_shift_);
     if (!q) {
       log_->error("round {}: cannot encode the model ({}); sending nothing this round", t,
                   q.error());
@@ -559,9 +624,11 @@ void PeerNode::publish(std::uint64_t t, std::span<const float> y) {
     }
     delta = std::make_shared<const std::vector<std::uint8_t>>(std::move(*q));
   }
-  const std::uint64_t every = setup_.config.compression.keyframe_every;
-  const bool periodic = codec_ && every > 0 && t % every == 0;
-  const auto live = transport_->livePeers();
+  if (!unscale_.empty()) {  // EF21-W: this node's vector as its receivers read it
+    const std::span<const float> p = public_replica_.published();
+    own_unscaled_.resize(p.size());
+    for (std::size_t i = 0; i < p.size(); ++i) own_unscaled_[i] = p[i] / own_scale_;
+  }
   for (const std::uint32_t j : neighbours_) {
     if (!contains(live, j)) {
       keyframe_owed_.insert(j);  // it learns our replica from a keyframe when it is back
@@ -593,12 +660,12 @@ bool PeerNode::applyUnmixed(const net::v1::RoundMessage& m) {
   const std::uint32_t peer = m.sender();
   const auto r = m.kind() == net::v1::RoundMessage::KEYFRAME
                      ? replicas_.applyKeyframe(peer, m.sequence(), bytesOf(m.payload()))
-                     : replicas_.applyDelta(peer, m.sequence(), bytesOf(m.payload()));
+                     : replicas_.applyDelta(peer, m.sequence(), bytesOf(m.payload()), shiftOf(m));
   const bool applied = r.outcome == ReplicaTable::Outcome::kApplied;
   ++own_rejections_[applied ? net::Refusal::kMissedRound : net::Refusal::kStale];
   if (applied && role_ == Role::kHonest) {
     // The replica now holds the sender's vector for that round: evidence like any other.
-    const std::uint64_t h = vectorDigest(replicas_.replica(peer));
+    const std::uint64_t h = vectorDigest(refreshRow(peer));
     if (equivocation_.own(m.round(), peer, h)) logConviction(peer, m.round());
     net::v1::Envelope envelope;
     envelope.mutable_digest()->set_round(m.round());
@@ -693,13 +760,14 @@ std::vector<std::uint32_t> PeerNode::applyMessages(net::RoundResult& result) {
     if (m.kind() == net::v1::RoundMessage::KEYFRAME) {
       r = replicas_.applyKeyframe(sender, m.sequence(), bytesOf(m.payload()));
     } else if (m.kind() == net::v1::RoundMessage::DELTA) {
-      r = replicas_.applyDelta(sender, m.sequence(), bytesOf(m.payload()));
+      r = replicas_.applyDelta(sender, m.sequence(), bytesOf(m.payload()), shiftOf(m));
     } else {
       ++own_rejections_[net::Refusal::kUnexpectedKind];
       continue;
     }
     switch (r.outcome) {
       case ReplicaTable::Outcome::kApplied:
+        if (!unscale_.empty()) refreshRow(sender);
         heard.push_back(sender);
         break;
       case ReplicaTable::Outcome::kStale:
@@ -923,11 +991,12 @@ void PeerNode::sendAttack(std::uint64_t t, const std::vector<std::uint32_t>& hea
   if (honest.empty()) return;  // nothing to build the attack from: stay silent this round
   std::vector<float> out(dim_);
   const auto send = [&](std::uint32_t j) {
-    auto payload = std::make_shared<const std::vector<std::uint8_t>>(encodeDense(out));
+    auto payload = std::make_shared<const std::vector<std::uint8_t>>(encodeDense(wireScaled(out)));
     sendTo(j, t, wholeVectorKind(), payload);
   };
   const auto toHonestNeighbours = [&] {
-    const auto payload = std::make_shared<const std::vector<std::uint8_t>>(encodeDense(out));
+    const auto payload =
+        std::make_shared<const std::vector<std::uint8_t>>(encodeDense(wireScaled(out)));
     for (const std::uint32_t j : neighbours_) {
       if (!byzantine_ids_.contains(j)) {
         sendTo(j, t, wholeVectorKind(), payload);

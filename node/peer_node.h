@@ -61,6 +61,9 @@ struct PeerSetup {
   std::string listen_host = "127.0.0.1";
   std::optional<std::uint16_t> listen_port;  // default: the topology's; 0: any free port (tests)
   Dataset shard;                             // this node's training data (for its LocalTrainer)
+  // Every peer's number of training samples, by topology index: EF21-W's data weights
+  // (compression.weights: data) need them; empty otherwise.
+  std::vector<std::size_t> shard_sizes;
   // Null: a LocalTrainer on `shard`. Otherwise the model's owner (an external training loop:
   // node/external_learner.h); `shard` is then unused.
   std::shared_ptr<Learner> learner;
@@ -178,6 +181,13 @@ class PeerNode {
   // What enters the rule: the node's own vector, and neighbour j's as heard this round.
   std::span<const float> pivot() const;
   std::span<const float> rowOf(std::uint32_t peer) const;
+  // Whether rows are kept decoded in received_ (standalone gradients, a leaf's broadcast,
+  // EF21-W's unscaled replicas) rather than read from the replicas.
+  bool decodedRows() const { return standaloneGradients() || isLeaf() || !unscale_.empty(); }
+  // A tracked peer's vector as the rule reads it, refreshed after its replica changed.
+  std::span<const float> refreshRow(std::uint32_t peer);
+  // A vector as this node puts it on the wire (EF21-W's scaling).
+  std::span<const float> wireScaled(std::span<const float> v);
   // The honest vectors a vector attacker knows for the round: those it heard (less its fellow
   // attackers') and, colluding, those its fellows shared.
   struct Knowledge {
@@ -246,10 +256,18 @@ class PeerNode {
   std::shared_ptr<Learner> learner_;       // shared with its owner when external
   std::unique_ptr<compress::Compressor> codec_;  // null: uncompressed (every message a keyframe)
   std::unique_ptr<GradientExchange> gradient_;   // exchange: gradient and hub
-  std::optional<std::uint32_t> hub_;             // exchange: hub — the star's centre
-  std::unique_ptr<HubBroadcast> broadcast_;      // the hub's downlink
-  std::vector<float> hub_own_;                   // the hub's own vector: the rule's pivot
-  RoundRecord leaf_attack_;                      // what a leaf's attack recorded at round start
+  // DIANA: the shift's step alpha; the step this round's deltas take (a round that sends any
+  // keyframe takes a full one: see publish).
+  float shift_step_ = 1.0f, delta_shift_ = 1.0f;
+  // EF21-W: this node publishes its vector times own_scale_ = 1/(n·w_self); a receiver reads
+  // n·w_j times peer j's replica (unscale_, by peer; empty in every other mode).
+  float own_scale_ = 1.0f;
+  std::map<std::uint32_t, float> unscale_;
+  std::vector<float> scaled_, own_unscaled_;
+  std::optional<std::uint32_t> hub_;         // exchange: hub — the star's centre
+  std::unique_ptr<HubBroadcast> broadcast_;  // the hub's downlink
+  std::vector<float> hub_own_;               // the hub's own vector: the rule's pivot
+  RoundRecord leaf_attack_;                  // what a leaf's attack recorded at round start
   std::map<std::uint32_t, std::vector<float>> received_;  // standalone gradients, decoded
   // Accordion (compression.adaptive): the controller and the compressor whose levels it sets
   // (owned by codec_ or by gradient_).

@@ -9,7 +9,7 @@
 namespace phalanx::node {
 
 std::expected<std::vector<std::uint8_t>, std::string> PublicReplica::encodeDelta(
-    std::span<const float> y, compress::Compressor& codec) {
+    std::span<const float> y, compress::Compressor& codec, float shift) {
   if (y.size() != replica_.size()) {
     return std::unexpected(
         fmt::format("replica: vector of {} for a replica of {}", y.size(), replica_.size()));
@@ -19,9 +19,15 @@ std::expected<std::vector<std::uint8_t>, std::string> PublicReplica::encodeDelta
   compress::Encoded q;
   if (auto ok = codec.encode(difference_, q); !ok) return std::unexpected(ok.error());
   // The sender applies its own message through the receivers' decoder: same bits both sides.
-  if (auto ok = compress::decodeAdd(q.bytes, 1.0f, replica_); !ok) {
+  if (shift != 1.0f) {
+    published_ = replica_;
+    if (auto ok = compress::decodeAdd(q.bytes, 1.0f, published_); !ok)
+      return std::unexpected(ok.error());
+  }
+  if (auto ok = compress::decodeAdd(q.bytes, shift, replica_); !ok) {
     return std::unexpected(ok.error());
   }
+  shifted_ = shift != 1.0f;
   return std::move(q.bytes);
 }
 
@@ -46,6 +52,7 @@ std::vector<std::uint8_t> PublicReplica::keyframe() const { return encodeDense(r
 
 void PublicReplica::reset(std::span<const float> values) {
   replica_.assign(values.begin(), values.end());
+  shifted_ = false;
 }
 
 ReplicaTable::Entry& ReplicaTable::entry(PeerId peer) {
@@ -55,17 +62,29 @@ ReplicaTable::Entry& ReplicaTable::entry(PeerId peer) {
 }
 
 ReplicaTable::Result ReplicaTable::applyDelta(PeerId peer, std::uint64_t sequence,
-                                              std::span<const std::uint8_t> payload) {
+                                              std::span<const std::uint8_t> payload, float shift) {
   Entry& e = entry(peer);
   if (sequence <= e.last_sequence) return {Outcome::kStale, ""};
   if (!e.valid || sequence != e.last_sequence + 1) {
     e.valid = false;
     return {Outcome::kGap, ""};
   }
-  if (auto ok = compress::decodeAdd(payload, 1.0f, e.values); !ok) {
+  if (!(shift > 0.0f && shift <= 1.0f)) {  // NaN too
+    e.valid = false;
+    return {Outcome::kInvalid, fmt::format("shift step {} outside (0, 1]", shift)};
+  }
+  if (shift != 1.0f) {
+    e.published = e.values;
+    if (auto ok = compress::decodeAdd(payload, 1.0f, e.published); !ok) {
+      e.valid = false;
+      return {Outcome::kInvalid, ok.error()};
+    }
+  }
+  if (auto ok = compress::decodeAdd(payload, shift, e.values); !ok) {
     e.valid = false;  // the sender's replica took a delta we could not: ours is stale now
     return {Outcome::kInvalid, ok.error()};
   }
+  e.shifted = shift != 1.0f;
   e.last_sequence = sequence;
   return {Outcome::kApplied, ""};
 }
@@ -86,6 +105,7 @@ ReplicaTable::Result ReplicaTable::applyKeyframe(PeerId peer, std::uint64_t sequ
   }
   e.last_sequence = sequence;
   e.valid = true;
+  e.shifted = false;
   return {Outcome::kApplied, ""};
 }
 
@@ -96,8 +116,8 @@ bool ReplicaTable::valid(PeerId peer) const {
 
 std::span<const float> ReplicaTable::replica(PeerId peer) const {
   const auto it = entries_.find(peer);
-  return it == entries_.end() ? std::span<const float>()
-                              : std::span<const float>(it->second.values);
+  if (it == entries_.end()) return {};
+  return it->second.shifted ? it->second.published : it->second.values;
 }
 
 std::uint64_t ReplicaTable::lastSequence(PeerId peer) const {

@@ -2,6 +2,9 @@
 // q = C(y - ŷ_i), adding the decoded q to ŷ_i exactly as receivers do; a receiver keeps ŷ_j per
 // neighbour, applies deltas only in sequence order, and trusts a replica only from a keyframe
 // (the sender's full ŷ_i in fp32, so both sides stay bit-identical) through an unbroken chain.
+// A delta may move the replica by only a step s of q (DIANA's shift, ALGORITHMS.md §3.2:
+// h += α·q): the vector it stands for that round is then ŷ + q, and ŷ becomes ŷ + s·q; s = 1
+// (every other use) makes the two the same.
 #pragma once
 
 #include <cstddef>
@@ -25,20 +28,27 @@ class PublicReplica {
  public:
   explicit PublicReplica(std::size_t dim) : replica_(dim, 0.0f) {}
 
-  // q = C(y - ŷ), then ŷ += decode(q). Returns q's bytes; on a codec error ŷ is unchanged.
+  // q = C(y - ŷ); published() = ŷ + decode(q), then ŷ += shift·decode(q). Returns q's bytes;
+  // on a codec error nothing changes.
   std::expected<std::vector<std::uint8_t>, std::string> encodeDelta(std::span<const float> y,
-                                                                    compress::Compressor& codec);
+                                                                    compress::Compressor& codec,
+                                                                    float shift = 1.0f);
 
   // The full replica as an uncompressed message (for keyframes).
   std::vector<std::uint8_t> keyframe() const;
 
   std::span<const float> values() const { return replica_; }
+  // What the receivers of the last delta hold as this node's vector (values() after a full
+  // step, a keyframe or a reset).
+  std::span<const float> published() const { return shifted_ ? published_ : replica_; }
   // Starting point (and after a checkpoint restore).
   void reset(std::span<const float> values);
 
  private:
   std::vector<float> replica_;
   std::vector<float> difference_;  // y - ŷ, reused
+  std::vector<float> published_;   // ŷ + q after a partial step
+  bool shifted_ = false;
 };
 
 class ReplicaTable {
@@ -56,19 +66,23 @@ class ReplicaTable {
 
   explicit ReplicaTable(std::size_t dim) : dim_(dim) {}
 
-  Result applyDelta(PeerId peer, std::uint64_t sequence, std::span<const std::uint8_t> payload);
+  // `shift`: the step the sender's ŷ took (finite, in (0, 1]; kInvalid otherwise).
+  Result applyDelta(PeerId peer, std::uint64_t sequence, std::span<const std::uint8_t> payload,
+                    float shift = 1.0f);
   Result applyKeyframe(PeerId peer, std::uint64_t sequence, std::span<const std::uint8_t> payload);
 
   bool valid(PeerId peer) const;
-  std::span<const float> replica(PeerId peer) const;  // empty when unknown
-  std::uint64_t lastSequence(PeerId peer) const;      // 0 when unknown
-  void invalidate(PeerId peer);                       // reconnection: wait for the next keyframe
+  // The sender's vector as of its last message (ŷ + q after a partial step); empty when unknown.
+  std::span<const float> replica(PeerId peer) const;
+  std::uint64_t lastSequence(PeerId peer) const;  // 0 when unknown
+  void invalidate(PeerId peer);                   // reconnection: wait for the next keyframe
 
  private:
   struct Entry {
     std::vector<float> values;
+    std::vector<float> published;  // values before the last partial step + its q
     std::uint64_t last_sequence = 0;
-    bool valid = false;
+    bool valid = false, shifted = false;
   };
   Entry& entry(PeerId peer);
 

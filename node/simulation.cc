@@ -272,12 +272,17 @@ SimulationResult simulate(SimulationSetup s) {
                     : s.out / "checkpoints";
   fs::remove_all(checkpoint_root);  // a fresh run: no restart may resume an older run's state
 
+  const std::vector<std::size_t> shard_sizes =
+      s.config.compression.feedback == compress::FeedbackKind::kEf21W
+          ? shardSizes(s.config.data, data.train, n, s.config.seed)
+          : std::vector<std::size_t>();
   const auto start = [&](Slot& slot, bool resume) {
     PeerSetup setup{
         .config = s.config,
         .topology = s.topology,
         .id = slot.id,
         .shard = shardOf(s.config.data, data.train, n, slot.actor, s.config.seed),
+        .shard_sizes = shard_sizes,
         .test = shared_test,
         .attack = s.attacks.contains(slot.id) ? std::optional<AttackSpec>(s.attacks.at(slot.id))
                                               : std::nullopt,

@@ -297,7 +297,7 @@ std::string summaryTiles(const RunSummary& s, const RunSummary* baseline) {
         "<br>clean baseline {}; this run {}", shown(baseline->honest_accuracy_mean, "{:.4f}"),
         std::isfinite(gap) ? fmt::format("{:+.1f} points", 100 * gap) : std::string("—"));
   }
-  const std::vector<Tile> tiles = {
+  std::vector<Tile> tiles = {
       {"honest test accuracy (mean)", shown(s.honest_accuracy_mean, "{:.4f}"),
        fmt::format("min {} · max {}{}", shown(s.honest_accuracy_min, "{:.4f}"),
                    shown(s.honest_accuracy_max, "{:.4f}"), against_clean)},
@@ -322,6 +322,17 @@ std::string summaryTiles(const RunSummary& s, const RunSummary* baseline) {
        !s.diverged.empty()},
       {"Byzantine peers", ids(s.byzantine), "known to the monitor, not to the peers"},
   };
+  if (std::isfinite(s.downlink_bytes)) {  // exchange: hub
+    const double ratio = s.downlink_bytes > 0 ? s.downlink_dense_bytes / s.downlink_bytes : NAN;
+    tiles.insert(
+        tiles.begin() + 4,
+        {"hub traffic",
+         fmt::format("{} MB up · {} MB down", shown(s.uplink_bytes / 1e6, "{:.2f}"),
+                     shown(s.downlink_bytes / 1e6, "{:.2f}")),
+         fmt::format("honest leaves' uplink, the hub's broadcasts: {}× fewer than "
+                     "dense ({} MB)",
+                     shown(ratio, "{:.1f}"), shown(s.downlink_dense_bytes / 1e6, "{:.2f}"))});
+  }
   std::string out = "<div class='tiles'>\n";
   for (const Tile& t : tiles) {
     out += fmt::format(

@@ -114,6 +114,31 @@ TEST(Feedback, DianaRefusesBiasedCompressorsAndAlphaFollowsOmega) {
   EXPECT_DOUBLE_EQ((*d)->alpha(), 0.25);  // ω = d/k - 1 = 3
 }
 
+TEST(Feedback, SharedSeedsDrawTheSameCoordinatesOnEveryNode) {
+  // compression.shared_seed: every node's randomness from the run's seed alone, so rand-k
+  // picks the same coordinates everywhere in the same call; independent seeds (the default)
+  // pick different ones.
+  const auto picked = [](std::uint64_t node, bool shared, float fill) {
+    CompressorConfig c{.codec = CodecId::kRandk, .density = 0.05, .unbiased = true};
+    c.seed = compressionSeed(7, node, shared);
+    auto codec = std::move(*makeCompressor(c));
+    Encoded q;
+    EXPECT_TRUE(codec->encode(V(400, fill), q));
+    V out(400);
+    EXPECT_TRUE(decode(q.bytes, out));
+    std::vector<std::size_t> at;
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      if (out[i] != 0) at.push_back(i);
+    }
+    return at;
+  };
+  EXPECT_EQ(picked(0, true, 1.0f), picked(3, true, -2.0f));
+  EXPECT_EQ(picked(0, true, 1.0f).size(), 20u);
+  EXPECT_NE(picked(0, false, 1.0f), picked(3, false, 1.0f));
+  EXPECT_EQ(compressionSeed(7, 0, true), compressionSeed(7, 9, true));
+  EXPECT_NE(compressionSeed(7, 0, true), compressionSeed(8, 0, true));
+}
+
 TEST(Feedback, DgcIsNotAWrapperAndEveryOtherKindIs) {
   for (const auto& e : kFeedbacks.entries) {
     auto codec = makeCompressor({.codec = CodecId::kRandk, .density = 0.5, .unbiased = true});

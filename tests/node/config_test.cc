@@ -156,8 +156,21 @@ TEST(Config, ExchangeModesAcceptOnlyWhatTheyRun) {
       errorOf(
           "exchange: gradient\ncompression: {codec: topk_sampled, feedback: dgc, adaptive: true}"),
       HasSubstr("compression.adaptive"));
-  EXPECT_THAT(errorOf("exchange: gradient\ncompression: {codec: qsgd, feedback: diana}"),
-              HasSubstr("diana is not run by the node"));
+  EXPECT_THAT(errorOf("exchange: gradient\ncompression: {codec: topk, feedback: diana}"),
+              HasSubstr("diana needs an unbiased compressor"));
+  const Config diana = parseConfig(
+      "exchange: gradient\ncompression: {codec: qsgd, feedback: diana, alpha: 0.2}", "c.yaml");
+  EXPECT_DOUBLE_EQ(diana.compression.alpha, 0.2);
+  EXPECT_THAT(errorOf("exchange: gradient\ncompression: {codec: qsgd, feedback: diana, alpha: 2}"),
+              HasSubstr("compression.alpha"));
+  EXPECT_EQ(parseConfig("exchange: gradient\ncompression: {codec: topk, feedback: ef21_w, "
+                        "weights: data}",
+                        "c.yaml")
+                .compression.weights,
+            Ef21Weights::kData);
+  EXPECT_THAT(errorOf("exchange: gradient\ncompression: {codec: topk, feedback: ef21_w, "
+                      "weights: loss}"),
+              HasSubstr("compression.weights: unknown value 'loss'"));
   // The hub's broadcast: its own codec section, plain error feedback, exchange: hub only.
   const Config hub = parseConfig(
       "exchange: hub\ncompression: {codec: topk, feedback: ef14, broadcast: {codec: topk, "

@@ -104,13 +104,19 @@ TEST(GradientExchange, Ef21SgdmTracksTheEtaMomentum) {
   EXPECT_THAT(std::vector<float>(u.begin(), u.end()), ::testing::ElementsAre(0.75, 2.5));
 }
 
-TEST(GradientExchange, UnsupportedFeedbackIsAConfigError) {
-  const Config c = gradientConfig("diana", "qsgd");
-  try {
-    GradientExchange ex(c, 4, {{4, 1}}, 4, codecFor(c, {{4, 1}}));
-    FAIL() << "diana accepted";
-  } catch (const ConfigError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("compression.feedback"));
+TEST(GradientExchange, Ef21WAndDianaTrackTheEmaMomentumThroughTheReplica) {
+  // The node publishes what track() returns (EF21-W scaled by 1/(n·w), DIANA with its shift
+  // step): the momentum itself is the EMA of every tracked kind but EF21-SGDM.
+  for (const char* feedback : {"ef21_w", "diana"}) {
+    SCOPED_TRACE(feedback);
+    EXPECT_TRUE(GradientExchange::tracks(compress::kFeedbacks.parse(feedback).value()));
+    const Config c = gradientConfig(feedback, "qsgd");
+    GradientExchange ex(c, 2, {{2, 1}}, 4, nullptr);
+    EXPECT_TRUE(ex.tracked());
+    ex.track(std::vector<float>{4, -8});
+    const auto m = ex.track(std::vector<float>{0, 4});
+    // m = 0.75·(1, -2) + 0.25·(0, 4)
+    EXPECT_THAT(std::vector<float>(m.begin(), m.end()), ::testing::ElementsAre(0.75, -0.5));
   }
 }
 

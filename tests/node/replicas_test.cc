@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 namespace phalanx::node {
@@ -52,6 +53,40 @@ TEST(Replicas, ReceiverTracksTheSenderBitForBit) {
     norm += double(y[i]) * y[i];
   }
   EXPECT_LT(gap, 0.5 * norm);
+}
+
+TEST(Replicas, APartialShiftStepByHand) {
+  // DIANA's shift (ALGORITHMS.md §3.2): q = C(y - h); the vector heard is h + q; h += s·q.
+  // Top-1 of 4: y = (4, 1, -2, 0) from h = 0 keeps 4.
+  PublicReplica sender(4);
+  ReplicaTable receiver(4);
+  auto codec = topk(0.25);
+  ASSERT_EQ(receiver.applyKeyframe(3, 1, sender.keyframe()).outcome, Outcome::kApplied);
+  auto q = sender.encodeDelta(std::vector<float>{4, 1, -2, 0}, *codec, 0.25f);
+  ASSERT_TRUE(q) << q.error();
+  EXPECT_EQ(std::vector<float>(sender.published().begin(), sender.published().end()),
+            (std::vector<float>{4, 0, 0, 0}));
+  EXPECT_EQ(std::vector<float>(sender.values().begin(), sender.values().end()),
+            (std::vector<float>{1, 0, 0, 0}));
+  ASSERT_EQ(receiver.applyDelta(3, 2, *q, 0.25f).outcome, Outcome::kApplied);
+  EXPECT_EQ(std::vector<float>(receiver.replica(3).begin(), receiver.replica(3).end()),
+            (std::vector<float>{4, 0, 0, 0}));
+  // Next: y - h = (4, 1, -2, 0) - (1, 0, 0, 0) = (3, 1, -2, 0): q keeps 3; heard 1 + 3 = 4.
+  // A full step then makes the shift the vector heard.
+  q = sender.encodeDelta(std::vector<float>{4, 1, -2, 0}, *codec, 1.0f);
+  ASSERT_TRUE(q);
+  ASSERT_EQ(receiver.applyDelta(3, 3, *q, 1.0f).outcome, Outcome::kApplied);
+  EXPECT_EQ(std::vector<float>(sender.values().begin(), sender.values().end()),
+            (std::vector<float>{4, 0, 0, 0}));
+  EXPECT_EQ(std::vector<float>(receiver.replica(3).begin(), receiver.replica(3).end()),
+            std::vector<float>(sender.published().begin(), sender.published().end()));
+  // A step outside (0, 1] is refused and the replica waits for a keyframe.
+  q = sender.encodeDelta(std::vector<float>{4, 1, -2, 0}, *codec, 0.5f);
+  EXPECT_EQ(receiver.applyDelta(3, 4, *q, 1.5f).outcome, Outcome::kInvalid);
+  EXPECT_FALSE(receiver.valid(3));
+  ASSERT_EQ(receiver.applyKeyframe(3, 5, sender.keyframe()).outcome, Outcome::kApplied);
+  EXPECT_EQ(receiver.applyDelta(3, 6, *q, std::nanf("")).outcome, Outcome::kInvalid);
+  EXPECT_EQ(receiver.applyDelta(3, 7, *q, 0.0f).outcome, Outcome::kGap);
 }
 
 TEST(Replicas, GapsReplaysAndGarbage) {

@@ -22,6 +22,7 @@ namespace phalanx::tools {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 node::RoundRecord point(std::uint64_t round, std::vector<std::uint32_t> mixed,
                         std::vector<std::uint32_t> excluded,
@@ -104,6 +105,9 @@ TEST(RunAnalysis, SummaryRoundTripsThroughItsReader) {
   s.round_seconds_p50 = 0.125;
   s.round_seconds_p99 = 0.75;
   s.round_seconds_max = 1.5;
+  s.uplink_bytes = 4e6;
+  s.downlink_bytes = 1e6;
+  s.downlink_dense_bytes = 8e7;
   s.rounds = 300;
   s.crashed = {4};
   s.diverged = {5};
@@ -119,6 +123,35 @@ TEST(RunAnalysis, SummaryRoundTripsThroughItsReader) {
   std::ofstream(dir.path() / "summary.json") << summaryJson(s);
   ASSERT_TRUE(readSummary(dir.path()));
   EXPECT_EQ(readSummary(dir.path())->byzantine, (std::vector<std::uint32_t>{8, 9}));
+}
+
+TEST(RunAnalysis, HubTrafficByHand) {
+  // A hub (0) and two honest leaves (1, 2) and a Byzantine one (3): uplink is what the honest
+  // leaves sent, downlink what the hub sent, the dense downlink what its broadcasts would weigh.
+  const auto last = [](std::uint64_t up, std::uint64_t down, std::uint64_t dense) {
+    node::RoundRecord r = point(9, {}, {}, 0.5);
+    r.bytes_uplink_total = up;
+    r.bytes_downlink_total = down;
+    r.bytes_sent_total = up + down;
+    r.dense_bytes_total = dense;
+    return r;
+  };
+  std::vector<PeerHistory> peers{{.id = 0, .rounds = {last(0, 3000, 120000)}},
+                                 {.id = 1, .rounds = {last(700, 0, 40000)}},
+                                 {.id = 2, .rounds = {last(500, 0, 40000)}},
+                                 {.id = 3, .byzantine = true, .rounds = {last(9999, 0, 40000)}}};
+  const RunSummary s = summarize(peers, {}, {});
+  EXPECT_DOUBLE_EQ(s.uplink_bytes, 1200);
+  EXPECT_DOUBLE_EQ(s.downlink_bytes, 3000);
+  EXPECT_DOUBLE_EQ(s.downlink_dense_bytes, 120000);
+  EXPECT_THAT(summaryTiles(s, nullptr), HasSubstr("0.00 MB up · 0.00 MB down"));
+  EXPECT_THAT(summaryTiles(s, nullptr), HasSubstr("40.0× fewer than dense"));
+  // Not a hub run: nothing measured.
+  const RunSummary gossip =
+      summarize(std::vector<PeerHistory>{{.id = 0, .rounds = {point(0, {}, {})}}}, {}, {});
+  EXPECT_TRUE(std::isnan(gossip.downlink_bytes));
+  EXPECT_THAT(summaryJson(gossip), HasSubstr("\"downlink_bytes\": null"));
+  EXPECT_THAT(summaryTiles(gossip, nullptr), Not(HasSubstr("hub traffic")));
 }
 
 TEST(RunAnalysis, NothingMeasuredIsNullNotZero) {
