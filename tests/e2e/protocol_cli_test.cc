@@ -155,5 +155,35 @@ TEST(ProtocolCli, ResyncFloodAndKeyframeSpamCostHonestUplinkLittle) {
   EXPECT_LT(spam, 1.5 * clean);
 }
 
+TEST(ProtocolCli, HubOverTcpKeepsEveryModelTheSameAndCountsBothDirections) {
+  // exchange: hub on a star of 4 leaves, top-10 % both ways: real processes, one broadcast per
+  // round that every peer applies, so the models they write at the end are the same bytes.
+  testing::TempDir dir;
+  const fs::path run = launch(dir, "hub",
+                              "--kind star --n 5 --byzantine-budget 1 --base-port 22860 "
+                              "--metrics-base-port 22960",
+                              " --rounds 30 --set exchange=hub --set compression.codec=topk "
+                              "--set compression.density=0.1 --set compression.feedback=ef14 "
+                              "--set compression.broadcast.codec=topk "
+                              "--set compression.broadcast.density=0.1");
+  const auto bytesOf = [](const fs::path& file) {
+    std::ifstream in(file, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const std::string hub_model = bytesOf(run / "node-0.npy");
+  ASSERT_FALSE(hub_model.empty());
+  for (int leaf = 1; leaf < 5; ++leaf) {
+    EXPECT_EQ(bytesOf(run / ("node-" + std::to_string(leaf) + ".npy")), hub_model) << leaf;
+    const auto records = jsonLines(jsonl(run, leaf));
+    ASSERT_EQ(records.size(), 30u) << leaf;
+    for (const auto& r : records) EXPECT_TRUE(has(r, "mixed", 0)) << leaf;
+    EXPECT_GT(records.back()["bytes_uplink_total"].get<double>(), 0) << leaf;
+  }
+  const auto summary = nlohmann::json::parse(bytesOf(run / "summary.json"));
+  EXPECT_GT(summary["downlink_dense_bytes"].get<double>(),
+            4 * summary["downlink_bytes"].get<double>());
+  EXPECT_GT(summary["uplink_bytes"].get<double>(), 0);
+}
+
 }  // namespace
 }  // namespace phalanx
