@@ -99,6 +99,17 @@ void checkExchange(const Config& c, const Source& source) {
     }
     return;
   }
+  if (c.exchange == Exchange::kOuter) {
+    // The pseudo-gradient goes out standalone, once per round, with plain error feedback
+    // (SparseLoCo's); the momentum is the outer optimizer's.
+    if (k.feedback != FeedbackKind::kNone && k.feedback != FeedbackKind::kEf14) {
+      source.fail("compression.feedback",
+                  fmt::format("{}: exchange: outer sends its pseudo-gradient with none or ef14",
+                              compress::kFeedbacks.name(k.feedback)));
+    }
+    if (k.adaptive)
+      source.fail("compression.adaptive", "Accordion is not run with exchange: outer");
+  }
   // DGC's selection is by density: topk_sampled (or exact topk), not randk's random draw.
   if (k.feedback == FeedbackKind::kDgc && k.codec != compress::CodecId::kTopkSampled &&
       k.codec != compress::CodecId::kTopk) {
@@ -222,6 +233,12 @@ Config parse(const YAML::Node& root, const Source& source) {
   opt.finish();
 
   top.choice("exchange", c.exchange, kExchanges);
+  YamlFields outer = top.section("outer");
+  outer.integer("steps", c.outer.steps, 1, 1'000'000);
+  outer.number("lr", c.outer.lr, 0, kHuge);
+  outer.number("momentum", c.outer.momentum, 0, 0.999999);
+  outer.boolean("nesterov", c.outer.nesterov);
+  outer.finish();
 
   YamlFields comp = top.section("compression");
   std::string codec(compress::codecName(c.compression.codec));

@@ -42,11 +42,14 @@ enum class ModelKind : std::uint8_t { kMlp, kSoftmax };
 inline constexpr auto kModelKinds =
     base::nameTable<ModelKind>({{ModelKind::kMlp, "mlp"}, {ModelKind::kSoftmax, "softmax"}});
 // What peers exchange: models (gossip with CHOCO replicas), momenta/gradients (every peer
-// aggregates its neighbours'), or gradients through a hub (a star's centre aggregates the
-// leaves' and broadcasts one update that every peer applies: node/hub_broadcast.h).
-enum class Exchange : std::uint8_t { kModel, kGradient, kHub };
-inline constexpr auto kExchanges = base::nameTable<Exchange>(
-    {{Exchange::kModel, "model"}, {Exchange::kGradient, "gradient"}, {Exchange::kHub, "hub"}});
+// aggregates its neighbours'), gradients through a hub (a star's centre aggregates the leaves'
+// and broadcasts one update that every peer applies: node/hub_broadcast.h), or pseudo-
+// gradients of H local steps (the outer loop: node/outer_loop.h).
+enum class Exchange : std::uint8_t { kModel, kGradient, kHub, kOuter };
+inline constexpr auto kExchanges = base::nameTable<Exchange>({{Exchange::kModel, "model"},
+                                                              {Exchange::kGradient, "gradient"},
+                                                              {Exchange::kHub, "hub"},
+                                                              {Exchange::kOuter, "outer"}});
 // Whether peers exchange gradients (their own, or the hub's aggregate back).
 inline bool exchangesGradients(Exchange e) { return e != Exchange::kModel; }
 enum class SecurityMode : std::uint8_t { kNone, kTls };
@@ -130,6 +133,16 @@ struct CompressionConfig {
   BroadcastConfig broadcast;           // exchange: hub
 };
 
+// exchange: outer (node/outer_loop.h). DiLoCo's outer optimizer: Nesterov momentum 0.9, outer
+// learning rate 0.7 (Douillard et al. 2023); it ran H = 500 inner AdamW steps, we default to 10
+// of the local momentum SGD.
+struct OuterConfig {
+  std::uint64_t steps = 10;  // H: local steps per round
+  double lr = 0.7;
+  double momentum = 0.9;
+  bool nesterov = true;
+};
+
 struct MixingConfig {
   robust::RuleId rule = robust::RuleId::kNna;
   std::vector<std::string> pre;  // nnm, clip:C, arc, bucketing:S — applied in order
@@ -189,6 +202,7 @@ struct Config {
   ModelConfig model;
   OptimizerConfig optimizer;
   Exchange exchange = Exchange::kModel;
+  OuterConfig outer;
   CompressionConfig compression;
   MixingConfig mixing;
   RoundsConfig rounds;

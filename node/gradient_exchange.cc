@@ -41,7 +41,8 @@ GradientExchange::GradientExchange(const Config& config, std::size_t dim,
                     compress::kFeedbacks.name(k.feedback)));
   }
   kind_ = Kind::kStandalone;
-  beta_ = float(config.optimizer.momentum);
+  // The outer loop's pseudo-gradient goes out as it is: its momentum is the outer optimizer's.
+  beta_ = config.exchange == Exchange::kOuter ? 0.0f : float(config.optimizer.momentum);
   if (codec) {
     auto made = compress::FeedbackEncoder::make(std::move(codec), {.kind = k.feedback}, dim);
     if (!made) throw ConfigError(made.error());

@@ -205,6 +205,14 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
     }
     own_scale_ = 1.0f / unscale_.at(setup_.id);
   }
+  if (config.exchange == Exchange::kOuter) {
+    if (setup_.learner) {
+      throw ConfigError(
+          "exchange: outer runs the node's own local steps; an external training loop hands in "
+          "one vector per round (use exchange: model or gradient)");
+    }
+    outer_ = std::make_unique<OuterLoop>(config.outer, dim_);
+  }
   if (config.exchange == Exchange::kHub) {
     hub_ = topologies::starCentre(*setup_.topology);
     if (!hub_) {
@@ -251,6 +259,7 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
         learner_->restore(*loaded.checkpoint);
         if (gradient_) gradient_->restore(*loaded.checkpoint);
         if (broadcast_) broadcast_->restore(*loaded.checkpoint);
+        if (outer_) outer_->restore(*loaded.checkpoint);
         const auto replica = loaded.checkpoint->floats("public_replica");
         if (replica.size() != dim_)
           throw CheckpointError("checkpoint: public_replica has the wrong size");
@@ -502,9 +511,17 @@ void PeerNode::sendOwn(std::uint64_t t) {
     publish(t, learner_->parameters());
     return;
   }
-  last_loss_ = learner_->gradient(t);
-  accordionStep(t);
-  const std::span<const float> g = learner_->lastGradient();
+  std::span<const float> g;
+  if (outer_) {  // H local steps; what goes out is how far they moved the model
+    outer_->begin(learner_->parameters());
+    for (std::uint64_t h = 0; h < outer_->steps(); ++h)
+      last_loss_ = learner_->step(outer_->firstStep(t) + h);
+    g = outer_->pseudoGradient(learner_->parameters());
+  } else {
+    last_loss_ = learner_->gradient(t);
+    accordionStep(t);
+    g = learner_->lastGradient();
+  }
   if (isHub() && gradient_->tracked()) {  // the pivot only: what leaves the hub is its broadcast
     const std::span<const float> m = gradient_->track(g);
     hub_own_.assign(m.begin(), m.end());
@@ -829,6 +846,8 @@ void PeerNode::mix(std::uint64_t t, const std::vector<std::uint32_t>& heard, Rou
   const double gamma = setup_.config.compression.gamma;
   if (isHub()) {
     broadcastAggregate(t);
+  } else if (outer_) {
+    outer_->apply(mix_out_, x);
   } else if (gradient_) {
     learner_->applyAggregate(t, mix_out_);
   } else if (!codec_ && gamma == 1.0) {
@@ -1163,7 +1182,7 @@ void PeerNode::endRound(net::RoundResult&& result) {
       for (const std::uint32_t j : neighbours_) askForKeyframe(j, t);
     }
     record.train_loss = last_loss_;
-    record.learning_rate = learner_->learningRate(t);
+    record.learning_rate = learner_->learningRate(outer_ ? outer_->firstStep(t) : t);
   } else if (role_ == Role::kVectorAttack && hub_) {
     // Its attack went up at the round's start; the broadcast keeps its gradients current.
     applyBroadcast(t, heard, record);
@@ -1312,6 +1331,7 @@ void PeerNode::saveCheckpoint(std::uint64_t next_round) {
   c.putFloats("public_replica", public_replica_.values());
   if (gradient_) gradient_->save(c);
   if (broadcast_) broadcast_->save(c);
+  if (outer_) outer_->save(c);
   try {
     checkpoints_->save(c);
   } catch (const CheckpointError& e) {

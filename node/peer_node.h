@@ -2,7 +2,9 @@
 // momentum step, CHOCO replica gossip over the transport (per-edge sequence numbers, keyframes
 // on connection, on request and every K rounds), robust mixing of the replicas and the
 // consensus step; in gradient-exchange mode the same loop carries gradients (DGC, EF14, EF21,
-// EF21-SGDM: node/gradient_exchange.h) and steps with their robust aggregate; in hub mode a
+// EF21-SGDM: node/gradient_exchange.h) and steps with their robust aggregate; in outer mode a
+// round is H local steps whose pseudo-gradient is exchanged and mixed, then an outer Nesterov
+// step (node/outer_loop.h); in hub mode a
 // star's centre aggregates the leaves' gradients and broadcasts the one update every peer
 // applies (node/hub_broadcast.h); Accordion sets
 // the codec's level per layer. A Byzantine peer sends what its attack computes from the honest
@@ -46,6 +48,7 @@
 #include "node/learner.h"
 #include "node/local_trainer.h"
 #include "node/metrics.h"
+#include "node/outer_loop.h"
 #include "node/replicas.h"
 #include "node/round_record.h"
 #include "robust/aggregator.h"
@@ -265,6 +268,7 @@ class PeerNode {
   std::map<std::uint32_t, float> unscale_;
   std::vector<float> scaled_, own_unscaled_;
   std::optional<std::uint32_t> hub_;         // exchange: hub — the star's centre
+  std::unique_ptr<OuterLoop> outer_;         // exchange: outer
   std::unique_ptr<HubBroadcast> broadcast_;  // the hub's downlink
   std::vector<float> hub_own_;               // the hub's own vector: the rule's pivot
   RoundRecord leaf_attack_;                  // what a leaf's attack recorded at round start

@@ -171,6 +171,17 @@ TEST(Config, ExchangeModesAcceptOnlyWhatTheyRun) {
   EXPECT_THAT(errorOf("exchange: gradient\ncompression: {codec: topk, feedback: ef21_w, "
                       "weights: loss}"),
               HasSubstr("compression.weights: unknown value 'loss'"));
+  // The outer loop: its section, and plain error feedback on the pseudo-gradient.
+  const Config outer = parseConfig(
+      "exchange: outer\nouter: {steps: 50, lr: 0.7, momentum: 0.9, nesterov: false}\n"
+      "compression: {codec: topk, feedback: ef14}",
+      "c.yaml");
+  EXPECT_EQ(outer.exchange, Exchange::kOuter);
+  EXPECT_EQ(outer.outer.steps, 50u);
+  EXPECT_FALSE(outer.outer.nesterov);
+  EXPECT_THAT(errorOf("exchange: outer\ncompression: {codec: topk, feedback: ef21}"),
+              HasSubstr("ef21: exchange: outer sends its pseudo-gradient with none or ef14"));
+  EXPECT_THAT(errorOf("exchange: outer\nouter: {steps: 0}"), HasSubstr("outer.steps"));
   // The hub's broadcast: its own codec section, plain error feedback, exchange: hub only.
   const Config hub = parseConfig(
       "exchange: hub\ncompression: {codec: topk, feedback: ef14, broadcast: {codec: topk, "

@@ -507,6 +507,34 @@ TEST(Simulation, DianaKeyframeRoundsTakeTheFullShiftSoNoHonestPeerLooksLikeAnEqu
   EXPECT_GT(keyframes_asked, 10u);  // the drops did cost rounds: the case was exercised
 }
 
+TEST(Simulation, TheOuterLoopLearnsWithAFifthOfTheMessagesAndMixesAttackedPseudoGradients) {
+  // 100 local steps each way: per-step dense gradient exchange (100 rounds) against the outer
+  // loop with H = 5 (20 rounds, each message one pseudo-gradient). Then an ALIE attacker among
+  // the five: its vector is crafted from the honest pseudo-gradients and enters every mix.
+  Config per_step = syntheticConfig();
+  per_step.exchange = Exchange::kGradient;
+  per_step.rounds.count = 100;
+  Config outer = syntheticConfig();
+  outer.exchange = Exchange::kOuter;
+  outer.outer = {.steps = 5, .lr = 1.0, .momentum = 0.0};
+  outer.rounds.count = 20;
+  const SimRun a = runSim(per_step, completeGraph(5, 1));
+  const SimRun b = runSim(outer, completeGraph(5, 1));
+  for (std::uint32_t i = 0; i < 5; ++i) {
+    ASSERT_EQ(b.records[i].size(), 20u);
+    EXPECT_GT(b.records[i].back().test_accuracy.value_or(0), 0.3) << i;  // chance: 0.1
+    EXPECT_LT(4 * b.records[i].back().bytes_sent_total, a.records[i].back().bytes_sent_total);
+  }
+  outer.byzantine[4].attack = attackNamed("alie");
+  outer.rounds.quorum = false;
+  const SimRun r = runSim(outer, completeGraph(5, 1));
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(r.mixedCount(i, 4), 20u) << i;
+    EXPECT_GT(r.records[i].back().test_accuracy.value_or(0), 0.3) << i;
+  }
+  for (const auto& rec : r.records[4]) EXPECT_EQ(rec.attack_known, 4u);
+}
+
 TEST(Simulation, FaultAndLinkFilesAreParsedOrRefusedWithTheLine) {
   const auto f = parseFaults("# t node command\n0.5 3 crash\n\n1.25 3 restart  # back\n", "f.txt");
   ASSERT_EQ(f.size(), 2u);
