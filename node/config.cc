@@ -91,7 +91,9 @@ void checkExchange(const Config& c, const Source& source) {
   checkBroadcast(k.broadcast, source);
   if (c.exchange != Exchange::kHub && k.broadcast.codec != compress::CodecId::kNone)
     source.fail("compression.broadcast.codec", "only exchange: hub broadcasts");
-  if (c.exchange == Exchange::kModel) {
+  if (c.exchange == Exchange::kOuter && k.adaptive)
+    source.fail("compression.adaptive", "Accordion is not run with exchange: outer");
+  if (!exchangesGradients(c)) {
     if (k.feedback != FeedbackKind::kNone) {
       source.fail("compression.feedback",
                   "model gossip tracks replicas (CHOCO) itself; error "
@@ -107,8 +109,6 @@ void checkExchange(const Config& c, const Source& source) {
                   fmt::format("{}: exchange: outer sends its pseudo-gradient with none or ef14",
                               compress::kFeedbacks.name(k.feedback)));
     }
-    if (k.adaptive)
-      source.fail("compression.adaptive", "Accordion is not run with exchange: outer");
   }
   // DGC's selection is by density: topk_sampled (or exact topk), not randk's random draw.
   if (k.feedback == FeedbackKind::kDgc && k.codec != compress::CodecId::kTopkSampled &&
@@ -122,6 +122,11 @@ void checkExchange(const Config& c, const Source& source) {
 }
 
 }  // namespace
+
+bool exchangesGradients(const Config& c) {
+  return c.exchange != Exchange::kModel &&
+         !(c.exchange == Exchange::kOuter && c.outer.mix == OuterMix::kModels);
+}
 
 compress::CompressorConfig compressorConfig(const BroadcastConfig& c) {
   return {.codec = c.codec, .density = c.density, .values = c.values};
@@ -141,8 +146,8 @@ compress::CompressorConfig compressorConfig(const CompressionConfig& c) {
 std::string configDigest(const Config& c, std::string_view learner, std::size_t dimension) {
   const std::string shared = fmt::format(
       "{};dimension={};exchange={};feedback={}", learner, dimension, kExchanges.name(c.exchange),
-      exchangesGradients(c.exchange) ? compress::kFeedbacks.name(c.compression.feedback)
-                                     : std::string_view("-"));
+      exchangesGradients(c) ? compress::kFeedbacks.name(c.compression.feedback)
+                            : std::string_view("-"));
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int size = 0;
   EVP_Digest(shared.data(), shared.size(), digest, &size, EVP_sha256(), nullptr);
@@ -235,6 +240,7 @@ Config parse(const YAML::Node& root, const Source& source) {
   top.choice("exchange", c.exchange, kExchanges);
   YamlFields outer = top.section("outer");
   outer.integer("steps", c.outer.steps, 1, 1'000'000);
+  outer.choice("mix", c.outer.mix, kOuterMixes);
   outer.number("lr", c.outer.lr, 0, kHuge);
   outer.number("momentum", c.outer.momentum, 0, 0.999999);
   outer.boolean("nesterov", c.outer.nesterov);

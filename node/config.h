@@ -50,8 +50,6 @@ inline constexpr auto kExchanges = base::nameTable<Exchange>({{Exchange::kModel,
                                                               {Exchange::kGradient, "gradient"},
                                                               {Exchange::kHub, "hub"},
                                                               {Exchange::kOuter, "outer"}});
-// Whether peers exchange gradients (their own, or the hub's aggregate back).
-inline bool exchangesGradients(Exchange e) { return e != Exchange::kModel; }
 enum class SecurityMode : std::uint8_t { kNone, kTls };
 inline constexpr auto kSecurityModes =
     base::nameTable<SecurityMode>({{SecurityMode::kNone, "none"}, {SecurityMode::kTls, "tls"}});
@@ -136,8 +134,16 @@ struct CompressionConfig {
 // exchange: outer (node/outer_loop.h). DiLoCo's outer optimizer: Nesterov momentum 0.9, outer
 // learning rate 0.7 (Douillard et al. 2023); it ran H = 500 inner AdamW steps, we default to 10
 // of the local momentum SGD.
+// What the outer loop mixes: the pseudo-gradients (DiLoCo's, standalone messages), or the models
+// after the H steps (CHOCO replicas as in model exchange; the outer step then moves toward the
+// robust mix of the models — η = 1, μ = 0 is MoNNA with H local steps per round).
+enum class OuterMix : std::uint8_t { kPseudoGradients, kModels };
+inline constexpr auto kOuterMixes = base::nameTable<OuterMix>(
+    {{OuterMix::kPseudoGradients, "pseudo_gradients"}, {OuterMix::kModels, "models"}});
+
 struct OuterConfig {
   std::uint64_t steps = 10;  // H: local steps per round
+  OuterMix mix = OuterMix::kPseudoGradients;
   double lr = 0.7;
   double momentum = 0.9;
   bool nesterov = true;
@@ -193,6 +199,11 @@ struct ByzantineConfig {
   double eps = 1.5;
   bool collude = false;
 };
+
+struct Config;
+// Whether peers exchange gradients (their own, the hub's aggregate back, or pseudo-gradients)
+// rather than models.
+bool exchangesGradients(const Config& c);
 
 struct Config {
   std::uint64_t seed = 1;

@@ -171,7 +171,7 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
       codec_ = std::move(*made);
     }
   }
-  if (exchangesGradients(config.exchange)) {
+  if (exchangesGradients(config)) {
     // Standalone gradient messages carry their own codec; tracked ones go through the replica.
     gradient_ = std::make_unique<GradientExchange>(
         config, dim_, layers, setup_.topology->size(),
@@ -506,8 +506,14 @@ bool PeerNode::sendTo(std::uint32_t peer, std::uint64_t round, net::v1::RoundMes
 
 void PeerNode::sendOwn(std::uint64_t t) {
   if (!gradient_) {
-    last_loss_ = learner_->step(t);
-    accordionStep(t);
+    if (outer_) {  // H local steps, then the model goes out through the replica
+      outer_->begin(learner_->parameters());
+      for (std::uint64_t h = 0; h < outer_->steps(); ++h)
+        last_loss_ = learner_->step(outer_->firstStep(t) + h);
+    } else {
+      last_loss_ = learner_->step(t);
+      accordionStep(t);
+    }
     publish(t, learner_->parameters());
     return;
   }
@@ -846,7 +852,7 @@ void PeerNode::mix(std::uint64_t t, const std::vector<std::uint32_t>& heard, Rou
   const double gamma = setup_.config.compression.gamma;
   if (isHub()) {
     broadcastAggregate(t);
-  } else if (outer_) {
+  } else if (outer_ && gradient_) {
     outer_->apply(mix_out_, x);
   } else if (gradient_) {
     learner_->applyAggregate(t, mix_out_);
@@ -855,6 +861,10 @@ void PeerNode::mix(std::uint64_t t, const std::vector<std::uint32_t>& heard, Rou
   } else {
     const float g = float(gamma);
     for (std::size_t i = 0; i < dim_; ++i) x[i] += g * (mix_out_[i] - own[i]);
+  }
+  if (outer_ && !gradient_) {
+    // Outer loop over models: the gossip's target becomes the outer step's, D = x_start − x.
+    outer_->apply(outer_->pseudoGradient(x), x);
   }
   for (std::size_t k = 1; k < rows.size(); ++k) {
     const std::uint32_t j = heard[k - 1];

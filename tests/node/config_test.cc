@@ -179,6 +179,13 @@ TEST(Config, ExchangeModesAcceptOnlyWhatTheyRun) {
   EXPECT_EQ(outer.exchange, Exchange::kOuter);
   EXPECT_EQ(outer.outer.steps, 50u);
   EXPECT_FALSE(outer.outer.nesterov);
+  EXPECT_EQ(outer.outer.mix, OuterMix::kPseudoGradients);
+  // Over models the replicas carry the model: no error feedback, as in model exchange.
+  EXPECT_EQ(parseConfig("exchange: outer\nouter: {mix: models}", "c.yaml").outer.mix,
+            OuterMix::kModels);
+  EXPECT_THAT(errorOf("exchange: outer\nouter: {mix: models}\ncompression: {codec: topk, "
+                      "feedback: ef14}"),
+              HasSubstr("compression.feedback: model gossip tracks replicas"));
   EXPECT_THAT(errorOf("exchange: outer\ncompression: {codec: topk, feedback: ef21}"),
               HasSubstr("ef21: exchange: outer sends its pseudo-gradient with none or ef14"));
   EXPECT_THAT(errorOf("exchange: outer\nouter: {steps: 0}"), HasSubstr("outer.steps"));

@@ -525,6 +525,16 @@ TEST(Simulation, TheOuterLoopLearnsWithAFifthOfTheMessagesAndMixesAttackedPseudo
     EXPECT_GT(b.records[i].back().test_accuracy.value_or(0), 0.3) << i;  // chance: 0.1
     EXPECT_LT(4 * b.records[i].back().bytes_sent_total, a.records[i].back().bytes_sent_total);
   }
+  // Over models: the same round count and message count, each message a model through the
+  // replicas, and the outer step toward their robust mix.
+  Config models = outer;
+  models.outer.mix = OuterMix::kModels;
+  const SimRun m = runSim(models, completeGraph(5, 1));
+  for (std::uint32_t i = 0; i < 5; ++i) {
+    ASSERT_EQ(m.records[i].size(), 20u);
+    EXPECT_GT(m.records[i].back().test_accuracy.value_or(0), 0.3) << i;
+    EXPECT_LT(4 * m.records[i].back().bytes_sent_total, a.records[i].back().bytes_sent_total);
+  }
   outer.byzantine[4].attack = attackNamed("alie");
   outer.rounds.quorum = false;
   const SimRun r = runSim(outer, completeGraph(5, 1));
