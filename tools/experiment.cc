@@ -69,6 +69,14 @@ std::string Cell::name() const {
     }
     out += (out.empty() ? "" : "_") + part;
   }
+  // A folder name must fit the file system's 255 bytes: a long one keeps its readable start and
+  // ends in a hash of the whole, so cells stay apart.
+  constexpr std::size_t kLongest = 200;
+  if (out.size() > kLongest) {
+    std::uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a 64: stable on every machine
+    for (const unsigned char ch : out) h = (h ^ ch) * 0x100000001b3ULL;
+    out = fmt::format("{}-{:016x}", out.substr(0, kLongest - 17), h);
+  }
   return out.empty() ? "single" : out;
 }
 

@@ -37,6 +37,12 @@ TEST(Experiment, ExpandsTheProductAndFilters) {
   ASSERT_EQ(all.size(), 12u);
   EXPECT_EQ(all[0].name(), "attack-none_rule-nna_seed-1");
   EXPECT_EQ(all[1].name(), "attack-none_rule-nna_seed-2");  // the last axis varies fastest
+  // A name too long for a folder keeps its start and a hash of the whole.
+  const Cell a{.values = {{"settings", std::string(300, 'a')}}};
+  const Cell b{.values = {{"settings", std::string(299, 'a') + "b"}}};
+  EXPECT_EQ(a.name().size(), 200u);
+  EXPECT_NE(a.name(), b.name());
+  EXPECT_EQ(a.name().substr(0, 20), "settings-aaaaaaaaaaa");
   EXPECT_EQ(all[11].value("rule"), "clipped_gossip:0.1");
   EXPECT_EQ(expand(g, {"attack=alie", "rule=nna,nnm+cwtm"}).size(), 4u);
   EXPECT_THROW(expand(g, {"colour=red"}), GridError);
