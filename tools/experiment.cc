@@ -71,7 +71,7 @@ std::string Cell::name() const {
   }
   // A folder name must fit the file system's 255 bytes: a long one keeps its readable start and
   // ends in a hash of the whole, so cells stay apart.
-  constexpr std::size_t kLongest = 200;
+  constexpr std::size_t kLongest = 240;
   if (out.size() > kLongest) {
     std::uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a 64: stable on every machine
     for (const unsigned char ch : out) h = (h ^ ch) * 0x100000001b3ULL;

@@ -40,7 +40,7 @@ TEST(Experiment, ExpandsTheProductAndFilters) {
   // A name too long for a folder keeps its start and a hash of the whole.
   const Cell a{.values = {{"settings", std::string(300, 'a')}}};
   const Cell b{.values = {{"settings", std::string(299, 'a') + "b"}}};
-  EXPECT_EQ(a.name().size(), 200u);
+  EXPECT_EQ(a.name().size(), 240u);
   EXPECT_NE(a.name(), b.name());
   EXPECT_EQ(a.name().substr(0, 20), "settings-aaaaaaaaaaa");
   EXPECT_EQ(all[11].value("rule"), "clipped_gossip:0.1");
