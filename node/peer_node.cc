@@ -432,9 +432,12 @@ void PeerNode::beginRound() {
   round_started_ = clock_.now();
   // An injected slow peer starts every round late; a staller, just before the neighbours'
   // deadline ceiling.
-  // The computation's virtual time is the honest step's (an attacker's vector costs little).
+  // The computation's virtual time is the honest step's (an attacker's vector costs little);
+  // an outer round computes H of them.
   const std::chrono::microseconds late =
-      (role_ == Role::kHonest ? setup_.compute_time : std::chrono::microseconds(0)) + slow_ +
+      (role_ == Role::kHonest ? setup_.compute_time * std::int64_t(outer_ ? outer_->steps() : 1)
+                              : std::chrono::microseconds(0)) +
+      slow_ +
       (attack_spec_.kind == Misbehaviour::kStall
            ? std::chrono::milliseconds(std::int64_t(0.9 * double(setup_.config.rounds.deadline_ms)))
            : std::chrono::milliseconds(0));

@@ -79,8 +79,9 @@ struct PeerSetup {
   std::filesystem::path checkpoint_dir;           // empty: no checkpoints
   bool resume = false;                            // start from the newest usable checkpoint
   std::chrono::milliseconds join_timeout{30000};  // round 0 waits this long for every neighbour
-  // Virtual time only (node/simulation.h): how long each round's computation takes before its
-  // message leaves (in real time the computation takes what it takes).
+  // Virtual time only (node/simulation.h): how long each local step's computation takes before
+  // the round's message leaves (a round of exchange: outer takes H of them; in real time the
+  // computation takes what it takes).
   std::chrono::microseconds compute_time{0};
   std::shared_ptr<spdlog::logger> log;  // null: spdlog's default
 };
