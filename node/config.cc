@@ -99,6 +99,19 @@ void checkExchange(const Config& c, const Source& source) {
                   "model gossip tracks replicas (CHOCO) itself; error "
                   "feedback is for exchange: gradient (use none)");
     }
+    // CHOCO's replicas close in on the models only under a contraction, E‖C(x) − x‖² ≤ (1 −
+    // δ)‖x‖²; these unbiased codecs are none (their variance factor is d/k − 1 and √d − 1).
+    if (k.codec == compress::CodecId::kRandk && k.unbiased) {
+      source.fail("compression.unbiased",
+                  "rand-k with unbiased: true scales its values by d/k, which is not a "
+                  "contraction: CHOCO replicas of models drift (use unbiased: false, or "
+                  "exchange: gradient with feedback: diana for unbiased compression)");
+    }
+    if (k.codec == compress::CodecId::kTerngrad) {
+      source.fail("compression.codec",
+                  "terngrad is unbiased with variance factor sqrt(d) - 1, not a contraction: "
+                  "CHOCO replicas of models drift (use it with exchange: gradient)");
+    }
     return;
   }
   if (c.exchange == Exchange::kOuter) {

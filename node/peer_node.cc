@@ -171,6 +171,17 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
       codec_ = std::move(*made);
     }
   }
+  if (!exchangesGradients(config) && codec_) {
+    // The config refuses rand-k and terngrad unbiased in model gossip; QSGD's variance factor
+    // depends on bits and bucket, and above 1 its replicas may drift (the grid's 4-bit runs did
+    // not, with gamma 0.4): said once here.
+    if (const auto omega = codec_->varianceFactor(dim_); omega && *omega > 1) {
+      log_->warn(
+          "compression: {} has variance factor {:.2f} > 1 here, not a contraction: CHOCO replicas "
+          "may drift (unbiased: false makes it one)",
+          compress::codecName(config.compression.codec), *omega);
+    }
+  }
   if (exchangesGradients(config)) {
     // Standalone gradient messages carry their own codec; tracked ones go through the replica.
     gradient_ = std::make_unique<GradientExchange>(

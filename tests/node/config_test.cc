@@ -171,6 +171,13 @@ TEST(Config, ExchangeModesAcceptOnlyWhatTheyRun) {
   EXPECT_THAT(errorOf("exchange: gradient\ncompression: {codec: topk, feedback: ef21_w, "
                       "weights: loss}"),
               HasSubstr("compression.weights: unknown value 'loss'"));
+  // Model gossip needs a contraction: unbiased rand-k and terngrad are refused there.
+  EXPECT_THAT(errorOf("compression: {codec: randk, density: 0.1}"),
+              HasSubstr("compression.unbiased: rand-k with unbiased: true scales its values"));
+  EXPECT_THAT(errorOf("compression: {codec: terngrad}"),
+              HasSubstr("compression.codec: terngrad is unbiased"));
+  EXPECT_EQ(parseConfig("compression: {codec: randk, unbiased: false}", "c.yaml").compression.codec,
+            compress::CodecId::kRandk);
   // The outer loop: its section, and plain error feedback on the pseudo-gradient.
   const Config outer = parseConfig(
       "exchange: outer\nouter: {steps: 50, lr: 0.7, momentum: 0.9, nesterov: false}\n"
