@@ -131,9 +131,6 @@ struct CompressionConfig {
   BroadcastConfig broadcast;           // exchange: hub
 };
 
-// exchange: outer (node/outer_loop.h). DiLoCo's outer optimizer: Nesterov momentum 0.9, outer
-// learning rate 0.7 (Douillard et al. 2023); it ran H = 500 inner AdamW steps, we default to 10
-// of the local momentum SGD.
 // What the outer loop mixes: the pseudo-gradients (DiLoCo's, standalone messages), or the models
 // after the H steps (CHOCO replicas as in model exchange; the outer step then moves toward the
 // robust mix of the models — η = 1, μ = 0 is MoNNA with H local steps per round).
@@ -141,6 +138,10 @@ enum class OuterMix : std::uint8_t { kPseudoGradients, kModels };
 inline constexpr auto kOuterMixes = base::nameTable<OuterMix>(
     {{OuterMix::kPseudoGradients, "pseudo_gradients"}, {OuterMix::kModels, "models"}});
 
+// exchange: outer (node/outer_loop.h). The defaults are DiLoCo's outer optimizer (Douillard et
+// al. 2023: Nesterov momentum 0.9, outer lr 0.7, after H = 500 inner AdamW steps) on its
+// pseudo-gradients, with H = 10 of our local momentum SGD. In docs/RESULTS.md's `outer` grid they
+// ended below 0.5 accuracy after 60 outer steps; mix: models with lr 1 and no momentum held up.
 struct OuterConfig {
   std::uint64_t steps = 10;  // H: local steps per round
   OuterMix mix = OuterMix::kPseudoGradients;
