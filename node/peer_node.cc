@@ -360,11 +360,13 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
   const std::size_t quorum = std::min(deg, std::max(deg > b ? deg - b : 0, b + 1));
   // Without the quorum the rounds are synchronous: every live neighbour, up to the ceiling. An
   // adaptive deadline there would close rounds on a loaded machine's scheduling noise, and peers
-  // that must aggregate the same messages (gradient exchange) would drift apart.
+  // that must aggregate the same messages (gradient exchange) would drift apart. A leaf of
+  // exchange: hub waits for its hub up to the ceiling too: a broadcast it gave up on is a step
+  // every other model took and its own never will.
   gate_ = std::make_unique<net::RoundGate>(
       clock_, *transport_, awaited_,
       net::GateConfig{.deadline = {.fixed_ms = ceiling_ms,
-                                   .adaptive = rc.quorum && rc.adaptive_deadline,
+                                   .adaptive = rc.quorum && rc.adaptive_deadline && !isLeaf(),
                                    .k = rc.deadline_k,
                                    .min_ms = double(rc.deadline_min_ms)},
                       .quorum = rc.quorum ? std::min(quorum, awaited_.size()) : 0,
