@@ -1311,6 +1311,7 @@ bool PeerNode::recordRound(std::uint64_t t, RoundRecord& record, bool diverged) 
   record.dense_bytes_total = metrics_.dense_bytes_total;
   record.bytes_uplink_total = metrics_.bytes_uplink_total;
   record.bytes_downlink_total = metrics_.bytes_downlink_total;
+  if (outer_) record.local_steps = outer_->firstStep(t + 1);
   const std::uint64_t every = setup_.config.checkpoint.every;
   if (checkpoints_ && every > 0 && (t + 1) % every == 0) saveCheckpoint(t + 1);
   if (on_round_) on_round_(record);

@@ -61,6 +61,7 @@ std::optional<RoundRecord> parseRoundRecord(std::string_view line) {
   r.dense_bytes_total = countOr0(j, "dense_bytes_total");
   r.bytes_uplink_total = countOr0(j, "bytes_uplink_total");
   r.bytes_downlink_total = countOr0(j, "bytes_downlink_total");
+  r.local_steps = countOr0(j, "local_steps");
   r.mixed = idsOf(j, "mixed");
   r.excluded = idsOf(j, "excluded");
   r.missing = idsOf(j, "missing");
@@ -90,6 +91,7 @@ std::string roundRecordJson(std::uint32_t node, const RoundRecord& r) {
     out += fmt::format(", \"bytes_uplink_total\": {}, \"bytes_downlink_total\": {}",
                        r.bytes_uplink_total, r.bytes_downlink_total);
   }
+  if (r.local_steps > 0) out += fmt::format(", \"local_steps\": {}", r.local_steps);
   if (!r.equivocators.empty()) out += fmt::format(", \"equivocators\": {}", idList(r.equivocators));
   if (r.attack_known) {
     out += fmt::format(", \"attack_known\": {}, \"attack_computed\": {}", *r.attack_known,

@@ -217,19 +217,33 @@ std::string escapeHtml(const std::string& text) {
 std::vector<NamedChart> reportCharts(const RunSummary& s, std::span<const MonitorSample> samples,
                                      const RunSummary* baseline) {
   const RoundSeries& r = s.series;
-  const std::vector<double> rounds(r.rounds.begin(), r.rounds.end());
+  // The outer loop's rounds are H local steps each: its x axis counts local steps, so runs with
+  // different H (and per-step gossip) line up.
+  const bool steps = !r.local_steps.empty();
+  const std::vector<double> rounds =
+      steps ? std::vector<double>(r.local_steps.begin(), r.local_steps.end())
+            : std::vector<double>(r.rounds.begin(), r.rounds.end());
   Chart accuracy{.title = "Honest test accuracy",
-                 .x_label = "round",
+                 .x_label = steps ? "local steps" : "round",
                  .y_label = "accuracy",
                  .y_bounds = std::pair{0.0, 1.0}};
   accuracy.series = {{"max", "#9ecae1", rounds, r.accuracy_max},
                      {"mean", "#08519c", rounds, r.accuracy_mean},
                      {"min", "#6baed6", rounds, r.accuracy_min}};
+  Chart timed{.title = "Honest test accuracy over time",
+              .x_label = "seconds (summed round times, mean over honest peers)",
+              .y_label = "mean accuracy",
+              .y_bounds = std::pair{0.0, 1.0}};
+  timed.series = {{"mean", "#08519c", r.seconds, r.accuracy_mean}};
   if (baseline != nullptr) {
     const RoundSeries& b = baseline->series;
+    const bool baseline_steps = steps && !b.local_steps.empty();
     accuracy.series.push_back({"clean baseline (mean)", "#636363",
-                               std::vector<double>(b.rounds.begin(), b.rounds.end()),
+                               baseline_steps
+                                   ? std::vector<double>(b.local_steps.begin(), b.local_steps.end())
+                                   : std::vector<double>(b.rounds.begin(), b.rounds.end()),
                                b.accuracy_mean, true});
+    timed.series.push_back({"clean baseline (mean)", "#636363", b.seconds, b.accuracy_mean, true});
   }
   Chart consensus{.title = "Consensus distance among honest peers",
                   .x_label = "round",
@@ -263,6 +277,7 @@ std::vector<NamedChart> reportCharts(const RunSummary& s, std::span<const Monito
   }
   detection.series = {d};
   return {{"accuracy", svgChart(accuracy)},
+          {"accuracy-over-time", svgChart(timed)},
           {"consensus", svgChart(consensus)},
           {"accuracy-vs-bytes", svgChart(bytes)},
           {"detection", svgChart(detection)}};

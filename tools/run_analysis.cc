@@ -113,17 +113,22 @@ RunSummary summarize(std::span<const PeerHistory> peers, std::span<const Monitor
   double uplink = 0, downlink = 0, downlink_dense = 0;
   std::vector<double> round_times;
   std::uint64_t byz_mixed = 0, byz_kept = 0, detect_rounds = 0, detected = 0;
-  std::map<std::uint64_t, std::vector<double>> accuracy_by_round, bytes_by_round;
+  std::map<std::uint64_t, std::vector<double>> accuracy_by_round, bytes_by_round, time_by_round;
+  std::map<std::uint64_t, std::uint64_t> steps_by_round;
   std::map<std::uint64_t, std::pair<int, int>> detection_by_round;  // detected, mixing one
   for (const auto& p : peers) {
     if (p.byzantine) continue;
     std::optional<double> last;
     std::map<std::uint32_t, std::pair<double, double>> heard;  // peer -> excluded, mixed
+    double clock = 0;                                          // this peer's summed round times
     for (const node::RoundRecord& r : p.rounds) {
+      clock += r.round_seconds;
       if (r.test_accuracy) {
         last = r.test_accuracy;
         accuracy_by_round[r.round].push_back(*r.test_accuracy);
         bytes_by_round[r.round].push_back(double(r.bytes_sent_total));
+        time_by_round[r.round].push_back(clock);
+        if (r.local_steps > 0) steps_by_round[r.round] = r.local_steps;
       }
       seconds += r.round_seconds;
       round_count += 1;
@@ -203,6 +208,12 @@ RunSummary summarize(std::span<const PeerHistory> peers, std::span<const Monitor
     double bytes = 0;
     for (const double v : b) bytes += v;
     s.series.wire_bytes.push_back(bytes / double(b.size()));
+    double clock = 0;
+    for (const double v : time_by_round[round]) clock += v;
+    s.series.seconds.push_back(clock / double(time_by_round[round].size()));
+  }
+  if (steps_by_round.size() == s.series.rounds.size()) {
+    for (const auto round : s.series.rounds) s.series.local_steps.push_back(steps_by_round[round]);
   }
   for (const auto& [round, d] : detection_by_round) {
     s.series.detection_rounds.push_back(round);

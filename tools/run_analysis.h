@@ -64,7 +64,12 @@ std::vector<MonitorSample> readMonitorSamples(const std::filesystem::path& jsonl
 struct RoundSeries {
   std::vector<std::uint64_t> rounds;  // evaluation rounds
   std::vector<double> accuracy_min, accuracy_mean, accuracy_max;
-  std::vector<double> wire_bytes;               // mean honest bytes sent by then
+  std::vector<double> wire_bytes;  // mean honest bytes sent by then
+  // Mean over honest peers of their summed round_seconds by then (wall time under launch, the
+  // virtual clock in a simulation), and the local steps taken by then (exchange: outer only;
+  // empty otherwise).
+  std::vector<double> seconds;
+  std::vector<std::uint64_t> local_steps;
   std::vector<std::uint64_t> detection_rounds;  // every round with a Byzantine vector mixed
   std::vector<double> detection;                // share of honest peers excluding one, that round
 };

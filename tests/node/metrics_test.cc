@@ -80,6 +80,9 @@ TEST(Metrics, RoundRecordRoundTripsThroughItsOneReader) {
   r.bytes_sent_total = 1u << 20;
   r.bytes_received_total = 3u << 20;
   r.dense_bytes_total = 5u << 20;
+  r.bytes_uplink_total = 7;
+  r.bytes_downlink_total = 11;
+  r.local_steps = 420;
   r.mixed = {1, 2, 9};
   r.excluded = {9};
   r.missing = {4};
@@ -93,6 +96,8 @@ TEST(Metrics, RoundRecordRoundTripsThroughItsOneReader) {
   ASSERT_TRUE(back);
   EXPECT_EQ(roundRecordJson(3, *back), roundRecordJson(3, r));
   EXPECT_EQ(back->attack_known, 3u);
+  EXPECT_EQ(back->local_steps, 420u);
+  EXPECT_EQ(back->bytes_downlink_total, 11u);
   // Unknowns are written as null and read back as unknown; no evaluation, no test fields.
   RoundRecord plain;
   plain.round = 2;

@@ -154,6 +154,30 @@ TEST(RunAnalysis, HubTrafficByHand) {
   EXPECT_THAT(summaryTiles(gossip, nullptr), Not(HasSubstr("hub traffic")));
 }
 
+TEST(RunAnalysis, AccuracyOverTimeAndLocalStepsByHand) {
+  // Two honest peers evaluated at rounds 0 and 1: the time axis is each peer's summed round
+  // seconds by then, averaged; an outer run's records say the local steps taken by then.
+  const auto rec = [](std::uint64_t round, double seconds, std::uint64_t steps) {
+    node::RoundRecord r = point(round, {}, {}, 0.5, seconds);
+    r.local_steps = steps;
+    return r;
+  };
+  const std::vector<PeerHistory> outer{{.id = 0, .rounds = {rec(0, 1.0, 10), rec(1, 2.0, 20)}},
+                                       {.id = 1, .rounds = {rec(0, 3.0, 10), rec(1, 0.5, 20)}}};
+  const RunSummary s = summarize(outer, {}, {});
+  EXPECT_EQ(s.series.seconds, (std::vector<double>{2.0, 3.25}));
+  EXPECT_EQ(s.series.local_steps, (std::vector<std::uint64_t>{10, 20}));
+  const auto charts = reportCharts(s, {}, nullptr);
+  EXPECT_THAT(charts[0].svg, HasSubstr("local steps"));
+  ASSERT_EQ(charts[1].name, "accuracy-over-time");
+  EXPECT_THAT(charts[1].svg, HasSubstr("seconds (summed round times"));
+  // Per-step runs keep rounds on the axis.
+  const RunSummary plain =
+      summarize(std::vector<PeerHistory>{{.id = 0, .rounds = {point(0, {}, {}, 0.5)}}}, {}, {});
+  EXPECT_TRUE(plain.series.local_steps.empty());
+  EXPECT_THAT(reportCharts(plain, {}, nullptr)[0].svg, Not(HasSubstr("local steps")));
+}
+
 TEST(RunAnalysis, NothingMeasuredIsNullNotZero) {
   const RunSummary s = summarize({}, {}, {});
   const std::string json = summaryJson(s);
@@ -299,10 +323,10 @@ TEST(Report, IsSelfContainedWithEveryPlotAndEscapesTheConfig) {
       reportHtml(s, samples,
                  {.title = "t", .config_text = "rule: <nna> & co", .summary_json = summaryJson(s)});
   EXPECT_THAT(html, HasSubstr("rule: &lt;nna&gt; &amp; co"));
-  EXPECT_EQ(reportCharts(s, samples).size(), 4u);
+  EXPECT_EQ(reportCharts(s, samples).size(), 5u);
   std::size_t svgs = 0;
   for (std::size_t at = 0; (at = html.find("<svg", at)) != std::string::npos; ++at) ++svgs;
-  EXPECT_EQ(svgs, 4u);
+  EXPECT_EQ(svgs, 5u);
   EXPECT_THAT(html, HasSubstr("Exclusions per peer"));
   EXPECT_THAT(html, ::testing::Not(HasSubstr("<script")));
   EXPECT_THAT(html, ::testing::Not(HasSubstr("http://cdn")));
