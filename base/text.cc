@@ -7,6 +7,21 @@
 
 namespace phalanx::base {
 
+std::vector<std::string> splitWords(std::string_view text) {
+  std::vector<std::string> words;
+  std::string word;
+  for (const char c : text) {
+    if (c == ' ' || c == '\t' || c == '\n') {
+      if (!word.empty()) words.push_back(std::move(word));
+      word.clear();
+    } else {
+      word += c;
+    }
+  }
+  if (!word.empty()) words.push_back(std::move(word));
+  return words;
+}
+
 std::vector<std::string> split(std::string_view text, char separator) {
   std::vector<std::string> out;
   for (std::size_t at = 0;;) {

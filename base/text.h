@@ -13,6 +13,10 @@ namespace phalanx::base {
 // The items between separators, empty ones included: "a,,b" → {a, "", b}; "" → {""}.
 std::vector<std::string> split(std::string_view text, char separator);
 
+// The words of a command line written with spaces (--wrap, --ssh): runs of whitespace separate,
+// no quoting; "" → {}.
+std::vector<std::string> splitWords(std::string_view text);
+
 // A comma-separated list of node ids and ranges ("3,7,10-15"), each a whole number below 2^32;
 // an empty text is an empty list. The error names the item that is not an id or a range.
 std::expected<std::vector<std::uint32_t>, std::string> parseIds(std::string_view text);

@@ -187,6 +187,9 @@ DaemonExit runDaemon(PeerSetup setup, const std::filesystem::path& out, DaemonOp
   if (options.signals) {
     signals.add(SIGINT);
     signals.add(SIGTERM);
+    // A peer started over `ssh -tt` gets SIGHUP when its session closes (the launcher was
+    // stopped or lost): it leaves as cleanly as on SIGTERM instead of dying mid-round.
+    signals.add(SIGHUP);
     signals.async_wait([&](const asio::error_code& ec, int signal) {
       if (ec) return;
       log->info("round {}: signal {}: leaving", peer->openRound(), signal);

@@ -93,6 +93,18 @@ std::vector<SimulatedFault> parseFaults(const std::string& text, const std::stri
   return out;
 }
 
+void addTopologyRegions(net::LinkTable& links, const topologies::Topology& topology,
+                        const std::string& source) {
+  for (const auto& n : topology.nodes()) {
+    if (n.region.empty()) continue;
+    const auto [it, added] = links.region_of.emplace(n.id, n.region);
+    if (!added && it->second != n.region) {
+      throw ConfigError(fmt::format("{}: node {} is in region {} there but in {} in the topology",
+                                    source, n.id, it->second, n.region));
+    }
+  }
+}
+
 net::LinkTable parseLinks(const std::string& text, const std::string& source,
                           net::LinkModel fallback) {
   net::LinkTable table{.fallback = fallback};

@@ -45,6 +45,11 @@ std::vector<SimulatedFault> parseFaults(const std::string& text, const std::stri
 // over `fallback` for the rest. Throws ConfigError naming the file and line.
 net::LinkTable parseLinks(const std::string& text, const std::string& source,
                           net::LinkModel fallback);
+// The regions the topology gives its nodes (`region:`, `phalanx topology gen --regions`) into
+// `links`, beside those of the links file's `region` lines; a node both name differently is a
+// ConfigError naming `source` (the links file).
+void addTopologyRegions(net::LinkTable& links, const topologies::Topology& topology,
+                        const std::string& source);
 
 // `count` random episodes over [0, span_seconds) among `nodes` (seeded): a crash and a restart
 // 0.05–0.3 s later, a partition from one neighbour healed 0.05–0.3 s later, or an attack switch

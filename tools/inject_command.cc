@@ -57,6 +57,19 @@ int runInject(const InjectOptions& o) {
       return kExitBadInput;
     }
     const auto pid = launchedPid(o.run, o.node);
+    const auto remote = readRemotePids(o.run);
+    if (const auto it = remote.find(o.node); !pid && it != remote.end()) {
+      // A peer on another host: the signal goes through ssh to the pid it wrote there.
+      const std::string name = verb == "kill" ? "KILL" : verb == "stop" ? "STOP" : "CONT";
+      if (signalRemote(it->second, name) != 0) {
+        spdlog::error("inject {}: node {} on {}: the remote kill failed", verb, o.node,
+                      it->second.ssh.back());
+        return kExitFailure;
+      }
+      fmt::print("node {}: {} (on {}, pid in {})\n", o.node, verb, it->second.ssh.back(),
+                 it->second.pid_file);
+      return kExitOk;
+    }
     if (!pid) {
       spdlog::error("inject {}: no pid for node {} in {}/pids.json", verb, o.node, o.run);
       return kExitBadInput;

@@ -12,10 +12,10 @@
 #include <iterator>
 #include <limits>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "base/text.h"
 #include "node/npy.h"
+#include "tools/supervisor.h"
 
 extern char** environ;
 
@@ -75,19 +75,22 @@ LaunchPlan planLaunch(const LaunchRequest& r, const topologies::Topology& topolo
     for (std::size_t i = 1; i < r.script.size(); ++i)
       plan.command_line += " " + shellQuote(r.script[i]);
   }
+  const std::string remote_out = r.remote_out.empty() ? r.out : r.remote_out;
   for (const auto& spec : topology.nodes()) {
     LaunchPeer p{.id = spec.id, .local = !r.wrap.empty() || local_hosts.contains(spec.host)};
+    // Without a shared folder the remote peers read the copies launch put in theirs.
+    const bool copied = !p.local && !r.remote_out.empty();
     std::vector<std::string> node{
         p.local ? r.binary : (r.remote_binary.empty() ? r.binary : r.remote_binary),
         "node",
         "--topology",
-        r.topology_file,
+        copied ? remote_out + "/topology.yaml" : r.topology_file,
         "--config",
-        r.config_file,
+        copied ? remote_out + "/config.yaml" : r.config_file,
         "--id",
         std::to_string(spec.id),
         "--out",
-        r.out};
+        p.local ? r.out : remote_out};
     if (r.rounds > 0) {
       node.push_back("--rounds");
       node.push_back(std::to_string(r.rounds));
@@ -114,17 +117,26 @@ LaunchPlan planLaunch(const LaunchRequest& r, const topologies::Topology& topolo
       std::string wrap = r.wrap;
       for (std::size_t at; (at = wrap.find("{id}")) != std::string::npos;)
         wrap.replace(at, 4, std::to_string(spec.id));
-      std::istringstream words(wrap);
-      for (std::string w; words >> w;) p.argv.push_back(w);
+      p.argv = base::splitWords(wrap);
       p.argv.insert(p.argv.end(), node.begin(), node.end());
     } else if (p.local) {
       p.argv = std::move(node);
     } else {
-      // One remote shell line: the folder first (the node writes its logs there), then exec so
-      // a SIGTERM to ssh's session reaches the node.
+      // One remote shell line: the folder first (the node writes its logs there), the pid for
+      // `phalanx inject --run`, output without the tty's carriage returns, then exec. The
+      // session has a tty (-tt) so that its end — the launcher stopping the ssh client, or
+      // dying — hangs the node up (SIGHUP: it leaves as on SIGTERM) instead of orphaning it.
       LaunchPeer inner{.argv = node};
-      p.argv = {r.ssh, spec.host,
-                fmt::format("mkdir -p {} && exec {}", shellQuote(r.out), inner.shellCommand())};
+      p.ssh = base::splitWords(r.ssh);
+      p.ssh.push_back(spec.host);
+      p.out = remote_out;
+      p.pid_file = fmt::format("{}/node-{}.pid", remote_out, spec.id);
+      p.argv = {p.ssh.begin(), p.ssh.end() - 1};
+      p.argv.push_back("-tt");
+      p.argv.push_back(spec.host);
+      p.argv.push_back(
+          fmt::format("mkdir -p {} && echo $$ > {} && {{ stty -onlcr 2>/dev/null; exec {}; }}",
+                      shellQuote(remote_out), shellQuote(p.pid_file), inner.shellCommand()));
     }
     plan.peers.push_back(std::move(p));
   }
@@ -142,10 +154,51 @@ std::string selfExecutable() {
   return self;
 }
 
-void writePids(const std::filesystem::path& out, const std::map<std::uint32_t, pid_t>& pids) {
+void writePids(const std::filesystem::path& out, const std::map<std::uint32_t, pid_t>& pids,
+               const std::map<std::uint32_t, RemoteProcess>& remote) {
   nlohmann::json j = nlohmann::json::object();
   for (const auto& [id, pid] : pids) j[std::to_string(id)] = pid;
+  for (const auto& [id, peer] : remote) {
+    j[std::to_string(id)] = {{"ssh", peer.ssh}, {"pid_file", peer.pid_file}};
+  }
   std::ofstream(out / "pids.json") << j.dump() << '\n';
+}
+
+std::map<std::uint32_t, RemoteProcess> readRemotePids(const std::filesystem::path& out) {
+  std::ifstream in(out / "pids.json");
+  const auto j = nlohmann::json::parse(in, nullptr, false);
+  std::map<std::uint32_t, RemoteProcess> peers;
+  if (j.is_discarded() || !j.is_object()) return peers;
+  for (const auto& [key, value] : j.items()) {
+    const auto id = base::parseIds(key);
+    if (!id || id->size() != 1 || !value.is_object()) continue;
+    const auto ssh = value.find("ssh");
+    const auto pid_file = value.find("pid_file");
+    if (ssh == value.end() || !ssh->is_array() || ssh->empty() || pid_file == value.end() ||
+        !pid_file->is_string())
+      continue;
+    RemoteProcess peer{.pid_file = pid_file->get<std::string>()};
+    bool words = true;
+    for (const auto& w : *ssh) {
+      words = words && w.is_string();
+      if (words) peer.ssh.push_back(w.get<std::string>());
+    }
+    if (words) peers[id->front()] = std::move(peer);
+  }
+  return peers;
+}
+
+std::vector<std::string> remoteCommand(const std::vector<std::string>& ssh,
+                                       const std::string& line) {
+  std::vector<std::string> argv = ssh;
+  argv.push_back(line);
+  return argv;
+}
+
+int signalRemote(const RemoteProcess& peer, const std::string& signal) {
+  const std::string file = shellQuote(peer.pid_file);
+  return runCommand(remoteCommand(
+      peer.ssh, fmt::format("test -s {0} && kill -{1} \"$(cat {0})\"", file, signal)));
 }
 
 std::map<std::uint32_t, pid_t> readPids(const std::filesystem::path& out) {

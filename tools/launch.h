@@ -1,7 +1,8 @@
 // What `phalanx launch` starts: one `phalanx node` command (or one Python training script) per
 // peer of the topology, run here for the peers on this machine's addresses and through ssh for
-// the others. Pure (the
-// command construction is tested with --dry-run); tools/launch_command.cc runs the plan.
+// the others, and the small remote commands around them (files copied over, a signal to a
+// remote peer). Pure, but for the few helpers that run such a command; tools/launch_command.cc
+// runs the plan.
 #pragma once
 
 #include <sys/types.h>
@@ -22,7 +23,12 @@ struct LaunchRequest {
   std::string topology_file, config_file, out;  // absolute paths (the same on every host)
   std::string binary;                           // this phalanx
   std::string remote_binary;                    // phalanx on other hosts; empty: `binary`
+  // The command that reaches another host, split into words at spaces ("ssh -p 2222 -i key").
   std::string ssh = "ssh";
+  // The run folder on the other hosts. Empty: `out` itself, a filesystem every host shares.
+  // Otherwise the topology and config are copied there before the start and each remote
+  // peer's results (node-K.jsonl, node-K.npy, node-K.log) copied back at the end.
+  std::string remote_out;
   std::uint64_t rounds = 0;       // 0: the config's
   std::vector<std::string> sets;  // --set for every peer
   std::set<std::uint32_t> byzantine;
@@ -41,6 +47,11 @@ struct LaunchPeer {
   std::uint32_t id = 0;
   bool local = true;
   std::vector<std::string> argv;  // what to exec here (ssh ... for a remote peer)
+  // A remote peer's: the ssh words and host, to which a command line is appended (no tty:
+  // what it prints arrives byte for byte), its run folder there, and the file in it that
+  // holds its pid.
+  std::vector<std::string> ssh;
+  std::string out, pid_file;
   // The same as one line a shell would run (arguments quoted where needed).
   std::string shellCommand() const;
 };
@@ -66,11 +77,28 @@ LaunchPlan planLaunch(const LaunchRequest& request, const topologies::Topology& 
 // The final parameters a peer wrote (OUT/node-K.npy), if it did.
 std::optional<std::vector<float>> finalModel(const std::filesystem::path& out, std::uint32_t id);
 
-// OUT/pids.json: the pid of each peer this launch started here ({"3": 4711, ...}); `phalanx
+// A peer started on another host: how to reach it and where it wrote its pid.
+struct RemoteProcess {
+  std::vector<std::string> ssh;  // ssh words and the host
+  std::string pid_file;
+  bool operator==(const RemoteProcess&) const = default;
+};
+
+// OUT/pids.json: the pid of each peer this launch started here ({"3": 4711, ...}), and for a
+// peer on another host how to reach it ({"5": {"ssh": [...], "pid_file": "..."}}); `phalanx
 // inject --run OUT` reads it to signal a peer. The one writer and reader of the file.
-void writePids(const std::filesystem::path& out, const std::map<std::uint32_t, pid_t>& pids);
+void writePids(const std::filesystem::path& out, const std::map<std::uint32_t, pid_t>& pids,
+               const std::map<std::uint32_t, RemoteProcess>& remote = {});
 // Empty when the file is missing or not such a map; entries that are not pids are skipped.
 std::map<std::uint32_t, pid_t> readPids(const std::filesystem::path& out);
+// The remote entries of OUT/pids.json; malformed ones are skipped.
+std::map<std::uint32_t, RemoteProcess> readRemotePids(const std::filesystem::path& out);
+
+// `ssh` followed by one shell line run there.
+std::vector<std::string> remoteCommand(const std::vector<std::string>& ssh,
+                                       const std::string& line);
+// Signal `signal` (a name: TERM, KILL, STOP, CONT) to a remote peer's process. 0 on success.
+int signalRemote(const RemoteProcess& peer, const std::string& signal);
 
 // This executable's path (/proc/self/exe), for starting more of it.
 std::string selfExecutable();

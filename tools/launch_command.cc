@@ -11,6 +11,7 @@
 
 #include <asio.hpp>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -40,7 +41,8 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 struct LaunchOptions {
-  std::string topology, config, byzantine, attack = "alie", out, ssh = "ssh", remote_binary, wrap;
+  std::string topology, config, byzantine, attack = "alie", out, ssh = "ssh", remote_binary, wrap,
+                                           remote_out;
   std::uint64_t rounds = 0;
   std::vector<std::string> sets;
   std::string script, python = PHALANX_DEFAULT_PYTHON;
@@ -115,6 +117,78 @@ std::string pythonPath() {
   return path;
 }
 
+// OUT/pids.json for `phalanx inject --run`: the local processes, and how to reach the remote
+// ones (the ssh client's pid would only end the session, not signal the peer).
+void writeLaunchPids(const std::string& out, const LaunchPlan& plan, const Supervisor& peers) {
+  std::map<std::uint32_t, pid_t> pids;
+  std::map<std::uint32_t, RemoteProcess> remote;
+  const auto running = peers.pids();
+  for (const auto& p : plan.peers) {
+    if (!p.local) {
+      remote[p.id] = {.ssh = p.ssh, .pid_file = p.pid_file};
+    } else if (const auto it = running.find(p.id); it != running.end()) {
+      pids[p.id] = it->second;
+    }
+  }
+  writePids(out, pids, remote);
+}
+
+// Without a shared folder: the topology and config into the run folder of every other host,
+// where planLaunch pointed the remote peers. False (and said) when a host could not be reached.
+bool copyRunFiles(const LaunchPlan& plan, const std::string& topology, const std::string& config) {
+  std::set<std::vector<std::string>> done;
+  for (const auto& p : plan.peers) {
+    if (p.local || !done.insert(p.ssh).second) continue;
+    for (const auto& [from, name] :
+         {std::pair{topology, "topology.yaml"}, std::pair{config, "config.yaml"}}) {
+      const auto argv = remoteCommand(
+          p.ssh, fmt::format("mkdir -p {0} && cat > {0}/{1}", shellQuote(p.out), name));
+      if (runCommand(argv, from) != 0) {
+        spdlog::error("launch: cannot copy {} to {} ({})", name, p.ssh.back(),
+                      LaunchPeer{.argv = argv}.shellCommand());
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+// Without a shared folder: each remote peer's results back into OUT, where the summary reads
+// them. A file the peer did not write (a Byzantine peer's model) is simply absent.
+void copyResultsBack(const LaunchPlan& plan, const std::string& out) {
+  for (const auto& p : plan.peers) {
+    if (p.local) continue;
+    for (const char* kind : {"jsonl", "npy", "log"}) {
+      const std::string name = fmt::format("node-{}.{}", p.id, kind);
+      const fs::path to = fs::path(out) / name, part = fs::path(out) / (name + ".part");
+      const int rc = runCommand(
+          remoteCommand(p.ssh, fmt::format("cat {} 2>/dev/null", shellQuote(p.out + "/" + name))),
+          {}, part);
+      std::error_code ec;
+      if (rc == 0) {
+        fs::rename(part, to, ec);
+      } else {
+        fs::remove(part, ec);
+        if (std::string_view(kind) != "npy")
+          spdlog::warn("launch: could not copy {} back from {}", name, p.ssh.back());
+      }
+    }
+  }
+}
+
+// SIGTERM to every running peer — a remote one's through ssh to its pid, so its ssh session
+// ends when the peer has said Goodbye and written its logs, carrying its exit code — and
+// SIGKILL `grace` later to what still runs here (a remote peer's session then hangs it up).
+void stopPeers(const LaunchPlan& plan, Supervisor& peers, std::chrono::milliseconds grace) {
+  for (const auto& p : plan.peers) {
+    if (!peers.running(p.id)) continue;
+    if (p.local || signalRemote({.ssh = p.ssh, .pid_file = p.pid_file}, "TERM") != 0) {
+      peers.signal(p.id, SIGTERM);
+    }
+  }
+  peers.killAfter(grace);
+}
+
 // One pass of --churn: a kill when one is due, and the restarts whose downtime is over (with
 // --resume). Only peers started here take part, and nobody is killed once an honest peer has
 // finished (the run is ending: a peer killed now would come back to nobody). A restarted peer
@@ -152,11 +226,7 @@ void churnStep(Churn& churn, const LaunchPlan& plan, const std::set<std::uint32_
     spdlog::warn("launch: churn: peer {} restarts from its newest checkpoint", id);
     restarted |= peers.spawn(id, argv, fs::path(out) / fmt::format("stdout-{}.log", id));
   }
-  if (restarted) {  // `phalanx inject --run` signals the new processes
-    std::map<std::uint32_t, pid_t> pids;
-    for (const auto& [id, pid] : peers.pids()) pids[std::uint32_t(id)] = pid;
-    writePids(out, pids);
-  }
+  if (restarted) writeLaunchPids(out, plan, peers);  // `inject --run` signals the new ones
 }
 
 int runLaunch(const LaunchOptions& o) {
@@ -175,6 +245,7 @@ int runLaunch(const LaunchOptions& o) {
                          .binary = selfExecutable(),
                          .remote_binary = o.remote_binary,
                          .ssh = o.ssh,
+                         .remote_out = o.remote_out,
                          .rounds = o.rounds,
                          .sets = extra_sets,
                          .byzantine = byzantine,
@@ -232,6 +303,7 @@ int runLaunch(const LaunchOptions& o) {
   fs::create_directories(o.out);
   std::ofstream(fs::path(o.out) / "command.txt") << plan.command_line << '\n';
   std::ofstream(fs::path(o.out) / "config.yaml") << readTextFile(o.config);  // for monitor --from
+  if (!o.remote_out.empty() && !copyRunFiles(plan, o.topology, o.config)) return kExitFailure;
 
   catchInterrupts();
   Supervisor peers;
@@ -239,11 +311,7 @@ int runLaunch(const LaunchOptions& o) {
   for (const auto& p : plan.peers) {
     peers.spawn(p.id, p.argv, fs::path(o.out) / fmt::format("stdout-{}.log", p.id));
   }
-  {
-    std::map<std::uint32_t, pid_t> pids;
-    for (const auto& [id, pid] : peers.pids()) pids[std::uint32_t(id)] = pid;
-    writePids(o.out, pids);
-  }
+  writeLaunchPids(o.out, plan, peers);
   spdlog::info("launch: {} peers started ({} Byzantine: {}); logs and results under {}",
                peers.size(), byzantine.size(), fmt::join(byzantine, ","), o.out);
 
@@ -256,11 +324,9 @@ int runLaunch(const LaunchOptions& o) {
   // SIGTERM, then SIGKILL for a peer still running this much later.
   constexpr std::chrono::seconds kGoodbyeGrace(10);
   bool stopping = false;
-  // Byzantine peers told to stop because no honest peer is left to attack (all of them local):
-  // without this they would sit out a deadline per remaining round.
+  // Byzantine peers told to stop because no honest peer is left to attack: without this they
+  // would sit out a deadline per remaining round. (A remote one ends with its ssh session.)
   std::set<std::uint32_t> dismissed;
-  const bool all_local =
-      std::all_of(plan.peers.begin(), plan.peers.end(), [](const auto& p) { return p.local; });
   std::optional<Churn> churn;
   if (o.churn > 0) {
     churn.emplace(o.churn, std::chrono::milliseconds(std::int64_t(o.churn_down * 1000)),
@@ -277,19 +343,18 @@ int runLaunch(const LaunchOptions& o) {
     });
     // A peer down for churn counts as running: it is coming back.
     const bool honest_returning = churn && churn->anyDown();
-    if (all_local && !honest_running && !honest_returning && !left.empty() && !stopping &&
-        !interrupted()) {
+    if (!honest_running && !honest_returning && !left.empty() && !stopping && !interrupted()) {
       spdlog::info(
           "launch: every honest peer has stopped: SIGTERM to the {} Byzantine peer(s) left",
           left.size());
       for (const auto& [id, pid] : left) dismissed.insert(std::uint32_t(id));
-      peers.stopAll(kGoodbyeGrace);
+      stopPeers(plan, peers, kGoodbyeGrace);
       stopping = true;
     }
     if (interrupted() && !stopping) {
       spdlog::warn("launch: interrupted: SIGTERM to {} peers (they say Goodbye and exit)",
                    peers.size());
-      peers.stopAll(kGoodbyeGrace);
+      stopPeers(plan, peers, kGoodbyeGrace);
       stopping = true;
     }
     if (stopping && churn) {
@@ -314,6 +379,7 @@ int runLaunch(const LaunchOptions& o) {
   }
 
   // Results: the peers' logs, the monitor's samples, the final models' consensus distance.
+  if (!o.remote_out.empty()) copyResultsBack(plan, o.out);
   std::vector<PeerHistory> histories;
   std::vector<std::uint32_t> crashed, diverged;
   bool honest_ok = true;
@@ -329,7 +395,8 @@ int runLaunch(const LaunchOptions& o) {
     // A diverged peer stopped on purpose after a last evaluation: not a crash, not a success.
     const bool went_nonfinite = ending == Ending::kDiverged;
     if (went_nonfinite) diverged.push_back(p.id);
-    if (!clean && !went_nonfinite && !dismissed.contains(p.id) && p.local) crashed.push_back(p.id);
+    // A remote peer's ending is its ssh client's: the node's exit code, 255 when it was killed.
+    if (!clean && !went_nonfinite && !dismissed.contains(p.id)) crashed.push_back(p.id);
     if (!byz && !clean) honest_ok = false;
     if (!byz && clean) {
       const auto model = finalModel(fs::path(o.out), p.id);
@@ -394,9 +461,15 @@ Command addLaunchCommand(CLI::App& root) {
                   "seconds a killed peer stays down before it restarts (default 5)")
       ->check(CLI::Range(0.05, 3600.0));
   app->add_option("--churn-seed", o->churn_seed, "seed of the kills' times and victims");
-  app->add_option("--ssh", o->ssh, "command that reaches another host (default ssh)");
+  app->add_option("--ssh", o->ssh,
+                  "command that reaches another host, words split at spaces (default ssh; e.g. "
+                  "'ssh -p 2222 -i key'); peers run under -tt so a closed session stops them");
   app->add_option("--remote-binary", o->remote_binary,
                   "phalanx's path on the other hosts (default: this one's)");
+  app->add_option("--remote-out", o->remote_out,
+                  "the run folder on the other hosts when they do not share --out's filesystem: "
+                  "topology and config are copied there, each remote peer's node-K.jsonl, .npy "
+                  "and .log copied back at the end (default: --out, shared)");
   app->add_option("--wrap", o->wrap,
                   "run every peer here under this command, {id} replaced by its id "
                   "(e.g. 'ip netns exec phx{id}' with tools/netem)");

@@ -45,6 +45,8 @@ SimulateOutcome runSimulation(const SimulateRequest& r) {
   } else {
     setup.links = node::parseLinks(readTextFile(r.links_file), r.links_file, every_link);
   }
+  node::addTopologyRegions(setup.links, *setup.topology,
+                           r.links_file.empty() ? r.topology_file : r.links_file);
   if (!r.faults_file.empty())
     setup.faults = node::parseFaults(readTextFile(r.faults_file), r.faults_file);
   if (r.chaos > 0) {

@@ -20,7 +20,41 @@ namespace {
 volatile std::sig_atomic_t g_interrupted = 0;
 void onInterrupt(int) { g_interrupted = 1; }
 
+// posix_spawnp with stdin from `in` ("" /dev/null) and stdout to `out` (appended or truncated;
+// "" the caller's), stderr to stdout's file when `merge_stderr`. -1 when it could not start.
+pid_t startChild(const std::vector<std::string>& argv, const char* in, const char* out,
+                 int out_flags, bool merge_stderr) {
+  posix_spawn_file_actions_t files;
+  posix_spawn_file_actions_init(&files);
+  if (*out) posix_spawn_file_actions_addopen(&files, STDOUT_FILENO, out, out_flags, 0644);
+  if (merge_stderr) posix_spawn_file_actions_adddup2(&files, STDOUT_FILENO, STDERR_FILENO);
+  posix_spawn_file_actions_addopen(&files, STDIN_FILENO, *in ? in : "/dev/null", O_RDONLY, 0);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = -1;
+  const int rc = posix_spawnp(&pid, args[0], &files, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&files);
+  if (rc != 0) {
+    spdlog::error("cannot start {}: {}", argv.empty() ? "" : argv[0], std::strerror(rc));
+    return -1;
+  }
+  return pid;
+}
+
 }  // namespace
+
+int runCommand(const std::vector<std::string>& argv, const std::filesystem::path& in,
+               const std::filesystem::path& out) {
+  if (argv.empty()) return -1;
+  const pid_t pid = startChild(argv, in.c_str(), out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, false);
+  if (pid < 0) return -1;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return -1;
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
 
 void catchInterrupts() {
   struct sigaction sa {};
@@ -50,22 +84,8 @@ Ending endingOf(int wait_status) {
 
 bool Supervisor::spawn(std::uint64_t key, const std::vector<std::string>& argv,
                        const std::filesystem::path& log) {
-  posix_spawn_file_actions_t files;
-  posix_spawn_file_actions_init(&files);
-  posix_spawn_file_actions_addopen(&files, STDOUT_FILENO, log.c_str(),
-                                   O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_adddup2(&files, STDOUT_FILENO, STDERR_FILENO);
-  posix_spawn_file_actions_addopen(&files, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = -1;
-  const int rc = posix_spawnp(&pid, args[0], &files, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&files);
-  if (rc != 0) {
-    spdlog::error("cannot start {}: {}", argv.empty() ? "" : argv[0], std::strerror(rc));
-    return false;
-  }
+  const pid_t pid = startChild(argv, "", log.c_str(), O_WRONLY | O_CREAT | O_APPEND, true);
+  if (pid < 0) return false;
   running_[pid] = {key, Clock::now()};
   return true;
 }
@@ -126,6 +146,10 @@ void Supervisor::signalAll(int sig) {
 
 void Supervisor::stopAll(std::chrono::milliseconds grace) {
   signalAll(SIGTERM);
+  killAfter(grace);
+}
+
+void Supervisor::killAfter(std::chrono::milliseconds grace) {
   if (kill_at_ == Clock::time_point::max()) kill_at_ = Clock::now() + grace;
 }
 

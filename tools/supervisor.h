@@ -21,6 +21,12 @@ namespace phalanx::tools {
 void catchInterrupts();
 bool interrupted();
 
+// Runs argv to its end with stdin from `in` and stdout to `out` (each "" for /dev/null and the
+// caller's stdout); stderr stays the caller's. Returns the exit code, -1 when it could not
+// start or was signalled. (A short helper command: launch's copies and remote signals.)
+int runCommand(const std::vector<std::string>& argv, const std::filesystem::path& in = {},
+               const std::filesystem::path& out = {});
+
 // How a child ended, from its wait status and the exit codes of tools/command.h.
 enum class Ending {
   kCompleted,  // exit 0
@@ -67,6 +73,8 @@ class Supervisor {
   // SIGTERM to every running child now; those still running `grace` later get SIGKILL (from
   // reap()). A second call does not move the deadline.
   void stopAll(std::chrono::milliseconds grace);
+  // Only the deadline of stopAll: for a caller that asked its children to stop some other way.
+  void killAfter(std::chrono::milliseconds grace);
 
  private:
   struct Child {

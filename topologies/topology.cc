@@ -56,6 +56,9 @@ Topology::Topology(std::vector<NodeSpec> nodes, std::vector<Edge> edges,
     const auto& n = nodes_[i];
     if (i > 0 && nodes_[i - 1].id == n.id) fail(fmt::format("nodes: id {} appears twice", n.id));
     if (n.host.empty()) fail(fmt::format("nodes: node {} has an empty host", n.id));
+    if (n.region.find_first_of(" \t\n#") != std::string::npos)
+      fail(fmt::format("nodes: node {}: region '{}' must be one word (links files name it)", n.id,
+                       n.region));
     if (n.port == 0) fail(fmt::format("nodes: node {} needs a port (1-65535)", n.id));
     for (std::uint16_t port : {n.port, n.metrics_port}) {
       if (port != 0 && !endpoints.insert({n.host, port}).second) {
@@ -123,6 +126,7 @@ Topology parseTopology(const std::string& yaml_text, const std::string& source) 
     if (!item.has("id")) fail(item.path() + ".id", "missing (every node needs an id)");
     item.integer("id", id, 0, UINT32_MAX);
     item.text("host", n.host);
+    item.text("region", n.region);
     item.integer("port", port, 1, 65535);
     if (!item.has("port")) fail(item.path() + ".port", "missing (every node needs a port)");
     item.integer("metrics_port", metrics_port, 1, 65535);
@@ -204,6 +208,7 @@ std::string toYaml(const Topology& t, const std::string& comment) {
     out += fmt::format("  - {{id: {}, host: {}, port: {}", n.id, quoted(n.host), n.port);
     if (n.metrics_port != 0) out += fmt::format(", metrics_port: {}", n.metrics_port);
     if (n.byzantine_budget) out += fmt::format(", byzantine_budget: {}", *n.byzantine_budget);
+    if (!n.region.empty()) out += fmt::format(", region: {}", quoted(n.region));
     out += "}\n";
   }
   out += "edges: [";
@@ -225,6 +230,16 @@ NodeSpec numberedNode(NodeId id, const Addressing& a) {
           .host = a.host,
           .port = std::uint16_t(a.base_port + id),
           .metrics_port = std::uint16_t(a.metrics_base_port + id)};
+}
+
+void assignRegions(std::vector<NodeSpec>& nodes, std::size_t regions) {
+  if (regions == 0) return;
+  if (regions > nodes.size()) {
+    throw TopologyError(
+        fmt::format("--regions {}: more regions than the {} nodes", regions, nodes.size()));
+  }
+  for (std::size_t k = 0; k < nodes.size(); ++k)
+    nodes[k].region = fmt::format("r{}", k * regions / nodes.size());
 }
 
 std::vector<NodeSpec> numberedNodes(std::size_t n, const Addressing& a) {

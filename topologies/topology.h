@@ -29,6 +29,9 @@ struct NodeSpec {
   std::uint16_t port = 0;
   std::uint16_t metrics_port = 0;
   std::optional<std::size_t> byzantine_budget;  // overrides the topology's default
+  // Where the node sits in a WAN ("" none): `phalanx simulate --links` gives edges inside one
+  // region and edges across two their own link classes (node/simulation.h, parseLinks).
+  std::string region;
 };
 
 class Topology {
@@ -79,5 +82,9 @@ struct Addressing {
 // Throws TopologyError when a port would leave 1-65535.
 NodeSpec numberedNode(NodeId id, const Addressing& addressing);
 std::vector<NodeSpec> numberedNodes(std::size_t n, const Addressing& addressing);  // ids 0..n-1
+// Regions r0 .. r{regions-1} in contiguous blocks of the list (node k of n in r{k*regions/n}):
+// neighbouring ids share a region, as a datacentre's machines share a rack. 0: none. Throws
+// TopologyError when there are more regions than nodes.
+void assignRegions(std::vector<NodeSpec>& nodes, std::size_t regions);
 
 }  // namespace phalanx::topologies

@@ -8,6 +8,8 @@ namespace {
 using Items = std::vector<std::string>;
 
 TEST(Split, KeepsEveryItemEmptyOnesIncluded) {
+  EXPECT_EQ(splitWords("  ssh -p 2222\t-i key "), (Items{"ssh", "-p", "2222", "-i", "key"}));
+  EXPECT_TRUE(splitWords("   ").empty());
   EXPECT_EQ(split("a,b,c", ','), (Items{"a", "b", "c"}));
   EXPECT_EQ(split("a,,b", ','), (Items{"a", "", "b"}));
   EXPECT_EQ(split("a,", ','), (Items{"a", ""}));

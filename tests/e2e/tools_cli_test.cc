@@ -237,8 +237,10 @@ byzantine_budget: 0
       (dir.path() / "run").string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr(" node --topology " + topology.string()));
-  EXPECT_THAT(r.output, HasSubstr("ssh 192.0.2.7 'mkdir -p " + (dir.path() / "run").string() +
-                                  " && exec /opt/phalanx/bin/phalanx node --topology"));
+  const std::string run = (dir.path() / "run").string();
+  EXPECT_THAT(r.output, HasSubstr("ssh -tt 192.0.2.7 'mkdir -p " + run + " && echo $$ > " + run +
+                                  "/node-1.pid && { stty -onlcr 2>/dev/null; exec "
+                                  "/opt/phalanx/bin/phalanx node --topology"));
   EXPECT_FALSE(fs::exists(dir.path() / "run")) << "a dry run starts nothing";
 }
 

@@ -35,6 +35,16 @@ TEST(TopologyCli, GenThenCheckAndConvertRoundTrip) {
                  " --from decentralizepy-edges --base-port 8100 --metrics-base-port 8200");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("{id: 8, host: \"127.0.0.1\", port: 8108, metrics_port: 8208}"));
+
+  // Regions for the WAN link classes, written into the file and said in its command line.
+  r = runProcess(phalanxBinary() + " topology gen --kind torus --n 9 --regions 3");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("--regions 3"));
+  EXPECT_THAT(r.output, HasSubstr("port: 7002, metrics_port: 9002, region: \"r0\"}"));
+  EXPECT_THAT(r.output, HasSubstr("port: 7008, metrics_port: 9008, region: \"r2\"}"));
+  r = runProcess(phalanxBinary() + " topology gen --kind complete --n 2 --regions 3");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("more regions than the 2 nodes"));
 }
 
 TEST(TopologyCli, CheckWarnsAndFailsWhereTheBudgetCannotHold) {

@@ -608,5 +608,19 @@ TEST(Simulation, RegionsGiveEdgesTheirLinkClassUnlessAnEdgeHasItsOwn) {
   EXPECT_EQ(links.minLatency(), 1ms);
 }
 
+TEST(Simulation, TheTopologysRegionsJoinTheLinksFiles) {
+  auto nodes = topologies::numberedNodes(8, {});
+  topologies::assignRegions(nodes, 2);  // 0-3 in r0, 4-7 in r1
+  const topologies::Topology t(nodes, {{0, 1}, {1, 7}}, 0, "t.yaml");
+  auto links = parseLinks("region r1 4-7\nwithin 5\nacross 80 0 10\n", "wan.txt", {.latency = 1ms});
+  addTopologyRegions(links, t, "wan.txt");
+  EXPECT_EQ(links.of(0, 3).latency, 5ms);
+  EXPECT_EQ(links.of(1, 7).latency, 80ms);
+  auto clash = parseLinks("region eu 0\n", "wan.txt", {});
+  EXPECT_THAT([&] { addTopologyRegions(clash, t, "wan.txt"); },
+              ::testing::ThrowsMessage<ConfigError>(
+                  ::testing::HasSubstr("wan.txt: node 0 is in region eu there")));
+}
+
 }  // namespace
 }  // namespace phalanx::node

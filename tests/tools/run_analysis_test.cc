@@ -281,14 +281,32 @@ TEST(Launch, PlansLocalPeersAndSshForOthers) {
             "'/runs/out dir' "
             "--rounds 50 --set mixing.rule=mean --set byzantine.1.attack=alie");
   EXPECT_FALSE(plan.peers[1].local);
-  ASSERT_EQ(plan.peers[1].argv.size(), 3u);
+  ASSERT_EQ(plan.peers[1].argv.size(), 4u);
   EXPECT_EQ(plan.peers[1].argv[0], "ssh");
-  EXPECT_EQ(plan.peers[1].argv[1], "10.1.2.3");
-  EXPECT_EQ(plan.peers[1].argv[2],
-            "mkdir -p '/runs/out dir' && exec /usr/bin/phalanx node --topology /runs/t.yaml "
-            "--config /runs/c.yaml "
+  EXPECT_EQ(plan.peers[1].argv[1], "-tt");
+  EXPECT_EQ(plan.peers[1].argv[2], "10.1.2.3");
+  EXPECT_EQ(plan.peers[1].argv[3],
+            "mkdir -p '/runs/out dir' && echo $$ > '/runs/out dir/node-1.pid' && { stty -onlcr "
+            "2>/dev/null; exec /usr/bin/phalanx node --topology /runs/t.yaml --config /runs/c.yaml "
             "--id 1 --out '/runs/out dir' --rounds 50 --set mixing.rule=mean --set "
-            "byzantine.1.attack=alie");
+            "byzantine.1.attack=alie; }");
+  EXPECT_EQ(plan.peers[1].ssh, (std::vector<std::string>{"ssh", "10.1.2.3"}));
+  EXPECT_EQ(plan.peers[1].pid_file, "/runs/out dir/node-1.pid");
+  // Another run folder there, and an ssh with options: the copies' paths, the words split.
+  const LaunchPlan apart = planLaunch({.topology_file = "/runs/t.yaml",
+                                       .config_file = "/runs/c.yaml",
+                                       .out = "/runs/o",
+                                       .binary = "/opt/phalanx",
+                                       .ssh = "ssh  -p 2222 -i /k",
+                                       .remote_out = "/far/o"},
+                                      t, {"127.0.0.1"});
+  EXPECT_EQ(apart.peers[1].ssh,
+            (std::vector<std::string>{"ssh", "-p", "2222", "-i", "/k", "10.1.2.3"}));
+  EXPECT_THAT(apart.peers[1].argv.back(),
+              HasSubstr("exec /opt/phalanx node --topology /far/o/topology.yaml --config "
+                        "/far/o/config.yaml --id 1 --out /far/o;"));
+  EXPECT_EQ(apart.peers[1].out, "/far/o");
+  EXPECT_THAT(apart.peers[0].shellCommand(), HasSubstr("--topology /runs/t.yaml"));
   EXPECT_THAT(plan.command_line, HasSubstr("--byzantine 1 --attack alie"));
   EXPECT_EQ(shellQuote("it's"), "'it'\\''s'");
   const LaunchPlan wrapped = planLaunch({.topology_file = "t.yaml",
@@ -311,6 +329,16 @@ TEST(Launch, PidsRoundTripAndGarbageIsSkipped) {
   EXPECT_EQ(readPids(dir.path()), (std::map<std::uint32_t, pid_t>{{3, 4711}, {6, 7}}));
   std::ofstream(dir.path() / "pids.json") << "[1, 2]";
   EXPECT_TRUE(readPids(dir.path()).empty());
+  // Remote peers: how to reach them, beside the local pids; neither reader sees the other's.
+  const RemoteProcess far{.ssh = {"ssh", "-p", "2222", "10.0.0.5"}, .pid_file = "/o/node-5.pid"};
+  writePids(dir.path(), {{3, 4711}}, {{5, far}});
+  EXPECT_EQ(readPids(dir.path()), (std::map<std::uint32_t, pid_t>{{3, 4711}}));
+  EXPECT_EQ(readRemotePids(dir.path()), (std::map<std::uint32_t, RemoteProcess>{{5, far}}));
+  std::ofstream(dir.path() / "pids.json")
+      << R"({"5": {"ssh": [], "pid_file": "p"}, "6": {"ssh": ["s", 1], "pid_file": "p"},)"
+      << R"( "7": {"ssh": ["s"]}, "8": {"ssh": ["s", "h"], "pid_file": "p"}})";
+  EXPECT_EQ(readRemotePids(dir.path()),
+            (std::map<std::uint32_t, RemoteProcess>{{8, {.ssh = {"s", "h"}, .pid_file = "p"}}}));
 }
 
 TEST(Report, IsSelfContainedWithEveryPlotAndEscapesTheConfig) {

@@ -73,6 +73,23 @@ TEST(TopologyFile, WritesYamlThatReadsBackTheSame) {
   }
 }
 
+TEST(TopologyFile, RegionsAreAssignedInBlocksAndReadBack) {
+  auto nodes = numberedNodes(10, {});
+  assignRegions(nodes, 4);  // node k in r(4k/10)
+  std::vector<std::string> regions;
+  for (const auto& n : nodes) regions.push_back(n.region);
+  EXPECT_EQ(regions,
+            (std::vector<std::string>{"r0", "r0", "r0", "r1", "r1", "r2", "r2", "r2", "r3", "r3"}));
+  const Topology t(nodes, {{0, 9}}, 0, "t.yaml");
+  const Topology back = parseTopology(toYaml(t, ""), "back.yaml");
+  EXPECT_EQ(back.node(4).region, "r1");
+  EXPECT_EQ(back.node(9).region, "r3");
+  auto few = numberedNodes(3, {});
+  EXPECT_THROW(assignRegions(few, 4), TopologyError);
+  nodes[2].region = "eu west";  // links files name regions as one word
+  EXPECT_THROW(Topology(nodes, {{0, 9}}, 0, "t.yaml"), TopologyError);
+}
+
 TEST(TopologyFile, GeneratorSectionMapsOntoNodesInIdOrder) {
   const Topology t = parseTopology(R"(
 nodes: [{id: 5, port: 7005}, {id: 2, port: 7002}, {id: 9, port: 7009}, {id: 7, port: 7007}]
