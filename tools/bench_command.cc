@@ -15,6 +15,7 @@
 #include "compress/compressor.h"
 #include "compress/decode.h"
 #include "robust/aggregator.h"
+#include "robust/attacks.h"
 #include "tools/bench_gpu.h"
 #include "tools/bench_net.h"
 #include "tools/command.h"
@@ -200,6 +201,64 @@ void registerCompress(bool quick) {
   }
 }
 
+// One round of a colluding coalition's crafting: an opt_* line search (ALGORITHMS.md §4) against
+// NNA over h honest rows with f Byzantine copies. `shared`: what phalanx's coalition runs, one
+// search by its leader for all f (node/coalition.h); otherwise f searches, what every colluder
+// searching on its own would cost. Each reports its ratio to the shared search at f = 1, timed
+// alternately with it in the same run, so "independent of f" reads off one counter.
+void runCraft(benchmark::State& state, robust::AttackId attack, std::size_t h, std::size_t d,
+              std::size_t f, bool shared) {
+  const RowSet& set = rowSet(h, d);
+  const auto make = [&](std::size_t byzantine) {
+    return robust::makeAttack({.attack = attack,
+                               .n = h + byzantine,
+                               .f = byzantine,
+                               .target = {.rule = robust::RuleId::kNna},
+                               .target_b = byzantine});
+  };
+  auto one = make(1), made = make(f);
+  if (!one || !made) {
+    state.SkipWithError((one ? made : one).error().c_str());
+    return;
+  }
+  std::vector<float> out(d);
+  const robust::AttackInput in{.honest = set.rows};
+  const std::size_t searches = shared ? 1 : f;
+  double total = 0, baseline = 0;
+  for (auto _ : state) {
+    auto start = Clock::now();
+    for (std::size_t k = 0; k < searches; ++k) {
+      if (auto ok = (*made)->craft(in, out); !ok) state.SkipWithError(ok.error().c_str());
+    }
+    benchmark::DoNotOptimize(out.data());
+    const double s = std::chrono::duration<double>(Clock::now() - start).count();
+    state.SetIterationTime(s);
+    total += s;
+    // The f = 1 search right after, outside the reported time: the two share the machine's
+    // state (clock, caches) iteration by iteration.
+    start = Clock::now();
+    if (auto ok = (*one)->craft(in, out); !ok) state.SkipWithError(ok.error().c_str());
+    baseline += std::chrono::duration<double>(Clock::now() - start).count();
+  }
+  state.counters["searches_per_round"] = double(searches);
+  state.counters["ratio_to_shared_f1"] = baseline > 0 ? total / baseline : 0;
+}
+
+void registerAttack(bool quick) {
+  // The Fashion-MNIST MLP's 79,510 parameters and the breakdown grid's 16 honest peers.
+  const std::size_t h = quick ? 8 : 16, d = quick ? 4096 : 79'510;
+  for (const robust::AttackId attack : {robust::AttackId::kOptAlie, robust::AttackId::kOptFoe}) {
+    for (const std::size_t f : {std::size_t(1), std::size_t(8)}) {
+      for (const bool shared : {true, false}) {
+        if (f == 1 && !shared) continue;  // the same search
+        registerTimed(fmt::format("attack/{}/nna/h:{}/d:{}/f:{}/{}", robust::kAttacks.name(attack),
+                                  h, d, f, shared ? "shared" : "every_colluder"),
+                      runCraft, attack, h, d, f, shared);
+      }
+    }
+  }
+}
+
 struct BenchOptions {
   std::string suite;
   bool quick = false;
@@ -212,6 +271,8 @@ int runBench(const BenchOptions& o, CLI::App* app) {
     registerAggregate(o.quick);
   } else if (o.suite == "compress") {
     registerCompress(o.quick);
+  } else if (o.suite == "attack") {
+    registerAttack(o.quick);
   } else if (o.suite == "gpu") {
     if (const std::string why = registerGpuBenchmarks(o.quick); !why.empty()) {
       fmt::print(stderr, "{}\n", why);
@@ -248,12 +309,15 @@ Command addBenchCommand(CLI::App& root) {
       "(every codec's encode and decode at d in {1M, 25.6M}, sparse ones at density 1% and 0.1%, "
       "with the same floor); gpu (the CUDA kernels on device buffers: top-k, distances, weighted "
       "sums, trimmed mean, median, packing, each with its ratio to a device-memory read floor "
-      "timed in the same run); net (the transport's loopback throughput against raw sockets in the "
+      "timed in the same run); attack (a colluding coalition's opt_alie / opt_foe line search "
+      "against NNA per round at f = 1 and 8, once for all as phalanx's coalition leader runs it "
+      "and once per colluder, each as a ratio to the f = 1 search timed in the same run); net "
+      "(the transport's loopback throughput against raw sockets in the "
       "same run, and round-trip latency; --bytes, --json). --benchmark_filter=REGEX and other "
       "--benchmark_* flags pass through.");
-  app->add_option("suite", opts->suite, "aggregate | compress | gpu | net")
+  app->add_option("suite", opts->suite, "aggregate | compress | attack | gpu | net")
       ->required()
-      ->check(CLI::IsMember({"aggregate", "compress", "gpu", "net"}));
+      ->check(CLI::IsMember({"aggregate", "compress", "attack", "gpu", "net"}));
   app->add_option("--bytes", opts->net.bytes, "net: message size in bytes (default 100 MB)");
   app->add_flag("--json", opts->net.json, "net: one JSON line");
   app->add_flag("--quick", opts->quick, "tiny sizes, for smoke tests");

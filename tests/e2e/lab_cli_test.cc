@@ -105,6 +105,18 @@ TEST(BenchCli, QuickAggregateRunPrintsJsonWithFloorRatios) {
   EXPECT_THAT(r.output, HasSubstr("\"ratio_to_floor\""));
 }
 
+TEST(BenchCli, QuickAttackRunComparesTheSharedSearchWithOnePerColluder) {
+  const auto r = runProcess(phalanxBinary() +
+                            " bench attack --quick --benchmark_filter=opt_foe "
+                            "--benchmark_min_time=0.01");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output,
+              HasSubstr("\"name\": \"attack/opt_foe/nna/h:8/d:4096/f:8/shared/manual_time\""));
+  EXPECT_THAT(r.output, HasSubstr("\"name\": \"attack/opt_foe/nna/h:8/d:4096/f:8/every_colluder"));
+  EXPECT_THAT(r.output, HasSubstr("\"searches_per_round\": 8"));
+  EXPECT_THAT(r.output, HasSubstr("\"ratio_to_shared_f1\""));
+}
+
 TEST(LabCli, CompressRoundTripsAFileAndReportsJson) {
   testing::TempDir dir;
   const auto in = writeRows(dir, "w.npy", {{1, 2, 3, 4}, {2, 4, 6, 8}, {-1, -2, -3, -4}});
