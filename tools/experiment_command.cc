@@ -101,7 +101,8 @@ int runExperiment(const ExperimentOptions& o) {
         continue;
       }
     }
-    fs::remove_all(dir);
+    std::error_code ignored;  // a folder that cannot go is reported when the cell starts
+    fs::remove_all(dir, ignored);
     todo.push_back(i);
   }
   spdlog::info("experiment: {} cells, {} to run ({} at a time), results under {}", cells.size(),
@@ -127,7 +128,17 @@ int runExperiment(const ExperimentOptions& o) {
       const auto base = std::uint16_t(o.base_port + slot * 500);
       const CellPlan plan = planCell(grid, cells[i], base);
       const fs::path dir = out / "cells" / cells[i].name();
-      fs::create_directories(dir);
+      std::error_code made;
+      fs::create_directories(dir, made);
+      if (made) {
+        // A full disk or a folder it may not write fails this cell, not the grid: no record,
+        // reported as an error, run again by --resume.
+        std::fprintf(stderr, "\n");
+        spdlog::error("experiment: cell {}: cannot create {}: {}", cells[i].name(), dir.string(),
+                      made.message());
+        ++finished;
+        continue;
+      }
       std::ofstream(dir / "topology.yaml")
           << topologies::toYaml(plan.topology, "cell " + cells[i].name());
       std::vector<std::string> argv{selfExecutable(), o.engine,

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <vector>
 
 #include "kernels/device.h"
@@ -36,8 +37,18 @@ int main(int argc, char** argv) {
   spdlog::set_level(spdlog::level::from_str(log_level));
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
 
-  for (const Command& c : commands) {
-    if (c.app->parsed()) return c.run();
+  // The last net: a command that lets an error escape still ends with one line saying what
+  // went wrong (a full disk, a folder it may not write) and an exit code, not an abort.
+  try {
+    for (const Command& c : commands) {
+      if (c.app->parsed()) return c.run();
+    }
+  } catch (const phalanx::base::Error& e) {
+    spdlog::error("{}", e.what());
+    return exitCodeOf(e);
+  } catch (const std::filesystem::filesystem_error& e) {
+    spdlog::error("{}", e.what());
+    return kExitFailure;
   }
   return kExitBadInput;
 }

@@ -85,6 +85,13 @@ TEST(ExperimentCli, SmokeGridRunsFiltersAndResumes) {
                               (dir.path() / "x").string());
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_THAT(bad.output, HasSubstr("the grid has no axis 'colour'"));
+  // A folder it cannot make (here a file in the way) is one line and exit 1, not an abort.
+  std::ofstream(dir.path() / "blocked");
+  const auto blocked = runProcess(phalanxBinary() + " experiment --grid " + sourceDir() +
+                                  "/configs/experiments/smoke.yaml --out " +
+                                  (dir.path() / "blocked" / "out").string());
+  EXPECT_EQ(blocked.exit_code, 1) << blocked.output;
+  EXPECT_THAT(blocked.output, HasSubstr("blocked/out"));
 }
 
 TEST(ExperimentCli, SigtermStopsTheRunningCellsAndResumeRunsThemAgain) {
