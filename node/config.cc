@@ -277,7 +277,11 @@ Config parse(const YAML::Node& root, const Source& source) {
   comp.choice("weights", c.compression.weights, kEf21Weights);
   comp.number("clip_norm", c.compression.clip_norm, 0, kHuge);
   comp.integer("warmup_every", c.compression.warmup_every, 0, kU64Max);
-  comp.number("gamma", c.compression.gamma, 1e-9, 1.0);
+  if (std::string gamma; comp.has("gamma") && (comp.text("gamma", gamma), gamma != "auto")) {
+    double g = 1.0;
+    comp.number("gamma", g, 1e-9, 1.0);  // names the field when it is neither auto nor (0, 1]
+    c.compression.gamma = g;
+  }
   comp.integer("keyframe_every", c.compression.keyframe_every, 0, kU64Max);
   comp.boolean("adaptive", c.compression.adaptive);
   comp.integer("accordion_window", c.compression.accordion_window, 0, kU64Max);

@@ -122,8 +122,11 @@ struct CompressionConfig {
   Ef21Weights weights = Ef21Weights::kUniform;  // ef21_w
   double clip_norm = 0;  // dgc: local clipping, ‖g‖ <= clip_norm / sqrt(n); 0: off
   std::uint64_t warmup_every =
-      0;               // dgc: rounds per density warm-up stage; 0: one epoch of the shard
-  double gamma = 1.0;  // consensus step
+      0;  // dgc: rounds per density warm-up stage; 0: one epoch of the shard
+  // The consensus step γ of model gossip through CHOCO replicas (ALGORITHMS.md §3.3). nullopt:
+  // auto — 1 uncompressed (exactly MoNNA), else the contraction the codec achieves on this
+  // peer's own deltas, averaged over rounds (PeerNode::consensusStep).
+  std::optional<double> gamma;
   std::uint64_t keyframe_every = 100;  // 0: only on (re)connection and on request
   bool adaptive = false;               // Accordion: LOW (this density/bits/rank) or HIGH per layer
   std::uint64_t accordion_window = 0;  // rounds per Accordion window; 0: one epoch of the shard

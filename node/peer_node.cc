@@ -275,6 +275,11 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
         if (replica.size() != dim_)
           throw CheckpointError("checkpoint: public_replica has the wrong size");
         public_replica_.reset(replica);
+        // Absent (no compressed delta yet, or an older checkpoint): gamma: auto starts over.
+        if (loaded.checkpoint->has("consensus_contraction")) {
+          const auto c = loaded.checkpoint->floats("consensus_contraction");
+          if (c.size() == 1 && c[0] >= 0 && c[0] <= 1) contraction_avg_ = c[0];
+        }
         first_round_ = loaded.checkpoint->round;
         log_->info("resumed from {} at round {}", loaded.file.string(), first_round_);
       } else {
@@ -838,6 +843,18 @@ std::vector<std::uint32_t> PeerNode::transportPeers() const {
   return peers;
 }
 
+double PeerNode::consensusStep() const {
+  if (const auto& fixed = setup_.config.compression.gamma) return *fixed;
+  if (!codec_) return 1.0;
+  // CHOCO's step scales with the codec's contraction δ; on the compression grid the tuned γ
+  // sat within a factor of two of the δ measured on the peers' own deltas for every biased
+  // codec (ALGORITHMS.md §3.3), so auto takes that δ. An unbiased codec (QSGD) is a contraction
+  // only once scaled by 1/(1 + ω): its step is capped there. Floor: never quite zero.
+  double step = std::isnan(contraction_avg_) ? 1e-3 : double(contraction_avg_);
+  if (const auto omega = codec_->varianceFactor(dim_)) step = std::min(step, 1.0 / (1.0 + *omega));
+  return std::clamp(step, 1e-3, 1.0);
+}
+
 double PeerNode::metropolisWeight(std::uint32_t a, std::uint32_t b) const {
   const auto& t = *setup_.topology;
   return 1.0 / (1.0 + double(std::max(t.degree(a), t.degree(b))));
@@ -865,7 +882,17 @@ void PeerNode::mix(std::uint64_t t, const std::vector<std::uint32_t>& heard, Rou
     return;
   }
   const std::span<float> x = learner_->parameters();
-  const double gamma = setup_.config.compression.gamma;
+  if (codec_ && !gradient_) {
+    // gamma: auto follows what the codec carried of the delta this round sent (before this
+    // mix), averaged (in float, so a checkpoint holds it exactly) over about ten rounds: one
+    // round's top-k of a spiky delta says little about the next.
+    if (const double c = public_replica_.contraction(); std::isfinite(c)) {
+      const float now = float(std::clamp(c, 0.0, 1.0));
+      contraction_avg_ =
+          std::isnan(contraction_avg_) ? now : contraction_avg_ + 0.1f * (now - contraction_avg_);
+    }
+  }
+  const double gamma = consensusStep();
   if (isHub()) {
     broadcastAggregate(t);
   } else if (outer_ && gradient_) {
@@ -877,6 +904,10 @@ void PeerNode::mix(std::uint64_t t, const std::vector<std::uint32_t>& heard, Rou
   } else {
     const float g = float(gamma);
     for (std::size_t i = 0; i < dim_; ++i) x[i] += g * (mix_out_[i] - own[i]);
+    if (codec_) {
+      record.gamma = gamma;
+      if (const double c = public_replica_.contraction(); std::isfinite(c)) record.contraction = c;
+    }
   }
   if (outer_ && !gradient_) {
     // Outer loop over models: the gossip's target becomes the outer step's, D = x_start − x.
@@ -1356,6 +1387,8 @@ void PeerNode::saveCheckpoint(std::uint64_t next_round) {
   c.round = next_round;
   learner_->save(c);
   c.putFloats("public_replica", public_replica_.values());
+  if (!std::isnan(contraction_avg_))
+    c.putFloats("consensus_contraction", std::span<const float>(&contraction_avg_, 1));
   if (gradient_) gradient_->save(c);
   if (broadcast_) broadcast_->save(c);
   if (outer_) outer_->save(c);

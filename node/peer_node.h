@@ -243,6 +243,8 @@ class PeerNode {
   std::expected<std::unique_ptr<robust::Attack>, std::string> makeAttackFor(
       const AttackSpec& spec) const;
   double metropolisWeight(std::uint32_t a, std::uint32_t b) const;
+  // γ of x = y + γ(z − ŷ): the configured one, or gamma: auto's (Config's compression.gamma).
+  double consensusStep() const;
   // Whom the transport connects: the neighbours and, colluding, the fellow colluders.
   std::vector<std::uint32_t> transportPeers() const;
 
@@ -301,6 +303,8 @@ class PeerNode {
   std::uint64_t first_round_ = 0;
   std::vector<float> mix_out_;
   double last_loss_ = NodeMetrics::kUnknown;
+  // gamma: auto — the contraction the codec achieved on this peer's deltas, averaged.
+  float contraction_avg_ = std::numeric_limits<float>::quiet_NaN();
   net::Clock::TimePoint round_started_;
   NodeMetrics metrics_;
   std::map<net::Refusal, std::uint64_t> own_rejections_;  // beyond the transport's

@@ -28,6 +28,14 @@ std::expected<std::vector<std::uint8_t>, std::string> PublicReplica::encodeDelta
     return std::unexpected(ok.error());
   }
   shifted_ = shift != 1.0f;
+  double before = 0, after = 0;
+  const std::span<const float> sent = published();
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    const double e = double(y[i]) - double(sent[i]);
+    before += double(difference_[i]) * double(difference_[i]);
+    after += e * e;
+  }
+  contraction_ = before > 0 ? 1.0 - after / before : std::numeric_limits<double>::quiet_NaN();
   return std::move(q.bytes);
 }
 

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <span>
 #include <string>
@@ -43,12 +44,17 @@ class PublicReplica {
   std::span<const float> published() const { return shifted_ ? published_ : replica_; }
   // Starting point (and after a checkpoint restore).
   void reset(std::span<const float> values);
+  // How much of the last delta the codec carried: 1 − ‖y − published()‖² / ‖y − ŷ‖², the
+  // contraction δ of CHOCO's analysis measured on this vector (1: exact; top-k of a flat
+  // vector: k/d). NaN before any delta, or when y equalled ŷ.
+  double contraction() const { return contraction_; }
 
  private:
   std::vector<float> replica_;
   std::vector<float> difference_;  // y - ŷ, reused
   std::vector<float> published_;   // ŷ + q after a partial step
   bool shifted_ = false;
+  double contraction_ = std::numeric_limits<double>::quiet_NaN();
 };
 
 class ReplicaTable {

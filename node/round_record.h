@@ -21,8 +21,11 @@ struct RoundRecord {
   std::optional<double> test_accuracy, test_loss;  // on evaluation rounds and the last
   std::uint64_t bytes_sent_total = 0, bytes_received_total = 0, dense_bytes_total = 0;
   std::uint64_t bytes_uplink_total = 0, bytes_downlink_total = 0;  // exchange: hub (NodeMetrics)
-  std::uint64_t local_steps = 0;     // exchange: outer: local steps taken by the end of the round
-  std::vector<std::uint32_t> mixed;  // peers whose replica entered the rule
+  std::uint64_t local_steps = 0;  // exchange: outer: local steps taken by the end of the round
+  // Model gossip through CHOCO replicas: the consensus step this round's mix took, and the
+  // contraction its codec achieved on the round's delta (PublicReplica::contraction).
+  std::optional<double> gamma, contraction;
+  std::vector<std::uint32_t> mixed;     // peers whose replica entered the rule
   std::vector<std::uint32_t> excluded;  // of those, the ones the rule left out
   std::vector<std::uint32_t> missing;   // neighbours not heard (or whose replica was invalid)
   std::vector<std::uint32_t>

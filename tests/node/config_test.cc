@@ -31,6 +31,18 @@ TEST(Config, DefaultsWhenEmpty) {
   EXPECT_EQ(c.optimizer.momentum_kind, MomentumKind::kEma);
   EXPECT_EQ(c.model.hidden, (std::vector<std::size_t>{100}));
   EXPECT_EQ(c.device, "auto");
+  EXPECT_FALSE(c.compression.gamma) << "gamma: auto by default";
+}
+
+TEST(Config, GammaIsAutoOrAStepInZeroOne) {
+  EXPECT_FALSE(parseConfig("compression: {gamma: auto}", "c.yaml").compression.gamma);
+  EXPECT_EQ(parseConfig("compression: {gamma: 0.05}", "c.yaml").compression.gamma, 0.05);
+  const std::vector<std::string> step{"compression.gamma=0.2"}, automatic{"compression.gamma=auto"};
+  EXPECT_EQ(parseConfig("", "c.yaml", step).compression.gamma, 0.2);
+  EXPECT_FALSE(parseConfig("compression: {gamma: 0.2}", "c.yaml", automatic).compression.gamma);
+  EXPECT_THAT(errorOf("compression: {gamma: fast}"),
+              HasSubstr("compression.gamma: expected a number, got 'fast'"));
+  EXPECT_THAT(errorOf("compression: {gamma: 1.5}"), HasSubstr("compression.gamma: 1.5 is outside"));
 }
 
 TEST(Config, DeviceIsAutoCpuOrCuda) {

@@ -87,6 +87,32 @@ TEST(Simulation, RerunsAreBitIdenticalAlsoWhenDeadlinesFire) {
   EXPECT_EQ(one.result.finished.size(), 5u);
 }
 
+TEST(Simulation, GammaAutoFollowsTheContractionOfEachPeersOwnDeltas) {
+  // gamma: auto (the default) under top-10 %: each round's step is the average, in float with
+  // weight 0.1, of the contractions 1 − ‖e‖²/‖Δ‖² the peer's deltas got, this round's included;
+  // uncompressed it is 1 and no record carries one.
+  Config c = syntheticConfig();
+  c.rounds.count = 30;
+  c.compression.codec = compress::CodecId::kTopk;
+  c.compression.density = 0.1;
+  const SimRun r = runSim(c, completeGraph(3, 1));
+  for (std::uint32_t i = 0; i < 3; ++i) {
+    float avg = std::numeric_limits<float>::quiet_NaN();
+    ASSERT_EQ(r.records[i].size(), 30u);
+    for (const auto& rec : r.records[i]) {
+      ASSERT_TRUE(rec.contraction && rec.gamma) << "node " << i << " round " << rec.round;
+      EXPECT_GT(*rec.contraction, 0.1);  // top-k keeps at least its share of the energy
+      EXPECT_LE(*rec.contraction, 1.0);
+      const float now = float(*rec.contraction);
+      avg = std::isnan(avg) ? now : avg + 0.1f * (now - avg);
+      EXPECT_EQ(*rec.gamma, std::clamp(double(avg), 1e-3, 1.0)) << "round " << rec.round;
+    }
+  }
+  c.compression.codec = compress::CodecId::kNone;
+  const SimRun dense = runSim(c, completeGraph(3, 1));
+  for (const auto& rec : dense.records[0]) EXPECT_FALSE(rec.gamma || rec.contraction);
+}
+
 TEST(Simulation, RushingAttackerWaitsForSlowHonestPeersInsteadOfRunningAhead) {
   // Both honest peers start every round later than the attacker's half deadline (200 ms). An
   // attacker that ran on after hearing nothing would be a round ahead from then on, hear only
