@@ -228,7 +228,11 @@ TEST(NodeCli, DgcGradientModeLearnsUnderSignflipOnFewerBytes) {
 
 TEST(NodeCli, KilledPeerResumesAndGarbageIsCounted) {
   NodeCluster cluster(7510);
-  const std::string extra = "--set checkpoint.every=10 --set control.token=e2e";
+  // A ceiling of 0.5 s, not 3: on a loaded machine the others may finish before the restarted
+  // peer is back, and it then runs its remaining ~200 rounds alone, each waiting out the
+  // ceiling for neighbours who have left (240 s of them at 3 s a round would not fit).
+  const std::string extra =
+      "--set checkpoint.every=10 --set control.token=e2e --set rounds.deadline_ms=500";
   auto pids = cluster.launch("monna-fmnist.yaml", extra);
   ASSERT_EQ(pids.size(), std::size_t(kPeers));
   // Mid-run: SIGKILL peer 3.
