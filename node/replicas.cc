@@ -15,7 +15,11 @@ std::expected<std::vector<std::uint8_t>, std::string> PublicReplica::encodeDelta
         fmt::format("replica: vector of {} for a replica of {}", y.size(), replica_.size()));
   }
   difference_.resize(y.size());
-  for (std::size_t i = 0; i < y.size(); ++i) difference_[i] = y[i] - replica_[i];
+  double before = 0;  // ‖y − ŷ‖², for contraction()
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    difference_[i] = y[i] - replica_[i];
+    before += double(difference_[i]) * double(difference_[i]);
+  }
   compress::Encoded q;
   if (auto ok = codec.encode(difference_, q); !ok) return std::unexpected(ok.error());
   // The sender applies its own message through the receivers' decoder: same bits both sides.
@@ -28,11 +32,10 @@ std::expected<std::vector<std::uint8_t>, std::string> PublicReplica::encodeDelta
     return std::unexpected(ok.error());
   }
   shifted_ = shift != 1.0f;
-  double before = 0, after = 0;
+  double after = 0;
   const std::span<const float> sent = published();
   for (std::size_t i = 0; i < y.size(); ++i) {
     const double e = double(y[i]) - double(sent[i]);
-    before += double(difference_[i]) * double(difference_[i]);
     after += e * e;
   }
   contraction_ = before > 0 ? 1.0 - after / before : std::numeric_limits<double>::quiet_NaN();

@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -127,16 +128,16 @@ LaunchPlan planLaunch(const LaunchRequest& r, const topologies::Topology& topolo
       // session has a tty (-tt) so that its end — the launcher stopping the ssh client, or
       // dying — hangs the node up (SIGHUP: it leaves as on SIGTERM) instead of orphaning it.
       LaunchPeer inner{.argv = node};
-      p.ssh = base::splitWords(r.ssh);
-      p.ssh.push_back(spec.host);
+      p.remote.ssh = base::splitWords(r.ssh);
+      p.remote.ssh.push_back(spec.host);
+      p.remote.pid_file = fmt::format("{}/node-{}.pid", remote_out, spec.id);
       p.out = remote_out;
-      p.pid_file = fmt::format("{}/node-{}.pid", remote_out, spec.id);
-      p.argv = {p.ssh.begin(), p.ssh.end() - 1};
+      p.argv = {p.remote.ssh.begin(), p.remote.ssh.end() - 1};
       p.argv.push_back("-tt");
       p.argv.push_back(spec.host);
       p.argv.push_back(
           fmt::format("mkdir -p {} && echo $$ > {} && {{ stty -onlcr 2>/dev/null; exec {}; }}",
-                      shellQuote(remote_out), shellQuote(p.pid_file), inner.shellCommand()));
+                      shellQuote(remote_out), shellQuote(p.remote.pid_file), inner.shellCommand()));
     }
     plan.peers.push_back(std::move(p));
   }
@@ -164,27 +165,35 @@ void writePids(const std::filesystem::path& out, const std::map<std::uint32_t, p
   std::ofstream(out / "pids.json") << j.dump() << '\n';
 }
 
-std::map<std::uint32_t, RemoteProcess> readRemotePids(const std::filesystem::path& out) {
+namespace {
+
+// Each entry of OUT/pids.json whose key is one node id, with its value; nothing when the file is
+// missing or not an object. The one reading of the file's shape, for both of its readers.
+template <class Each>
+void forEachPidsEntry(const std::filesystem::path& out, Each each) {
   std::ifstream in(out / "pids.json");
   const auto j = nlohmann::json::parse(in, nullptr, false);
-  std::map<std::uint32_t, RemoteProcess> peers;
-  if (j.is_discarded() || !j.is_object()) return peers;
+  if (j.is_discarded() || !j.is_object()) return;
   for (const auto& [key, value] : j.items()) {
-    const auto id = base::parseIds(key);
-    if (!id || id->size() != 1 || !value.is_object()) continue;
+    if (const auto id = base::parseIds(key); id && id->size() == 1) each(id->front(), value);
+  }
+}
+
+}  // namespace
+
+std::map<std::uint32_t, RemoteProcess> readRemotePids(const std::filesystem::path& out) {
+  std::map<std::uint32_t, RemoteProcess> peers;
+  forEachPidsEntry(out, [&](std::uint32_t id, const nlohmann::json& value) {
+    if (!value.is_object()) return;
     const auto ssh = value.find("ssh");
     const auto pid_file = value.find("pid_file");
     if (ssh == value.end() || !ssh->is_array() || ssh->empty() || pid_file == value.end() ||
-        !pid_file->is_string())
-      continue;
-    RemoteProcess peer{.pid_file = pid_file->get<std::string>()};
-    bool words = true;
-    for (const auto& w : *ssh) {
-      words = words && w.is_string();
-      if (words) peer.ssh.push_back(w.get<std::string>());
-    }
-    if (words) peers[id->front()] = std::move(peer);
-  }
+        !pid_file->is_string() ||
+        !std::all_of(ssh->begin(), ssh->end(), [](const auto& w) { return w.is_string(); }))
+      return;
+    peers[id] = {.ssh = ssh->get<std::vector<std::string>>(),
+                 .pid_file = pid_file->get<std::string>()};
+  });
   return peers;
 }
 
@@ -202,17 +211,13 @@ int signalRemote(const RemoteProcess& peer, const std::string& signal) {
 }
 
 std::map<std::uint32_t, pid_t> readPids(const std::filesystem::path& out) {
-  std::ifstream in(out / "pids.json");
-  const auto j = nlohmann::json::parse(in, nullptr, false);
   std::map<std::uint32_t, pid_t> pids;
-  if (j.is_discarded() || !j.is_object()) return pids;
-  for (const auto& [key, value] : j.items()) {
-    const auto id = base::parseIds(key);
-    if (id && id->size() == 1 && value.is_number_integer() && value.get<long long>() > 0 &&
+  forEachPidsEntry(out, [&](std::uint32_t id, const nlohmann::json& value) {
+    if (value.is_number_integer() && value.get<long long>() > 0 &&
         value.get<long long>() <= std::numeric_limits<pid_t>::max()) {
-      pids[id->front()] = pid_t(value.get<long long>());
+      pids[id] = pid_t(value.get<long long>());
     }
-  }
+  });
   return pids;
 }
 

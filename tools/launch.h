@@ -43,15 +43,21 @@ struct LaunchRequest {
   std::string python_path;         // PYTHONPATH for `script` (the built package's folder)
 };
 
+// A peer started on another host: how to reach it and where it wrote its pid.
+struct RemoteProcess {
+  std::vector<std::string> ssh;  // ssh words and the host
+  std::string pid_file;
+  bool operator==(const RemoteProcess&) const = default;
+};
+
 struct LaunchPeer {
   std::uint32_t id = 0;
   bool local = true;
   std::vector<std::string> argv;  // what to exec here (ssh ... for a remote peer)
-  // A remote peer's: the ssh words and host, to which a command line is appended (no tty:
-  // what it prints arrives byte for byte), its run folder there, and the file in it that
-  // holds its pid.
-  std::vector<std::string> ssh;
-  std::string out, pid_file;
+  // A remote peer's: how to reach it (a command line appended to remote.ssh runs there without
+  // a tty, so what it prints arrives byte for byte) and its run folder there.
+  RemoteProcess remote;
+  std::string out;
   // The same as one line a shell would run (arguments quoted where needed).
   std::string shellCommand() const;
 };
@@ -76,13 +82,6 @@ LaunchPlan planLaunch(const LaunchRequest& request, const topologies::Topology& 
 
 // The final parameters a peer wrote (OUT/node-K.npy), if it did.
 std::optional<std::vector<float>> finalModel(const std::filesystem::path& out, std::uint32_t id);
-
-// A peer started on another host: how to reach it and where it wrote its pid.
-struct RemoteProcess {
-  std::vector<std::string> ssh;  // ssh words and the host
-  std::string pid_file;
-  bool operator==(const RemoteProcess&) const = default;
-};
 
 // OUT/pids.json: the pid of each peer this launch started here ({"3": 4711, ...}), and for a
 // peer on another host how to reach it ({"5": {"ssh": [...], "pid_file": "..."}}); `phalanx

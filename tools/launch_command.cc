@@ -125,7 +125,7 @@ void writeLaunchPids(const std::string& out, const LaunchPlan& plan, const Super
   const auto running = peers.pids();
   for (const auto& p : plan.peers) {
     if (!p.local) {
-      remote[p.id] = {.ssh = p.ssh, .pid_file = p.pid_file};
+      remote[p.id] = p.remote;
     } else if (const auto it = running.find(p.id); it != running.end()) {
       pids[p.id] = it->second;
     }
@@ -138,13 +138,13 @@ void writeLaunchPids(const std::string& out, const LaunchPlan& plan, const Super
 bool copyRunFiles(const LaunchPlan& plan, const std::string& topology, const std::string& config) {
   std::set<std::vector<std::string>> done;
   for (const auto& p : plan.peers) {
-    if (p.local || !done.insert(p.ssh).second) continue;
+    if (p.local || !done.insert(p.remote.ssh).second) continue;
     for (const auto& [from, name] :
          {std::pair{topology, "topology.yaml"}, std::pair{config, "config.yaml"}}) {
       const auto argv = remoteCommand(
-          p.ssh, fmt::format("mkdir -p {0} && cat > {0}/{1}", shellQuote(p.out), name));
+          p.remote.ssh, fmt::format("mkdir -p {0} && cat > {0}/{1}", shellQuote(p.out), name));
       if (runCommand(argv, from) != 0) {
-        spdlog::error("launch: cannot copy {} to {} ({})", name, p.ssh.back(),
+        spdlog::error("launch: cannot copy {} to {} ({})", name, p.remote.ssh.back(),
                       LaunchPeer{.argv = argv}.shellCommand());
         return false;
       }
@@ -162,7 +162,8 @@ void copyResultsBack(const LaunchPlan& plan, const std::string& out) {
       const std::string name = fmt::format("node-{}.{}", p.id, kind);
       const fs::path to = fs::path(out) / name, part = fs::path(out) / (name + ".part");
       const int rc = runCommand(
-          remoteCommand(p.ssh, fmt::format("cat {} 2>/dev/null", shellQuote(p.out + "/" + name))),
+          remoteCommand(p.remote.ssh,
+                        fmt::format("cat {} 2>/dev/null", shellQuote(p.out + "/" + name))),
           {}, part);
       std::error_code ec;
       if (rc == 0) {
@@ -170,7 +171,7 @@ void copyResultsBack(const LaunchPlan& plan, const std::string& out) {
       } else {
         fs::remove(part, ec);
         if (std::string_view(kind) != "npy")
-          spdlog::warn("launch: could not copy {} back from {}", name, p.ssh.back());
+          spdlog::warn("launch: could not copy {} back from {}", name, p.remote.ssh.back());
       }
     }
   }
@@ -182,7 +183,7 @@ void copyResultsBack(const LaunchPlan& plan, const std::string& out) {
 void stopPeers(const LaunchPlan& plan, Supervisor& peers, std::chrono::milliseconds grace) {
   for (const auto& p : plan.peers) {
     if (!peers.running(p.id)) continue;
-    if (p.local || signalRemote({.ssh = p.ssh, .pid_file = p.pid_file}, "TERM") != 0) {
+    if (p.local || signalRemote(p.remote, "TERM") != 0) {
       peers.signal(p.id, SIGTERM);
     }
   }

@@ -32,18 +32,10 @@ using testing::phalanxBinary;
 using testing::readFile;
 using testing::runProcess;
 using testing::sourceDir;
+using testing::waitFor;
 namespace fs = std::filesystem;
 
 constexpr int kSshPort = 25199;
-
-bool waitFor(const std::function<bool()>& done, std::chrono::seconds limit) {
-  const auto until = std::chrono::steady_clock::now() + limit;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() >= until) return false;
-    std::this_thread::sleep_for(50ms);
-  }
-  return true;
-}
 
 class SshLaunch : public ::testing::Test {
  protected:

@@ -34,12 +34,7 @@ using testing::sourceDir;
 namespace fs = std::filesystem;
 
 bool waitForRounds(const fs::path& jsonl, std::size_t rounds, std::chrono::seconds limit) {
-  const auto until = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < until) {
-    if (jsonLines(jsonl).size() >= rounds) return true;
-    std::this_thread::sleep_for(20ms);
-  }
-  return false;
+  return testing::waitFor([&] { return jsonLines(jsonl).size() >= rounds; }, limit);
 }
 
 // Share of honest peer-rounds, in [from, to), whose rule excluded peer `byzantine` when it mixed

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdio>
+#include <thread>
 
 namespace phalanx::testing {
 
@@ -25,5 +26,14 @@ ProcessResult runProcess(const std::string& command_line) {
 std::string phalanxBinary() { return std::string("'") + PHALANX_BINARY + "'"; }
 
 std::string sourceDir() { return PHALANX_SOURCE_DIR; }
+
+bool waitFor(const std::function<bool()>& done, std::chrono::milliseconds limit) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return true;
+}
 
 }  // namespace phalanx::testing

@@ -2,6 +2,8 @@
 // for end-to-end tests that drive `phalanx` the way a user would. Thread-compatible.
 #pragma once
 
+#include <chrono>
+#include <functional>
 #include <string>
 
 namespace phalanx::testing {
@@ -12,6 +14,10 @@ struct ProcessResult {
 };
 
 ProcessResult runProcess(const std::string& command_line);
+
+// Polls `done` every 50 ms until it holds or `limit` has passed, for what a process does that
+// nothing signals (a file written, a pid gone); returns whether it held.
+bool waitFor(const std::function<bool()>& done, std::chrono::milliseconds limit);
 
 // The `phalanx` binary under test, quoted for the shell.
 std::string phalanxBinary();

@@ -290,8 +290,8 @@ TEST(Launch, PlansLocalPeersAndSshForOthers) {
             "2>/dev/null; exec /usr/bin/phalanx node --topology /runs/t.yaml --config /runs/c.yaml "
             "--id 1 --out '/runs/out dir' --rounds 50 --set mixing.rule=mean --set "
             "byzantine.1.attack=alie; }");
-  EXPECT_EQ(plan.peers[1].ssh, (std::vector<std::string>{"ssh", "10.1.2.3"}));
-  EXPECT_EQ(plan.peers[1].pid_file, "/runs/out dir/node-1.pid");
+  EXPECT_EQ(plan.peers[1].remote.ssh, (std::vector<std::string>{"ssh", "10.1.2.3"}));
+  EXPECT_EQ(plan.peers[1].remote.pid_file, "/runs/out dir/node-1.pid");
   // Another run folder there, and an ssh with options: the copies' paths, the words split.
   const LaunchPlan apart = planLaunch({.topology_file = "/runs/t.yaml",
                                        .config_file = "/runs/c.yaml",
@@ -300,7 +300,7 @@ TEST(Launch, PlansLocalPeersAndSshForOthers) {
                                        .ssh = "ssh  -p 2222 -i /k",
                                        .remote_out = "/far/o"},
                                       t, {"127.0.0.1"});
-  EXPECT_EQ(apart.peers[1].ssh,
+  EXPECT_EQ(apart.peers[1].remote.ssh,
             (std::vector<std::string>{"ssh", "-p", "2222", "-i", "/k", "10.1.2.3"}));
   EXPECT_THAT(apart.peers[1].argv.back(),
               HasSubstr("exec /opt/phalanx node --topology /far/o/topology.yaml --config "
