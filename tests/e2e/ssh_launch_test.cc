@@ -4,7 +4,8 @@
 // would other hosts. Their run folder is a different one (--remote-out): topology and config are
 // copied there and results copied back. Checked: remote start, the monitor scraping remote
 // peers, results back in --out, `inject --run` killing a remote peer, and Ctrl-C stopping every
-// remote peer. Skipped, saying why, without root (sshd's privilege separation) or sshd.
+// remote peer. Each test has its own sshd port. Skipped, saying why, without root (sshd's
+// privilege separation) or sshd.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -35,8 +36,6 @@ using testing::sourceDir;
 using testing::waitFor;
 namespace fs = std::filesystem;
 
-constexpr int kSshPort = 25199;
-
 class SshLaunch : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -50,8 +49,13 @@ class SshLaunch : public ::testing::Test {
                          (d / "authorized_keys").string())
                   .exit_code,
               0);
+  }
+
+  // The sshd for one test, on a port of that test's own: ctest runs the tests side by side.
+  void startSshd(int port) {
+    const fs::path d = dir_.path();
     std::ofstream(d / "sshd_config")
-        << "Port " << kSshPort << "\nListenAddress 127.0.0.2\nListenAddress 127.0.0.3\n"
+        << "Port " << port << "\nListenAddress 127.0.0.2\nListenAddress 127.0.0.3\n"
         << "HostKey " << (d / "host_key").string() << "\n"
         << "AuthorizedKeysFile " << (d / "authorized_keys").string() << "\nPidFile "
         << (d / "sshd.pid").string() << "\n"
@@ -63,7 +67,7 @@ class SshLaunch : public ::testing::Test {
         runProcess("mkdir -p /run/sshd && /usr/sbin/sshd -f " + (d / "sshd_config").string() +
                    " -E " + (d / "sshd.log").string());
     ASSERT_EQ(started.exit_code, 0) << started.output << readFile(d / "sshd.log");
-    ssh_ = "ssh -p " + std::to_string(kSshPort) + " -i " + (d / "user_key").string() +
+    ssh_ = "ssh -p " + std::to_string(port) + " -i " + (d / "user_key").string() +
            " -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o BatchMode=yes "
            "-o LogLevel=ERROR";
     ASSERT_TRUE(waitFor([&] { return runProcess(ssh_ + " 127.0.0.3 true").exit_code == 0; }, 30s))
@@ -103,6 +107,7 @@ class SshLaunch : public ::testing::Test {
 };
 
 TEST_F(SshLaunch, PeersOnOtherHostsTrainTheirResultsComeBackAndInjectKillsOne) {
+  ASSERT_NO_FATAL_FAILURE(startSshd(25199));
   const fs::path t = topology(25100), out = dir_.path() / "run", remote = dir_.path() / "far";
   auto run = std::async(std::launch::async, [&] {
     return runProcess(launch(t, out, remote, "--rounds 400 --byzantine 5 --attack alie"));
@@ -149,6 +154,7 @@ TEST_F(SshLaunch, PeersOnOtherHostsTrainTheirResultsComeBackAndInjectKillsOne) {
 }
 
 TEST_F(SshLaunch, CtrlCStopsEveryRemotePeer) {
+  ASSERT_NO_FATAL_FAILURE(startSshd(25198));
   const fs::path t = topology(25120), out = dir_.path() / "run", remote = dir_.path() / "far";
   const auto started = runProcess(launch(t, out, remote, "--rounds 100000") + " > " +
                                   (dir_.path() / "launch.log").string() + " 2>&1 & echo $!");
