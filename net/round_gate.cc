@@ -42,6 +42,16 @@ Admission RoundGate::add(v1::RoundMessage&& message) {
   return a;
 }
 
+void RoundGate::noteLate(std::uint32_t sender, std::uint64_t round) {
+  const auto it = std::find_if(closed_.begin(), closed_.end(),
+                               [&](const Closed& c) { return c.round == round; });
+  if (it == closed_.end()) return;
+  const auto missing = std::find(it->missing.begin(), it->missing.end(), sender);
+  if (missing == it->missing.end()) return;  // heard in time, or already noted
+  it->missing.erase(missing);
+  deadline_.observe(std::min(millisecondsBetween(it->opened, clock_.now()), ceilingMs()));
+}
+
 double RoundGate::elapsedMs() const { return millisecondsBetween(opened_, clock_.now()); }
 
 void RoundGate::arm(double at_ms) {
@@ -125,6 +135,8 @@ void RoundGate::finish(Close why) {
     if (!result.messages.contains(n)) result.missing.push_back(n);
   }
   if (result.deadline_hit) ++deadline_misses_;
+  closed_.push_back({result.round, opened_, result.missing});
+  while (closed_.size() > config_.window) closed_.pop_front();
   catchUp();
   auto done = std::move(done_);
   done_ = nullptr;

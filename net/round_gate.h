@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <limits>
 #include <map>
@@ -82,6 +83,12 @@ class RoundGate {
   // Re-checks completion: call when a peer goes down, so it no longer blocks the round.
   void poke();
 
+  // `sender`'s message for `round` came after that round closed without it. How late it was
+  // feeds the deadline once per (round, sender) of the last `window` rounds: an estimator fed
+  // only the arrivals that beat it cannot learn that it closes too early, and a node whose
+  // deadline fell below its neighbours' pace would run ahead of them alone for good.
+  void noteLate(std::uint32_t sender, std::uint64_t round);
+
   // A neighbour's claim about its round (heartbeats; messages note their own). Claims are
   // untrusted: each neighbour's highest is kept, and only the (b+1)-th highest among the live
   // neighbours' moves this node (catchUp).
@@ -129,6 +136,12 @@ class RoundGate {
   std::uint64_t waits_ = 0;       // rounds waited for so far
   std::uint64_t deadline_misses_ = 0;
   std::map<std::uint32_t, std::uint64_t> latest_;  // by neighbour
+  struct Closed {
+    std::uint64_t round;
+    Clock::TimePoint opened;
+    std::vector<std::uint32_t> missing;  // not yet heard late
+  };
+  std::deque<Closed> closed_;  // the last `window` rounds this gate closed
   std::vector<v1::RoundMessage> skipped_;
 };
 

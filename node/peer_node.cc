@@ -318,6 +318,9 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
       net::TransportHandlers{
           .on_round =
               [this](std::uint32_t peer, net::v1::RoundMessage& m) {
+                if (m.sender() == peer && m.round() < gate_->openRound()) {
+                  gate_->noteLate(peer, m.round());
+                }
                 if (!applyLate(peer, m)) gate_->add(std::move(m));
               },
           .on_resync = [this](std::uint32_t peer,
