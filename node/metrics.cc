@@ -66,6 +66,9 @@ std::string NodeMetrics::prometheus() const {
     out += fmt::format("phalanx_{}{{{}}} {}\n", name, n, value(v));
   };
   scalar("round", "gauge", "Rounds completed.", double(round));
+  scalar("local_steps", "gauge",
+         "Local optimizer steps taken (H per round under exchange: outer, else one per round).",
+         double(local_steps));
   scalar("train_loss", "gauge", "Minibatch cross-entropy of the last local step.", train_loss);
   scalar("test_accuracy", "gauge", "Test accuracy at the last evaluation.", test_accuracy);
   scalar("test_loss", "gauge", "Test cross-entropy at the last evaluation.", test_loss);

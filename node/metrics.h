@@ -31,7 +31,9 @@ struct NodeMetrics {
   static constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
 
   std::uint32_t node = 0;
-  std::uint64_t round = 0;          // rounds completed
+  std::uint64_t round = 0;  // rounds completed
+  // Local optimizer steps taken: H per round under exchange: outer, one per round otherwise.
+  std::uint64_t local_steps = 0;
   double train_loss = kUnknown;     // the last round's minibatch loss
   double test_accuracy = kUnknown;  // the last evaluation
   double test_loss = kUnknown;

@@ -1336,6 +1336,7 @@ bool PeerNode::recordRound(std::uint64_t t, RoundRecord& record, bool diverged) 
   record.equivocators.assign(caught.begin(), caught.end());
   record.round_seconds = net::millisecondsBetween(round_started_, clock_.now()) / 1000;
   metrics_.round = t + 1;
+  metrics_.local_steps = outer_ ? outer_->firstStep(t + 1) : t + 1;
   metrics_.train_loss = record.train_loss;
   metrics_.learning_rate = record.learning_rate;
   metrics_.round_seconds.observe(record.round_seconds);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -86,6 +87,7 @@ void Monitor::scrape() {
       continue;
     }
     v.test_accuracy = kNaN;
+    v.local_steps = 0;
     v.excluded.clear();
     v.heard.clear();
     for (const MetricSample& s : parsePrometheus(metrics->body)) {
@@ -94,6 +96,8 @@ void Monitor::scrape() {
       };
       if (s.name == "phalanx_round")
         v.round = std::uint64_t(s.value);
+      else if (s.name == "phalanx_local_steps" && s.value >= 0)
+        v.local_steps = std::uint64_t(s.value);
       else if (s.name == "phalanx_test_accuracy")
         v.test_accuracy = s.value;
       else if (s.name == "phalanx_bytes_sent_total")
@@ -122,7 +126,10 @@ void Monitor::scrape() {
   }
 }
 
-MonitorFigures Monitor::figures() const {
+MonitorFigures Monitor::figures() const { return figuresOf(peers_, byzantine_); }
+
+MonitorFigures figuresOf(std::span<const PeerView> peers,
+                         const std::set<std::uint32_t>& byzantine) {
   MonitorFigures f{.accuracy_min = kNaN,
                    .accuracy_mean = kNaN,
                    .accuracy_max = kNaN,
@@ -134,7 +141,7 @@ MonitorFigures Monitor::figures() const {
   std::vector<std::vector<float>> models;
   double dense = 0, sent = 0, seconds = 0, count = 0, kept = 0, mixed = 0;
   bool first = true;
-  for (const PeerView& v : peers_) {
+  for (const PeerView& v : peers) {
     if (!v.up) {
       f.down.push_back(v.id);
       continue;
@@ -142,6 +149,8 @@ MonitorFigures Monitor::figures() const {
     if (v.byzantine) continue;
     f.round_min = first ? v.round : std::min(f.round_min, v.round);
     f.round_max = std::max(f.round_max, v.round);
+    f.local_steps_min = first ? v.local_steps : std::min(f.local_steps_min, v.local_steps);
+    f.local_steps_max = std::max(f.local_steps_max, v.local_steps);
     first = false;
     accuracies.push_back(v.test_accuracy);
     if (v.model && (models.empty() || models[0].size() == v.model->size()))
@@ -151,7 +160,7 @@ MonitorFigures Monitor::figures() const {
     seconds += v.round_seconds_sum;
     count += v.round_seconds_count;
     for (const auto& [peer, heard] : v.heard) {
-      if (!byzantine_.contains(peer)) continue;
+      if (!byzantine.contains(peer)) continue;
       mixed += heard;
       const auto it = v.excluded.find(peer);
       kept += heard - (it == v.excluded.end() ? 0 : it->second);
@@ -172,6 +181,7 @@ MonitorSample Monitor::sample(double elapsed) const {
   const MonitorFigures f = figures();
   return {.seconds = elapsed,
           .round = f.round_min,
+          .local_steps = f.local_steps_min,
           .consensus_distance = f.consensus_distance,
           .accuracy_min = f.accuracy_min,
           .accuracy_mean = f.accuracy_mean,
@@ -185,10 +195,14 @@ RunSummary summarizeLive(const MonitorFigures& f, std::span<const MonitorSample>
   s.honest_accuracy_mean = f.accuracy_mean;
   s.honest_accuracy_max = f.accuracy_max;
   s.consensus_distance = kNaN;
+  const bool outer = std::any_of(samples.begin(), samples.end(),
+                                 [](const MonitorSample& m) { return m.local_steps > m.round; });
   for (const auto& m : samples) {
     if (std::isfinite(m.consensus_distance)) s.consensus_distance = m.consensus_distance;
     if (!std::isfinite(m.accuracy_mean)) continue;
     s.series.rounds.push_back(m.round);
+    // Outer rounds are H local steps each: the report then plots against local steps.
+    if (outer) s.series.local_steps.push_back(m.local_steps);
     s.series.accuracy_min.push_back(m.accuracy_min);
     s.series.accuracy_mean.push_back(m.accuracy_mean);
     s.series.accuracy_max.push_back(m.accuracy_max);
@@ -214,6 +228,10 @@ std::string Monitor::table(double elapsed) const {
                   byzantine_.size(), fmt::join(byzantine_, ","), elapsed);
   out += fmt::format("  {:<34}{}\n", "round (honest, slowest-fastest)",
                      fmt::format("{}-{}", f.round_min, f.round_max));
+  if (f.local_steps_max > f.round_max) {  // exchange: outer
+    out += fmt::format("  {:<34}{}\n", "local steps (honest, slowest-fastest)",
+                       fmt::format("{}-{}", f.local_steps_min, f.local_steps_max));
+  }
   out += fmt::format("  {:<34}{} / {} / {}\n", "honest accuracy min/mean/max", show(f.accuracy_min),
                      show(f.accuracy_mean), show(f.accuracy_max));
   out += fmt::format("  {:<34}{}\n", "consensus distance", show(f.consensus_distance, "{:.4g}"));

@@ -32,7 +32,8 @@ struct PeerView {
   bool byzantine = false;
   bool up = false;  // /metrics answered
   std::uint64_t round = 0;
-  double test_accuracy = 0;  // NaN before the first evaluation
+  std::uint64_t local_steps = 0;  // 0: a node that does not export them
+  double test_accuracy = 0;       // NaN before the first evaluation
   double bytes_sent = 0, dense_bytes = 0;
   double round_seconds_sum = 0, round_seconds_count = 0;
   std::map<std::uint32_t, double> excluded, heard;  // by peer, cumulative
@@ -40,7 +41,8 @@ struct PeerView {
 };
 
 struct MonitorFigures {
-  std::uint64_t round_min = 0, round_max = 0;  // honest peers that answer
+  std::uint64_t round_min = 0, round_max = 0;              // honest peers that answer
+  std::uint64_t local_steps_min = 0, local_steps_max = 0;  // the same peers' local steps
   double accuracy_min, accuracy_mean, accuracy_max;
   double consensus_distance;
   double byzantine_leakage;         // Byzantine vectors kept / mixed by honest rules, so far
@@ -54,6 +56,9 @@ struct MonitorFigures {
 // vectors, where the logs give a share of rounds).
 RunSummary summarizeLive(const MonitorFigures& last, std::span<const MonitorSample> samples,
                          std::vector<std::uint32_t> crashed, std::set<std::uint32_t> byzantine);
+
+// The figures of one scrape's views (the Byzantine peers' rounds and accuracies left out).
+MonitorFigures figuresOf(std::span<const PeerView> peers, const std::set<std::uint32_t>& byzantine);
 
 class Monitor {
  public:

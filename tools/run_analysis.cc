@@ -293,6 +293,7 @@ std::string monitorSampleJson(const MonitorSample& s) {
   nlohmann::ordered_json j;
   j["seconds"] = s.seconds;
   j["round"] = s.round;
+  if (s.local_steps > 0) j["local_steps"] = s.local_steps;
   j["consensus_distance"] = numberOrNull(s.consensus_distance);
   j["accuracy_min"] = numberOrNull(s.accuracy_min);
   j["accuracy_mean"] = numberOrNull(s.accuracy_mean);
@@ -308,6 +309,7 @@ std::vector<MonitorSample> readMonitorSamples(const std::filesystem::path& jsonl
     if (j.is_discarded() || !j.is_object()) continue;
     out.push_back({.seconds = numberOr(j, "seconds", 0),
                    .round = std::uint64_t(numberOr(j, "round", 0)),
+                   .local_steps = std::uint64_t(std::max(0.0, numberOr(j, "local_steps", 0))),
                    .consensus_distance = numberOr(j, "consensus_distance", kNaN),
                    .accuracy_min = numberOr(j, "accuracy_min", kNaN),
                    .accuracy_mean = numberOr(j, "accuracy_mean", kNaN),

@@ -47,8 +47,9 @@ Spread spreadOf(std::span<const double> values);
 
 // What the monitor measured at one moment.
 struct MonitorSample {
-  double seconds = 0;       // since the monitor started
-  std::uint64_t round = 0;  // the slowest honest peer's round then
+  double seconds = 0;             // since the monitor started
+  std::uint64_t round = 0;        // the slowest honest peer's round then
+  std::uint64_t local_steps = 0;  // and its local steps (0: not exported)
   double consensus_distance = 0;
   double accuracy_min = std::numeric_limits<double>::quiet_NaN();  // latest evaluations then
   double accuracy_mean = std::numeric_limits<double>::quiet_NaN();

@@ -32,11 +32,13 @@ TEST(Metrics, PrometheusTextNamesEveryFamilyWithLabels) {
   NodeMetrics m;
   m.node = 4;
   m.round = 12;
+  m.local_steps = 120;
   m.train_loss = 0.5;
   m.peer_excluded_total = {{1, 3}, {7, 0}};
   m.messages_rejected_total = {{"frame_too_large", 2}};
   const std::string text = m.prometheus();
   EXPECT_THAT(text, HasSubstr("phalanx_round{node=\"4\"} 12\n"));
+  EXPECT_THAT(text, HasSubstr("phalanx_local_steps{node=\"4\"} 120\n"));
   EXPECT_THAT(text, HasSubstr("phalanx_train_loss{node=\"4\"} 0.5\n"));
   EXPECT_THAT(text, HasSubstr("phalanx_test_accuracy{node=\"4\"} NaN\n"));  // no evaluation yet
   EXPECT_THAT(text, HasSubstr("phalanx_peer_excluded_total{node=\"4\",peer=\"1\"} 3\n"));

@@ -227,12 +227,16 @@ TEST(RunAnalysis, RoundsLoggedAgainAfterARestartSupersedeTheLostOnes) {
 
 TEST(RunAnalysis, MonitorSamplesRoundTrip) {
   testing::TempDir dir;
-  const MonitorSample a{
-      .seconds = 1.5, .round = 7, .consensus_distance = 0.125, .accuracy_mean = 0.5};
+  const MonitorSample a{.seconds = 1.5,
+                        .round = 7,
+                        .local_steps = 70,
+                        .consensus_distance = 0.125,
+                        .accuracy_mean = 0.5};
   const auto file = dir.write("monitor.jsonl", monitorSampleJson(a) + "\nnot json\n");
   const auto back = readMonitorSamples(file);
   ASSERT_EQ(back.size(), 1u);
   EXPECT_EQ(back[0].round, 7u);
+  EXPECT_EQ(back[0].local_steps, 70u);
   EXPECT_DOUBLE_EQ(back[0].consensus_distance, 0.125);
   EXPECT_DOUBLE_EQ(back[0].accuracy_mean, 0.5);
   EXPECT_TRUE(std::isnan(back[0].accuracy_min));
@@ -258,6 +262,34 @@ TEST(Monitor, ParsesPrometheusText) {
   EXPECT_EQ(samples[1].labels.at("peer"), "9");
   EXPECT_TRUE(std::isnan(samples[2].value));
   EXPECT_EQ(samples[3].name, "plain_metric");
+}
+
+TEST(Monitor, OuterRunsShowLocalStepsAndTheReportPlotsAgainstThem) {
+  // Two honest outer peers (H = 10) at rounds 4 and 5, a Byzantine one far ahead, one down.
+  const std::vector<PeerView> views{
+      {.id = 0, .up = true, .round = 4, .local_steps = 40, .test_accuracy = 0.5},
+      {.id = 1, .up = true, .round = 5, .local_steps = 50, .test_accuracy = 0.7},
+      {.id = 2, .byzantine = true, .up = true, .round = 99, .local_steps = 990},
+      {.id = 3, .up = false},
+  };
+  const MonitorFigures f = figuresOf(views, {2});
+  EXPECT_EQ(f.round_min, 4u);
+  EXPECT_EQ(f.round_max, 5u);
+  EXPECT_EQ(f.local_steps_min, 40u);
+  EXPECT_EQ(f.local_steps_max, 50u);
+  EXPECT_DOUBLE_EQ(f.accuracy_mean, 0.6);
+  EXPECT_EQ(f.down, std::vector<std::uint32_t>{3});
+
+  const std::vector<MonitorSample> outer{
+      {.seconds = 1, .round = 2, .local_steps = 20, .accuracy_mean = 0.4},
+      {.seconds = 2, .round = 4, .local_steps = 40, .accuracy_mean = 0.6}};
+  const RunSummary s = summarizeLive(f, outer, {}, {2});
+  EXPECT_EQ(s.series.rounds, (std::vector<std::uint64_t>{2, 4}));
+  EXPECT_EQ(s.series.local_steps, (std::vector<std::uint64_t>{20, 40}));
+  // One local step per round (or a node that does not say): plotted against rounds.
+  const std::vector<MonitorSample> per_step{
+      {.seconds = 1, .round = 2, .local_steps = 2, .accuracy_mean = 0.4}};
+  EXPECT_TRUE(summarizeLive(f, per_step, {}, {}).series.local_steps.empty());
 }
 
 TEST(Launch, PlansLocalPeersAndSshForOthers) {
