@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <deque>
+#include <vector>
 
 namespace phalanx::net {
 
@@ -29,6 +30,10 @@ class DeadlineEstimator {
   // too few samples.
   double deadlineMs() const;
   double ceilingMs() const { return config_.fixed_ms; }
+
+  // The offsets remembered, oldest first: a checkpoint keeps them, so a restarted node paces
+  // its rounds as before instead of waiting out the ceiling until it has seen enough again.
+  std::vector<double> offsets() const { return {offsets_.begin(), offsets_.end()}; }
 
  private:
   DeadlineConfig config_;

@@ -113,6 +113,11 @@ class RoundGate {
   const RoundInbox& inbox() const { return inbox_; }
   double deadlineMs() const { return deadline_.deadlineMs(); }
   double ceilingMs() const { return deadline_.ceilingMs(); }
+  std::vector<double> deadlineOffsets() const { return deadline_.offsets(); }
+  // Offsets from a checkpoint, observed in order (each checked as any arrival is).
+  void restoreDeadline(std::span<const double> offsets_ms) {
+    for (const double ms : offsets_ms) deadline_.observe(ms);
+  }
   std::uint64_t deadlineMisses() const { return deadline_misses_; }
 
  private:

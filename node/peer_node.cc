@@ -280,6 +280,9 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
           const auto c = loaded.checkpoint->floats("consensus_contraction");
           if (c.size() == 1 && c[0] >= 0 && c[0] <= 1) contraction_avg_ = c[0];
         }
+        if (loaded.checkpoint->has("deadline_offsets_ms")) {
+          restored_offsets_ = loaded.checkpoint->floats("deadline_offsets_ms");
+        }
         first_round_ = loaded.checkpoint->round;
         log_->info("resumed from {} at round {}", loaded.file.string(), first_round_);
       } else {
@@ -382,6 +385,12 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
                       .budget = b,
                       .last_round = rounds_ > 0 ? rounds_ - 1 : 0},
       first_round_);
+  // A resumed node paces its rounds by the arrivals it had learned, not by the ceiling until it
+  // has seen 8 more: alone (its neighbours gone, or finished), it would wait the ceiling each
+  // round.
+  const std::vector<double> offsets(restored_offsets_.begin(), restored_offsets_.end());
+  gate_->restoreDeadline(offsets);
+  restored_offsets_.clear();
 }
 
 PeerNode::~PeerNode() = default;
@@ -1393,6 +1402,9 @@ void PeerNode::saveCheckpoint(std::uint64_t next_round) {
   c.putFloats("public_replica", public_replica_.values());
   if (!std::isnan(contraction_avg_))
     c.putFloats("consensus_contraction", std::span<const float>(&contraction_avg_, 1));
+  if (const auto offsets = gate_->deadlineOffsets(); !offsets.empty()) {
+    c.putFloats("deadline_offsets_ms", std::vector<float>(offsets.begin(), offsets.end()));
+  }
   if (gradient_) gradient_->save(c);
   if (broadcast_) broadcast_->save(c);
   if (outer_) outer_->save(c);

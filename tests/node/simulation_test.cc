@@ -202,6 +202,34 @@ TEST(Simulation, CrashedNodeRestartsFromItsCheckpointAndIsMixedAgain) {
   }
 }
 
+TEST(Simulation, APeerRestartedAfterTheOthersFinishedPacesItsLoneRoundsAsItHadLearned) {
+  // Node 2 crashes early and comes back after the other three have finished: nobody is left to
+  // connect to, so each of its remaining rounds waits for its deadline. Its checkpoint keeps
+  // the arrival offsets it had learned, so that deadline is the adaptive one, not the 1 s
+  // ceiling a fresh estimator would wait until it had seen 8 arrivals (which it never will).
+  Config c = syntheticConfig();
+  c.checkpoint.every = 5;
+  testing::TempDir dir;
+  const SimRun r =
+      runSim(c, completeGraph(4, 1), {{0.1, 2, "crash"}, {30.0, 2, "restart"}}, 2, dir.path());
+  const auto& two = r.records[2];
+  std::size_t restart_at = 0;
+  for (std::size_t k = 1; k < two.size(); ++k) {
+    if (two[k].round <= two[k - 1].round) restart_at = k;  // re-logged from its checkpoint
+  }
+  ASSERT_GT(restart_at, 0u) << "node 2 never ran again";
+  ASSERT_LT(restart_at + 10, two.size()) << "too few lone rounds to judge";
+  for (std::uint32_t i : {0u, 1u, 3u}) {
+    ASSERT_EQ(r.records[i].back().round, c.rounds.count - 1);
+  }
+  EXPECT_EQ(two.back().round, c.rounds.count - 1);
+  const double ceiling = double(c.rounds.deadline_ms) / 1000;
+  for (std::size_t k = restart_at; k < two.size(); ++k) {
+    EXPECT_TRUE(two[k].mixed.empty()) << two[k].round;
+    EXPECT_LT(two[k].round_seconds, ceiling / 10) << two[k].round;
+  }
+}
+
 TEST(Simulation, APartitionedNodeHearsOnlyTheOtherSideUntilItHeals) {
   Config c = syntheticConfig();
   c.rounds.count = 150;
