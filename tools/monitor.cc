@@ -17,6 +17,12 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
+// A count from a scrape: a peer may answer anything, and a double that is negative, NaN or
+// beyond 2^64 has no defined conversion to an integer. Such an answer counts as 0.
+std::uint64_t countFrom(double v) {
+  return v >= 0 && v < 18446744073709551616.0 ? std::uint64_t(v) : 0;
+}
+
 std::string show(double v, const char* format = "{:.4f}") {
   return std::isfinite(v) ? fmt::format(fmt::runtime(format), v) : std::string("-");
 }
@@ -95,9 +101,9 @@ void Monitor::scrape() {
         return std::uint32_t(std::strtoul(s.labels.at("peer").c_str(), nullptr, 10));
       };
       if (s.name == "phalanx_round")
-        v.round = std::uint64_t(s.value);
-      else if (s.name == "phalanx_local_steps" && s.value >= 0)
-        v.local_steps = std::uint64_t(s.value);
+        v.round = countFrom(s.value);
+      else if (s.name == "phalanx_local_steps")
+        v.local_steps = countFrom(s.value);
       else if (s.name == "phalanx_test_accuracy")
         v.test_accuracy = s.value;
       else if (s.name == "phalanx_bytes_sent_total")
