@@ -190,13 +190,23 @@ void stopPeers(const LaunchPlan& plan, Supervisor& peers, std::chrono::milliseco
   peers.killAfter(grace);
 }
 
+// The size of a peer's node-K.jsonl (0 while it has none): it grows with every round it logs.
+std::uintmax_t recordBytes(const std::string& out, std::uint32_t id) {
+  std::error_code ec;
+  const auto size = fs::file_size(fs::path(out) / fmt::format("node-{}.jsonl", id), ec);
+  return ec ? 0 : size;
+}
+
 // One pass of --churn: a kill when one is due, and the restarts whose downtime is over (with
 // --resume). Only peers started here take part, and nobody is killed once an honest peer has
 // finished (the run is ending: a peer killed now would come back to nobody). A restarted peer
-// whose neighbours have all left still finishes, on its own.
+// whose neighbours have all left still finishes, on its own. A restarted peer is not killed
+// again before it has logged a round (`rejoining`: its record's size at the restart): on a
+// loaded machine a start can take longer than the mean time between kills, and peers killed
+// while still starting would keep the run from ever ending.
 void churnStep(Churn& churn, const LaunchPlan& plan, const std::set<std::uint32_t>& byzantine,
                Supervisor& peers, const std::map<std::uint32_t, int>& status,
-               const std::string& out) {
+               const std::string& out, std::map<std::uint32_t, std::uintmax_t>& rejoining) {
   const auto now = Clock::now();
   std::vector<std::uint32_t> candidates;
   std::set<std::uint32_t> unreaped;
@@ -206,6 +216,10 @@ void churnStep(Churn& churn, const LaunchPlan& plan, const std::set<std::uint32_
     if (churn.down(p.id)) {
       if (peers.running(p.id)) unreaped.insert(p.id);
     } else if (peers.running(p.id)) {
+      if (const auto r = rejoining.find(p.id); r != rejoining.end()) {
+        if (recordBytes(out, p.id) <= r->second) continue;  // still starting or catching up
+        rejoining.erase(r);
+      }
       candidates.push_back(p.id);
     } else if (const auto s = status.find(p.id);
                s != status.end() && endingOf(s->second) == Ending::kCompleted) {
@@ -225,6 +239,7 @@ void churnStep(Churn& churn, const LaunchPlan& plan, const std::set<std::uint32_
     std::vector<std::string> argv = p->argv;
     argv.push_back("--resume");
     spdlog::warn("launch: churn: peer {} restarts from its newest checkpoint", id);
+    rejoining[id] = recordBytes(out, id);
     restarted |= peers.spawn(id, argv, fs::path(out) / fmt::format("stdout-{}.log", id));
   }
   if (restarted) writeLaunchPids(out, plan, peers);  // `inject --run` signals the new ones
@@ -329,6 +344,7 @@ int runLaunch(const LaunchOptions& o) {
   // would sit out a deadline per remaining round. (A remote one ends with its ssh session.)
   std::set<std::uint32_t> dismissed;
   std::optional<Churn> churn;
+  std::map<std::uint32_t, std::uintmax_t> rejoining;  // restarted peers not yet killable again
   if (o.churn > 0) {
     churn.emplace(o.churn, std::chrono::milliseconds(std::int64_t(o.churn_down * 1000)),
                   o.churn_seed, Clock::now());
@@ -336,7 +352,7 @@ int runLaunch(const LaunchOptions& o) {
   while (!peers.empty() || (churn && churn->anyDown())) {
     for (const Supervisor::Exit& e : peers.reap()) status[std::uint32_t(e.key)] = e.status;
     if (churn && !stopping && !interrupted()) {
-      churnStep(*churn, plan, byzantine, peers, status, o.out);
+      churnStep(*churn, plan, byzantine, peers, status, o.out, rejoining);
     }
     const auto left = peers.pids();
     const bool honest_running = std::any_of(left.begin(), left.end(), [&](const auto& r) {
