@@ -281,7 +281,8 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
           if (c.size() == 1 && c[0] >= 0 && c[0] <= 1) contraction_avg_ = c[0];
         }
         if (loaded.checkpoint->has("deadline_offsets_ms")) {
-          restored_offsets_ = loaded.checkpoint->floats("deadline_offsets_ms");
+          const auto offsets = loaded.checkpoint->floats("deadline_offsets_ms");
+          restored_offsets_.assign(offsets.begin(), offsets.end());
         }
         first_round_ = loaded.checkpoint->round;
         log_->info("resumed from {} at round {}", loaded.file.string(), first_round_);
@@ -388,9 +389,8 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
   // A resumed node paces its rounds by the arrivals it had learned, not by the ceiling until it
   // has seen 8 more: alone (its neighbours gone, or finished), it would wait the ceiling each
   // round.
-  const std::vector<double> offsets(restored_offsets_.begin(), restored_offsets_.end());
-  gate_->restoreDeadline(offsets);
-  restored_offsets_.clear();
+  gate_->restoreDeadline(restored_offsets_);
+  restored_offsets_ = {};
 }
 
 PeerNode::~PeerNode() = default;

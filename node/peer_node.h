@@ -305,7 +305,8 @@ class PeerNode {
   double last_loss_ = NodeMetrics::kUnknown;
   // gamma: auto — the contraction the codec achieved on this peer's deltas, averaged.
   float contraction_avg_ = std::numeric_limits<float>::quiet_NaN();
-  std::vector<float> restored_offsets_;  // the checkpoint's deadline offsets, until the gate exists
+  std::vector<double>
+      restored_offsets_;  // the checkpoint's deadline offsets, until the gate exists
   net::Clock::TimePoint round_started_;
   NodeMetrics metrics_;
   std::map<net::Refusal, std::uint64_t> own_rejections_;  // beyond the transport's

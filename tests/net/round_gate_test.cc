@@ -1,67 +1,28 @@
-// RoundGate's deadline in hand-driven time: arrivals that come after a round closed still
+// RoundGate's deadline in virtual time: arrivals that come after a round closed still
 // teach the estimator, once per (round, sender), so a deadline that fell below the neighbours'
 // pace rises again instead of leaving the node to run ahead of them alone.
 #include "net/round_gate.h"
 
 #include <gtest/gtest.h>
 
-#include <map>
-#include <memory>
+#include <chrono>
+#include <functional>
 #include <vector>
 
 #include "net/transport.h"
+#include "net/virtual_time.h"
 
 namespace phalanx::net {
 namespace {
 
 using namespace std::chrono_literals;
 
-// Time moves only when the test says; due timers fire in order.
-class ManualClock final : public Clock {
- public:
-  TimePoint now() const override { return now_; }
-  void post(std::function<void()> task) override { task(); }
-  std::unique_ptr<Timer> timer() override { return std::make_unique<ManualTimer>(*this); }
-
-  void advance(std::chrono::nanoseconds by) {
-    const TimePoint until = now_ + by;
-    while (!due_.empty() && due_.begin()->first <= until) {
-      auto node = due_.extract(due_.begin());
-      now_ = node.key();
-      node.mapped()();
-    }
-    now_ = until;
-  }
-
- private:
-  class ManualTimer final : public Timer {
-   public:
-    explicit ManualTimer(ManualClock& clock) : clock_(clock) {}
-    ~ManualTimer() override { cancel(); }
-    void start(std::chrono::nanoseconds after, std::function<void()> callback) override {
-      cancel();
-      at_ = clock_.now_ + after;
-      const std::uint64_t id = ++clock_.ids_;
-      id_ = id;
-      clock_.due_.emplace(at_, [this, id, callback = std::move(callback)] {
-        if (id_ == id) {
-          id_ = 0;
-          callback();
-        }
-      });
-    }
-    void cancel() override { id_ = 0; }
-
-   private:
-    ManualClock& clock_;
-    TimePoint at_{};
-    std::uint64_t id_ = 0;
-  };
-
-  TimePoint now_{};
-  std::uint64_t ids_ = 0;
-  std::multimap<TimePoint, std::function<void()>> due_;
-};
+// Runs `task` in the one actor's turn at `at`, after every event due before it (timers included).
+void runAt(VirtualScheduler& s, std::chrono::milliseconds at, std::function<void()> task) {
+  const Clock::TimePoint when(at);
+  s.schedule(VirtualScheduler::kOutside, 0, when, std::move(task));
+  s.run(nullptr, when);
+}
 
 // Every neighbour connected; nothing is sent.
 class AllLive final : public Transport {
@@ -92,54 +53,61 @@ v1::RoundMessage message(std::uint32_t sender, std::uint64_t round) {
 
 TEST(RoundGate, LateArrivalsRaiseTheDeadlineOncePerRoundAndSender) {
   const std::vector<std::uint32_t> neighbours{1, 2, 3};
-  ManualClock clock;
+  VirtualScheduler scheduler(1, 1ms, 1);
   AllLive transport(neighbours);
   // Window 1: only the last closed round's late arrivals count.
   RoundGate gate(
-      clock, transport, neighbours,
+      scheduler.clock(0), transport, neighbours,
       GateConfig{
           .deadline = {.fixed_ms = 1000, .adaptive = true, .k = 2, .min_ms = 1, .min_samples = 3},
           .window = 1},
       0);
   std::vector<RoundResult> results;
   const auto record = [&](RoundResult&& r) { results.push_back(std::move(r)); };
+  double deadline = 0;
+  const auto deadlineNow = [&] { deadline = gate.deadlineMs(); };
 
   // Round 0: everyone at 10 ms. Median 10, MAD 0: the deadline is 10 ms.
-  gate.wait(record);
-  clock.advance(10ms);
-  for (const std::uint32_t j : neighbours) gate.add(message(j, 0));
+  runAt(scheduler, 0ms, [&] { gate.wait(record); });
+  runAt(scheduler, 10ms, [&] {
+    for (const std::uint32_t j : neighbours) gate.add(message(j, 0));
+    deadlineNow();
+    // Round 1: the neighbours now take 100 ms; the round closes at 10 ms without them.
+    gate.wait(record);
+  });
   ASSERT_EQ(results.size(), 1u);
   EXPECT_EQ(results[0].closed, Close::kComplete);
-  EXPECT_DOUBLE_EQ(gate.deadlineMs(), 10);
+  EXPECT_DOUBLE_EQ(deadline, 10);
 
-  // Round 1: the neighbours now take 100 ms; the round closes at 10 ms without them.
-  gate.wait(record);
-  clock.advance(100ms);
-  ASSERT_EQ(results.size(), 2u);
-  EXPECT_TRUE(results[1].deadline_hit);
-  EXPECT_EQ(results[1].missing, neighbours);
-  // A sender heard in time adds nothing late; one resending its late message counts once:
-  // samples {10, 10, 10, 100}, median 10, MAD 0.
-  gate.noteLate(2, 0);
-  for (int i = 0; i < 3; ++i) gate.noteLate(1, 1);
-  EXPECT_DOUBLE_EQ(gate.deadlineMs(), 10);
-  // All three late: {10, 10, 10, 100, 100, 100}, median 55, MAD 45 -> 55 + 2 * 45.
-  gate.noteLate(2, 1);
-  gate.noteLate(3, 1);
-  EXPECT_DOUBLE_EQ(gate.deadlineMs(), 145);
-
-  // The next round waits long enough for them again.
-  gate.wait(record);
-  clock.advance(100ms);
-  for (const std::uint32_t j : neighbours) gate.add(message(j, 2));
+  runAt(scheduler, 110ms, [&] {
+    ASSERT_EQ(results.size(), 2u);
+    EXPECT_TRUE(results[1].deadline_hit);
+    EXPECT_EQ(results[1].missing, neighbours);
+    // A sender heard in time adds nothing late; one resending its late message counts once:
+    // samples {10, 10, 10, 100}, median 10, MAD 0.
+    gate.noteLate(2, 0);
+    for (int i = 0; i < 3; ++i) gate.noteLate(1, 1);
+    EXPECT_DOUBLE_EQ(gate.deadlineMs(), 10);
+    // All three late: {10, 10, 10, 100, 100, 100}, median 55, MAD 45 -> 55 + 2 * 45.
+    gate.noteLate(2, 1);
+    gate.noteLate(3, 1);
+    EXPECT_DOUBLE_EQ(gate.deadlineMs(), 145);
+    // The next round waits long enough for them again.
+    gate.wait(record);
+  });
+  runAt(scheduler, 210ms, [&] {
+    for (const std::uint32_t j : neighbours) gate.add(message(j, 2));
+  });
   ASSERT_EQ(results.size(), 3u);
   EXPECT_EQ(results[2].closed, Close::kComplete);
 
   // Round 1 is now out of the window: a late message for it teaches nothing.
-  const double before = gate.deadlineMs();
-  gate.noteLate(1, 1);
-  gate.noteLate(1, 0);
-  EXPECT_DOUBLE_EQ(gate.deadlineMs(), before);
+  runAt(scheduler, 220ms, [&] {
+    const double before = gate.deadlineMs();
+    gate.noteLate(1, 1);
+    gate.noteLate(1, 0);
+    EXPECT_DOUBLE_EQ(gate.deadlineMs(), before);
+  });
 }
 
 }  // namespace

