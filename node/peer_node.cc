@@ -276,10 +276,7 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
           throw CheckpointError("checkpoint: public_replica has the wrong size");
         public_replica_.reset(replica);
         // Absent (no compressed delta yet, or an older checkpoint): gamma: auto starts over.
-        if (loaded.checkpoint->has("consensus_contraction")) {
-          const auto c = loaded.checkpoint->floats("consensus_contraction");
-          if (c.size() == 1 && c[0] >= 0 && c[0] <= 1) contraction_avg_ = c[0];
-        }
+        auto_step_.restore(*loaded.checkpoint);
         if (loaded.checkpoint->has("deadline_offsets_ms")) {
           const auto offsets = loaded.checkpoint->floats("deadline_offsets_ms");
           restored_offsets_.assign(offsets.begin(), offsets.end());
@@ -860,11 +857,9 @@ double PeerNode::consensusStep() const {
   if (!codec_) return 1.0;
   // CHOCO's step scales with the codec's contraction δ; on the compression grid the tuned γ
   // sat within a factor of two of the δ measured on the peers' own deltas for every biased
-  // codec (ALGORITHMS.md §3.3), so auto takes that δ. An unbiased codec (QSGD) is a contraction
-  // only once scaled by 1/(1 + ω): its step is capped there. Floor: never quite zero.
-  double step = std::isnan(contraction_avg_) ? 1e-3 : double(contraction_avg_);
-  if (const auto omega = codec_->varianceFactor(dim_)) step = std::min(step, 1.0 / (1.0 + *omega));
-  return std::clamp(step, 1e-3, 1.0);
+  // codec (ALGORITHMS.md §3.3), so auto takes that δ, backed off when the replica's residual
+  // grows. An unbiased codec (QSGD) is a contraction only once scaled by 1/(1 + ω).
+  return auto_step_.step(codec_->varianceFactor(dim_));
 }
 
 double PeerNode::metropolisWeight(std::uint32_t a, std::uint32_t b) const {
@@ -896,13 +891,9 @@ void PeerNode::mix(std::uint64_t t, const std::vector<std::uint32_t>& heard, Rou
   const std::span<float> x = learner_->parameters();
   if (codec_ && !gradient_) {
     // gamma: auto follows what the codec carried of the delta this round sent (before this
-    // mix), averaged (in float, so a checkpoint holds it exactly) over about ten rounds: one
-    // round's top-k of a spiky delta says little about the next.
-    if (const double c = public_replica_.contraction(); std::isfinite(c)) {
-      const float now = float(std::clamp(c, 0.0, 1.0));
-      contraction_avg_ =
-          std::isnan(contraction_avg_) ? now : contraction_avg_ + 0.1f * (now - contraction_avg_);
-    }
+    // mix), averaged over about ten rounds (one round's top-k of a spiky delta says little about
+    // the next), and how far the replica lags the model.
+    auto_step_.observe(public_replica_.contraction(), public_replica_.residual());
   }
   const double gamma = consensusStep();
   if (isHub()) {
@@ -919,6 +910,7 @@ void PeerNode::mix(std::uint64_t t, const std::vector<std::uint32_t>& heard, Rou
     if (codec_) {
       record.gamma = gamma;
       if (const double c = public_replica_.contraction(); std::isfinite(c)) record.contraction = c;
+      if (const double r = public_replica_.residual(); std::isfinite(r)) record.residual = r;
     }
   }
   if (outer_ && !gradient_) {
@@ -1400,8 +1392,7 @@ void PeerNode::saveCheckpoint(std::uint64_t next_round) {
   c.round = next_round;
   learner_->save(c);
   c.putFloats("public_replica", public_replica_.values());
-  if (!std::isnan(contraction_avg_))
-    c.putFloats("consensus_contraction", std::span<const float>(&contraction_avg_, 1));
+  auto_step_.save(c);
   if (const auto offsets = gate_->deadlineOffsets(); !offsets.empty()) {
     c.putFloats("deadline_offsets_ms", std::vector<float>(offsets.begin(), offsets.end()));
   }

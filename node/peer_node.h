@@ -41,6 +41,7 @@
 #include "node/checkpoint.h"
 #include "node/coalition.h"
 #include "node/config.h"
+#include "node/consensus_step.h"
 #include "node/dataset.h"
 #include "node/equivocation.h"
 #include "node/gradient_exchange.h"
@@ -303,8 +304,7 @@ class PeerNode {
   std::uint64_t first_round_ = 0;
   std::vector<float> mix_out_;
   double last_loss_ = NodeMetrics::kUnknown;
-  // gamma: auto — the contraction the codec achieved on this peer's deltas, averaged.
-  float contraction_avg_ = std::numeric_limits<float>::quiet_NaN();
+  AutoConsensusStep auto_step_;  // gamma: auto
   std::vector<double>
       restored_offsets_;  // the checkpoint's deadline offsets, until the gate exists
   net::Clock::TimePoint round_started_;

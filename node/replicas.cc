@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstring>
 
 #include "compress/decode.h"
@@ -38,6 +39,7 @@ std::expected<std::vector<std::uint8_t>, std::string> PublicReplica::encodeDelta
     const double e = double(y[i]) - double(sent[i]);
     after += e * e;
   }
+  residual_ = std::sqrt(before);
   contraction_ = before > 0 ? 1.0 - after / before : std::numeric_limits<double>::quiet_NaN();
   return std::move(q.bytes);
 }

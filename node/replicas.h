@@ -48,6 +48,8 @@ class PublicReplica {
   // contraction δ of CHOCO's analysis measured on this vector (1: exact; top-k of a flat
   // vector: k/d). NaN before any delta, or when y equalled ŷ.
   double contraction() const { return contraction_; }
+  // ‖y − ŷ‖ before the last delta: what the replica lagged behind the vector (NaN before any).
+  double residual() const { return residual_; }
 
  private:
   std::vector<float> replica_;
@@ -55,6 +57,7 @@ class PublicReplica {
   std::vector<float> published_;   // ŷ + q after a partial step
   bool shifted_ = false;
   double contraction_ = std::numeric_limits<double>::quiet_NaN();
+  double residual_ = std::numeric_limits<double>::quiet_NaN();
 };
 
 class ReplicaTable {

@@ -57,6 +57,7 @@ std::optional<RoundRecord> parseRoundRecord(std::string_view line) {
   r.test_accuracy = optionalNumber(j, "test_accuracy");
   r.gamma = optionalNumber(j, "gamma");
   r.contraction = optionalNumber(j, "contraction");
+  r.residual = optionalNumber(j, "residual");
   r.test_loss = optionalNumber(j, "test_loss");
   r.bytes_sent_total = countOr0(j, "bytes_sent_total");
   r.bytes_received_total = countOr0(j, "bytes_received_total");
@@ -96,6 +97,7 @@ std::string roundRecordJson(std::uint32_t node, const RoundRecord& r) {
   if (r.local_steps > 0) out += fmt::format(", \"local_steps\": {}", r.local_steps);
   if (r.gamma) out += fmt::format(", \"gamma\": {}", jsonNumber(*r.gamma));
   if (r.contraction) out += fmt::format(", \"contraction\": {}", jsonNumber(*r.contraction));
+  if (r.residual) out += fmt::format(", \"residual\": {}", jsonNumber(*r.residual));
   if (!r.equivocators.empty()) out += fmt::format(", \"equivocators\": {}", idList(r.equivocators));
   if (r.attack_known) {
     out += fmt::format(", \"attack_known\": {}, \"attack_computed\": {}", *r.attack_known,

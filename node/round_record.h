@@ -23,8 +23,9 @@ struct RoundRecord {
   std::uint64_t bytes_uplink_total = 0, bytes_downlink_total = 0;  // exchange: hub (NodeMetrics)
   std::uint64_t local_steps = 0;  // exchange: outer: local steps taken by the end of the round
   // Model gossip through CHOCO replicas: the consensus step this round's mix took, and the
-  // contraction its codec achieved on the round's delta (PublicReplica::contraction).
-  std::optional<double> gamma, contraction;
+  // contraction its codec achieved on the round's delta (PublicReplica::contraction), and how
+  // far the public replica lagged behind the model before it (PublicReplica::residual).
+  std::optional<double> gamma, contraction, residual;
   std::vector<std::uint32_t> mixed;     // peers whose replica entered the rule
   std::vector<std::uint32_t> excluded;  // of those, the ones the rule left out
   std::vector<std::uint32_t> missing;   // neighbours not heard (or whose replica was invalid)

@@ -1,0 +1,44 @@
+// gamma: auto for CHOCO model gossip (docs/ALGORITHMS.md §3.3): the codec's contraction measured
+// on this peer's own deltas, averaged, times a back-off that halves when the replica's residual
+// grows.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+
+#include "node/checkpoint.h"
+
+namespace phalanx::node {
+
+class AutoConsensusStep {
+ public:
+  static constexpr float kAverageWeight = 0.1f;   // contraction: about ten rounds
+  static constexpr float kResidualWeight = 0.2f;  // residual: about five rounds
+  static constexpr float kArmBelow = 0.9f;        // armed once the residual fell this far
+  static constexpr float kGrowth = 1.5f;          // residual over its low this much: back off
+  static constexpr float kMinScale = 1.0f / 16;   // at most four halvings
+
+  // One round's measurements on this peer's own delta (PublicReplica::contraction, ::residual),
+  // this round's included in the step that follows; a non-finite value is ignored.
+  void observe(double contraction, double residual);
+  // clamp(scale · average contraction, 10⁻³, 1), capped at 1/(1 + ω) for an unbiased codec.
+  double step(std::optional<double> variance_factor) const;
+  float scale() const { return scale_; }
+
+  // Checkpoint section `consensus_step`; restore leaves the state fresh when it is absent or
+  // malformed (gamma: auto then starts over, which is safe).
+  void save(Checkpoint& c) const;
+  void restore(const Checkpoint& c);
+
+ private:
+  static constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+  // Floats, so that a checkpoint holds them exactly and a resumed run steps the same γ.
+  float contraction_avg_ = kNaN;
+  float residual_avg_ = kNaN;
+  float residual_peak_ = 0;    // until armed: the largest smoothed residual
+  float residual_low_ = kNaN;  // armed: the smallest since arming or the last back-off
+  float scale_ = 1;
+};
+
+}  // namespace phalanx::node
