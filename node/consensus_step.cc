@@ -13,26 +13,35 @@ void AutoConsensusStep::observe(double contraction, double residual) {
                            ? now
                            : contraction_avg_ + kAverageWeight * (now - contraction_avg_);
   }
-  if (!std::isfinite(residual) || residual < 0) return;
-  const float r = float(residual);
+  if (!std::isfinite(residual) || residual <= 0) return;
+  const float r = float(std::log(residual));
   residual_avg_ =
       std::isnan(residual_avg_) ? r : residual_avg_ + kResidualWeight * (r - residual_avg_);
   // The residual ‖y − ŷ‖ rises at first (models leave their common start) and then falls with
   // the learning rate. A step too long for the codec shows as the residual rising again, slowly
   // (ten times over some 250 rounds before the loss moves, in the outer-6000 run), while the
-  // contraction — and so the step — rises with it. So: armed once the residual has come down
-  // from its first peak; then every time it climbs kGrowth over its low since the last look, the
-  // step halves and the low starts over from here.
+  // contraction — and so the step — rises with it. So: armed once the average has come down 1 %
+  // from its first peak (a peer whose residual only plateaus before climbing must still arm);
+  // then every time it climbs kGrowth over its low since arming or the last halving, the step
+  // halves and the low starts over there. Averaged in logs over about twenty rounds: under an
+  // attack or a near-exact codec the residual is the round's own movement, noisy by ±50 %, and a
+  // shorter average read that noise as growth (ALGORITHMS.md §3.3).
   if (std::isnan(residual_low_)) {
     residual_peak_ = std::max(residual_peak_, residual_avg_);
-    if (residual_avg_ < kArmBelow * residual_peak_) residual_low_ = residual_avg_;
+    if (residual_avg_ < residual_peak_ + std::log(kArmBelow)) residual_low_ = residual_avg_;
     return;
   }
   residual_low_ = std::min(residual_low_, residual_avg_);
-  if (residual_avg_ > kGrowth * residual_low_ && scale_ > kMinScale) {
+  if (residual_avg_ > residual_low_ + std::log(kGrowth) && scale_ > kMinScale) {
     scale_ = std::max(kMinScale, scale_ / 2);
     residual_low_ = residual_avg_;
   }
+}
+
+void AutoConsensusStep::codecChanged() {
+  residual_avg_ = kNaN;
+  residual_peak_ = -std::numeric_limits<float>::infinity();
+  residual_low_ = kNaN;
 }
 
 double AutoConsensusStep::step(std::optional<double> variance_factor) const {
@@ -59,12 +68,11 @@ void AutoConsensusStep::restore(const Checkpoint& c) {
     return;
   }
   const auto s = c.floats("consensus_step");
-  const auto nanOr = [](float v, float lo, float hi) {
-    return std::isnan(v) || (v >= lo && v <= hi);
-  };
+  const auto nanOr = [](float v, bool ok) { return std::isnan(v) || ok; };
   const float inf = std::numeric_limits<float>::infinity();
-  if (s.size() != 5 || !nanOr(s[0], 0, 1) || !nanOr(s[1], 0, inf) || !(s[2] >= 0 && s[2] < inf) ||
-      !nanOr(s[3], 0, inf) || !(s[4] >= kMinScale && s[4] <= 1)) {
+  if (s.size() != 5 || !nanOr(s[0], s[0] >= 0 && s[0] <= 1) || !nanOr(s[1], std::isfinite(s[1])) ||
+      !(std::isfinite(s[2]) || s[2] == -inf) || !nanOr(s[3], std::isfinite(s[3])) ||
+      !(s[4] >= kMinScale && s[4] <= 1)) {
     return;
   }
   contraction_avg_ = s[0];

@@ -605,6 +605,7 @@ void PeerNode::accordionStep(std::uint64_t t) {
   const auto levels = accordion_->endWindow(dropped);
   adaptive_->setLevels(levels);
   if (!std::equal(levels.begin(), levels.end(), before.begin(), before.end())) {
+    auto_step_.codecChanged();
     std::string text;
     for (const auto level : levels) text += level == compress::Level::kLow ? 'L' : 'H';
     log_->info("round {}: accordion levels per layer now {} (L: less compression)", t, text);
