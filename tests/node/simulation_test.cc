@@ -209,6 +209,33 @@ TEST(Simulation, CrashedNodeRestartsFromItsCheckpointAndIsMixedAgain) {
   }
 }
 
+TEST(Simulation, GammaAutoResumesFromTheCheckpointInsteadOfStartingOver) {
+  // A fresh gamma: auto steps its first round at exactly that round's contraction (the average
+  // of one); a peer restarted from its checkpoint carries the average (and the back-off) over.
+  Config c = syntheticConfig();
+  c.rounds.count = 120;
+  c.rounds.deadline_ms = 300;
+  c.checkpoint.every = 5;
+  c.compression.codec = compress::CodecId::kTopk;
+  c.compression.density = 0.1;
+  testing::TempDir dir;
+  const SimRun r =
+      runSim(c, completeGraph(4, 1), {{0.1, 2, "crash"}, {0.3, 2, "restart"}}, 2, dir.path());
+  const auto& two = r.records[2];
+  ASSERT_FALSE(two.empty());
+  ASSERT_TRUE(two.front().gamma && two.front().contraction);
+  EXPECT_EQ(*two.front().gamma, std::clamp(double(float(*two.front().contraction)), 1e-3, 1.0));
+  std::size_t restart_at = 0;
+  for (std::size_t k = 1; k < two.size(); ++k) {
+    if (two[k].round != two[k - 1].round + 1) restart_at = k;
+  }
+  ASSERT_GT(restart_at, 0u) << "node 2 never ran again";
+  const RoundRecord& back = two[restart_at];
+  ASSERT_TRUE(back.gamma && back.contraction);
+  EXPECT_NE(*back.gamma, std::clamp(double(float(*back.contraction)), 1e-3, 1.0))
+      << "round " << back.round << " stepped as a fresh start";
+}
+
 TEST(Simulation, APeerRestartedAfterTheOthersFinishedPacesItsLoneRoundsAsItHadLearned) {
   // Node 2 crashes early and comes back after the other three have finished: nobody is left to
   // connect to, so each of its remaining rounds waits for its deadline. Its checkpoint keeps
