@@ -179,6 +179,15 @@ TEST(Simulation, HandStartedAttackersAreFreedByTheQuorum) {
   }
 }
 
+// The index of the last record whose round does not follow the one before (a restart), or 0.
+std::size_t restartIndex(const std::vector<RoundRecord>& records) {
+  std::size_t at = 0;
+  for (std::size_t k = 1; k < records.size(); ++k) {
+    if (records[k].round != records[k - 1].round + 1) at = k;
+  }
+  return at;
+}
+
 TEST(Simulation, CrashedNodeRestartsFromItsCheckpointAndIsMixedAgain) {
   Config c = syntheticConfig();
   c.rounds.count = 200;
@@ -190,10 +199,7 @@ TEST(Simulation, CrashedNodeRestartsFromItsCheckpointAndIsMixedAgain) {
   const auto& two = r.records[2];
   ASSERT_FALSE(two.empty());
   // The records of node 2 run up to the crash, then on from the round its neighbours were in.
-  std::size_t restart_at = 0;
-  for (std::size_t k = 1; k < two.size(); ++k) {
-    if (two[k].round != two[k - 1].round + 1) restart_at = k;
-  }
+  const std::size_t restart_at = restartIndex(two);
   ASSERT_GT(restart_at, 0u) << "no jump in node 2's rounds";
   EXPECT_GT(two[restart_at].round, two[restart_at - 1].round + 1);
   EXPECT_EQ(two.back().round, c.rounds.count - 1);
@@ -225,10 +231,7 @@ TEST(Simulation, GammaAutoResumesFromTheCheckpointInsteadOfStartingOver) {
   ASSERT_FALSE(two.empty());
   ASSERT_TRUE(two.front().gamma && two.front().contraction);
   EXPECT_EQ(*two.front().gamma, std::clamp(double(float(*two.front().contraction)), 1e-3, 1.0));
-  std::size_t restart_at = 0;
-  for (std::size_t k = 1; k < two.size(); ++k) {
-    if (two[k].round != two[k - 1].round + 1) restart_at = k;
-  }
+  const std::size_t restart_at = restartIndex(two);
   ASSERT_GT(restart_at, 0u) << "node 2 never ran again";
   const RoundRecord& back = two[restart_at];
   ASSERT_TRUE(back.gamma && back.contraction);
