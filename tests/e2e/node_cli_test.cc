@@ -275,8 +275,8 @@ TEST(NodeCli, KilledPeerResumesAndGarbageIsCounted) {
   const double back = field(after[before], "round");
   // It resumes from its last checkpoint (every 10 rounds), never from the start: when it is back
   // before its neighbours have moved past that round (no evidence from more than b of them to
-  // catch up on), it runs again the rounds it logged since — killed at round 100 with a
-  // checkpoint of round 100, one CI run saw it come back at round 100 itself.
+  // catch up on), it runs again the rounds it logged since: killed after logging round 100, it
+  // came back at round 100 in one CI run, from the checkpoint taken before that round.
   EXPECT_GE(back, killed_at - 10);
   // Whether the others mixed it again depends on how soon it was back, which the machine's load
   // decides here (it came back 99 rounds late on a loaded CI machine); the virtual-time harness
