@@ -3,7 +3,6 @@
 // grows.
 #pragma once
 
-#include <cstdint>
 #include <limits>
 #include <optional>
 

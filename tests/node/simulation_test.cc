@@ -188,14 +188,20 @@ std::size_t restartIndex(const std::vector<RoundRecord>& records) {
   return at;
 }
 
+// Node 2 of a complete graph of 4 (b = 1) crashes at `crash` and restarts from its checkpoints
+// at `restart` (virtual seconds).
+SimRun crashAndRestartNodeTwo(const Config& c, double crash, double restart) {
+  testing::TempDir dir;
+  return runSim(c, completeGraph(4, 1), {{crash, 2, "crash"}, {restart, 2, "restart"}}, 2,
+                dir.path());
+}
+
 TEST(Simulation, CrashedNodeRestartsFromItsCheckpointAndIsMixedAgain) {
   Config c = syntheticConfig();
   c.rounds.count = 200;
   c.rounds.deadline_ms = 300;
   c.checkpoint.every = 10;
-  testing::TempDir dir;
-  const SimRun r =
-      runSim(c, completeGraph(4, 1), {{0.15, 2, "crash"}, {0.4, 2, "restart"}}, 2, dir.path());
+  const SimRun r = crashAndRestartNodeTwo(c, 0.15, 0.4);
   const auto& two = r.records[2];
   ASSERT_FALSE(two.empty());
   // The records of node 2 run up to the crash, then on from the round its neighbours were in.
@@ -224,9 +230,7 @@ TEST(Simulation, GammaAutoResumesFromTheCheckpointInsteadOfStartingOver) {
   c.checkpoint.every = 5;
   c.compression.codec = compress::CodecId::kTopk;
   c.compression.density = 0.1;
-  testing::TempDir dir;
-  const SimRun r =
-      runSim(c, completeGraph(4, 1), {{0.1, 2, "crash"}, {0.3, 2, "restart"}}, 2, dir.path());
+  const SimRun r = crashAndRestartNodeTwo(c, 0.1, 0.3);
   const auto& two = r.records[2];
   ASSERT_FALSE(two.empty());
   ASSERT_TRUE(two.front().gamma && two.front().contraction);
@@ -246,9 +250,7 @@ TEST(Simulation, APeerRestartedAfterTheOthersFinishedPacesItsLoneRoundsAsItHadLe
   // ceiling a fresh estimator would wait until it had seen 8 arrivals (which it never will).
   Config c = syntheticConfig();
   c.checkpoint.every = 5;
-  testing::TempDir dir;
-  const SimRun r =
-      runSim(c, completeGraph(4, 1), {{0.1, 2, "crash"}, {30.0, 2, "restart"}}, 2, dir.path());
+  const SimRun r = crashAndRestartNodeTwo(c, 0.1, 30.0);
   const auto& two = r.records[2];
   std::size_t restart_at = 0;
   for (std::size_t k = 1; k < two.size(); ++k) {
