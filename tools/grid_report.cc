@@ -10,6 +10,7 @@
 #include <set>
 
 #include "tools/report.h"
+#include "topologies/analysis.h"
 
 namespace phalanx::tools {
 namespace {
@@ -32,6 +33,39 @@ double mean(const std::vector<double>& v) {
 
 std::string csvNumber(double v) { return std::isfinite(v) ? fmt::format("{:.6g}", v) : ""; }
 std::string mdNumber(double v) { return std::isfinite(v) ? fmt::format("{:.4f}", v) : "—"; }
+
+// The breakdown bound's ratio 2b / mu_2 (topologies::breakdownCheck) of each f's placement, in
+// ascending f; an f whose cell cannot be planned or checked is left out.
+std::vector<std::pair<double, double>> breakdownRatios(const Grid& grid,
+                                                       const std::vector<CellResult>& results) {
+  std::map<double, double> by_f;
+  for (const CellResult& r : results) {
+    const std::string f = r.cell.value("f");
+    if (f.empty() || by_f.contains(std::stod(f))) continue;
+    try {
+      const CellPlan plan = planCell(grid, r.cell, 7000);
+      const std::set<topologies::NodeId> ids(plan.byzantine.begin(), plan.byzantine.end());
+      by_f[std::stod(f)] = topologies::breakdownCheck(plan.topology, ids).ratio;
+    } catch (const std::exception&) {
+      // A grid whose topology cannot be built here (a missing file) has no bound to draw.
+    }
+  }
+  return {by_f.begin(), by_f.end()};
+}
+
+// The f at which 2b / mu_2 reaches 1, interpolated linearly between the grid's f values (exact
+// when b grows with f on a fixed honest graph, as in two_worlds); the first f when it is
+// already beyond; NaN when no f reaches it.
+double breakdownF(const std::vector<std::pair<double, double>>& ratios) {
+  for (std::size_t k = 0; k < ratios.size(); ++k) {
+    const auto [f, r] = ratios[k];
+    if (r < 1) continue;
+    if (k == 0 || !std::isfinite(r)) return f;
+    const auto [f0, r0] = ratios[k - 1];
+    return f0 + (1 - r0) * (f - f0) / (r - r0);
+  }
+  return kNaN;
+}
 
 }  // namespace
 
@@ -112,6 +146,17 @@ std::string resultsMarkdown(const Grid& grid, const std::vector<CellResult>& res
     for (const CellResult& r : results) {
       if (std::find(fs.begin(), fs.end(), r.cell.value("f")) == fs.end())
         fs.push_back(r.cell.value("f"));
+    }
+    const auto ratios = breakdownRatios(grid, results);
+    if (!ratios.empty()) {
+      std::vector<std::string> parts;
+      for (const auto& [f, r] : ratios) parts.push_back(fmt::format("{:.3f} at f = {}", r, f));
+      const double at = breakdownF(ratios);
+      out += fmt::format("\nBreakdown bound (docs/ALGORITHMS.md §2): 2b / mu_2 = {}; {}.\n",
+                         fmt::join(parts, ", "),
+                         std::isfinite(at)
+                             ? fmt::format("no rule has a guarantee from f = {:.1f} on", at)
+                             : std::string("every f is within it"));
     }
     for (const auto& a : attacks) {
       out += fmt::format(
@@ -225,10 +270,12 @@ std::vector<std::pair<std::string, std::string>> resultPlots(
   out.emplace_back("accuracy-vs-bytes.svg", svgChart(bytes));
   if (std::any_of(grid.axes.begin(), grid.axes.end(),
                   [](const Axis& x) { return x.name == "f"; })) {
+    const double bound = breakdownF(breakdownRatios(grid, results));
     for (const auto& a : attacks) {
       Chart c{.title = "Breakdown under " + a,
               .x_label = "Byzantine peers f",
-              .y_label = "final accuracy"};
+              .y_label = "final accuracy",
+              .y_bounds = std::pair(0.0, 1.0)};
       std::map<std::string, Series> by_label;
       for (const CellResult& r : results) {
         if (r.cell.value("attack", "none") != a) continue;
@@ -240,6 +287,13 @@ std::vector<std::pair<std::string, std::string>> resultPlots(
         s.name = name;
         s.colour = kPalette[c.series.size() % kPalette.size()];
         c.series.push_back(std::move(s));
+      }
+      if (std::isfinite(bound)) {
+        c.series.push_back({fmt::format("breakdown bound 2b = mu_2 (f = {:.1f})", bound),
+                            "#000000",
+                            {bound, bound},
+                            {0.0, 1.0},
+                            true});
       }
       out.emplace_back("breakdown-" + a + ".svg", svgChart(c));
     }

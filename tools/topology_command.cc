@@ -9,11 +9,14 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 
 #include "node/json.h"
 #include "tools/command.h"
+#include "tools/run_analysis.h"
 #include "topologies/analysis.h"
 #include "topologies/convert.h"
 #include "topologies/generators.h"
@@ -38,12 +41,22 @@ struct TopologyOptions {
   // check
   std::string file;
   bool json = false;
+  std::string byzantine;  // check --byzantine: the placement whose breakdown bound to report
   // convert
   std::string from = "yaml", to = "yaml";
 };
 
+// The breakdown bound's line for people.
+std::string formatBreakdown(const BreakdownCheck& b) {
+  return fmt::format(
+      "breakdown bound (2b < mu_2, unit weights): honest algebraic connectivity mu_2 = {:.4f}, "
+      "b = {} Byzantine neighbours (node {}), 2b / mu_2 = {:.3f}: {}\n",
+      b.honest_connectivity, b.byzantine_per_node, b.worst_node, b.ratio,
+      b.beyond() ? "beyond the bound" : "within the bound");
+}
+
 // The check as a table for people.
-std::string formatCheck(const TopologyCheck& c) {
+std::string formatCheck(const TopologyCheck& c, const std::optional<BreakdownCheck>& breakdown) {
   std::string out = fmt::format(
       "nodes {}, edges {}, degree min {} / mean {:.2f} / max {}\n"
       "connected: {}{}\n",
@@ -57,12 +70,13 @@ std::string formatCheck(const TopologyCheck& c) {
     out += fmt::format("{:>4}  {:>6}  {:>6}  {:>9}{}\n", n.id, n.degree, n.budget, n.tolerable,
                        n.budget > n.tolerable ? "  <- too many" : "");
   }
+  if (breakdown) out += formatBreakdown(*breakdown);
   for (const auto& w : c.warnings) out += "warning: " + w + "\n";
   return out;
 }
 
 // The same as one JSON object.
-std::string checkToJson(const TopologyCheck& c) {
+std::string checkToJson(const TopologyCheck& c, const std::optional<BreakdownCheck>& breakdown) {
   std::string nodes;
   for (const auto& n : c.per_node) {
     if (!nodes.empty()) nodes += ",";
@@ -73,9 +87,16 @@ std::string checkToJson(const TopologyCheck& c) {
   for (const auto& w : c.warnings) warnings += (warnings.empty() ? "" : ",") + jsonString(w);
   return fmt::format(
       R"({{"nodes":{},"edges":{},"min_degree":{},"mean_degree":{},"max_degree":{},)"
-      R"("connected":{},"components":{},"spectral_gap":{},"per_node":[{}],"warnings":[{}]}})",
+      R"("connected":{},"components":{},"spectral_gap":{},"per_node":[{}],"breakdown":{},)"
+      R"("warnings":[{}]}})",
       c.nodes, c.edges, c.min_degree, c.mean_degree, c.max_degree,
       c.components == 1 ? "true" : "false", c.components, jsonNumber(c.spectral_gap), nodes,
+      breakdown
+          ? fmt::format(R"({{"honest_connectivity":{},"byzantine_per_node":{},)"
+                        R"("worst_node":{},"ratio":{},"beyond":{}}})",
+                        jsonNumber(breakdown->honest_connectivity), breakdown->byzantine_per_node,
+                        breakdown->worst_node, jsonNumber(breakdown->ratio), breakdown->beyond())
+          : "null",
       warnings);
 }
 
@@ -119,12 +140,31 @@ int runGen(const TopologyOptions& o) {
 
 int runCheck(const TopologyOptions& o) {
   try {
-    const TopologyCheck c = checkTopology(loadTopology(o.file));
-    std::cout << (o.json ? checkToJson(c) + "\n" : formatCheck(c));
+    const Topology t = loadTopology(o.file);
+    TopologyCheck c = checkTopology(t);
+    std::optional<BreakdownCheck> breakdown;
+    if (!o.byzantine.empty()) {
+      const std::set<std::uint32_t> ids = parseIdList(o.byzantine);
+      breakdown = breakdownCheck(t, std::set<NodeId>(ids.begin(), ids.end()));
+      if (breakdown->beyond()) {
+        c.warnings.push_back(fmt::format(
+            "this placement is beyond the breakdown bound (2b = {} >= mu_2 = {:.4f}): no gossip "
+            "rule is robust on every graph with this connectivity and budget",
+            2 * breakdown->byzantine_per_node, breakdown->honest_connectivity));
+      }
+    }
+    if (o.json) {
+      std::cout << checkToJson(c, breakdown) + "\n";
+    } else {
+      std::cout << formatCheck(c, breakdown);
+    }
     // A topology that cannot keep its promises is bad input for the launcher.
     return c.warnings.empty() ? kExitOk : kExitFailure;
   } catch (const TopologyError& e) {
     spdlog::error("{}", e.what());
+    return kExitBadInput;
+  } catch (const std::invalid_argument& e) {
+    spdlog::error("--byzantine: {}", e.what());
     return kExitBadInput;
   }
 }
@@ -207,6 +247,9 @@ Command addTopologyCommand(CLI::App& root) {
       "(exit 1 when a warning is printed)");
   check->add_option("file", o->file, "topology YAML")->required();
   check->add_flag("--json", o->json, "one JSON object instead of the table");
+  check->add_option("--byzantine", o->byzantine,
+                    "ids of the Byzantine peers, e.g. 8,9: also report the breakdown bound of "
+                    "that placement (a warning when it is beyond)");
 
   CLI::App* convert = cmd->add_subcommand(
       "convert", "convert between phalanx YAML, DecentralizePy graph files and edge lists");

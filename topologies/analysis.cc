@@ -76,6 +76,56 @@ std::vector<double> honestFiedlerVector(const Topology& topology,
   return out;
 }
 
+BreakdownCheck breakdownCheck(const Topology& topology, const std::set<NodeId>& byzantine) {
+  for (const NodeId id : byzantine) {
+    if (!topology.contains(id)) {
+      throw TopologyError(fmt::format("byzantine id {} is not a node of the topology", id));
+    }
+  }
+  std::vector<Eigen::Index> slot(topology.size(), -1);
+  Eigen::Index h = 0;
+  for (std::size_t i = 0; i < topology.size(); ++i) {
+    if (!byzantine.contains(topology.nodes()[i].id)) slot[i] = h++;
+  }
+  if (h < 2 || std::size_t(h) > kMaxSpectralNodes) {
+    throw TopologyError(fmt::format("the breakdown check needs 2 to {} honest nodes, there are {}",
+                                    kMaxSpectralNodes, h));
+  }
+  BreakdownCheck out;
+  // Unit weights, as in the paper's graph class: b counts neighbours, mu_2 is that of the
+  // plain Laplacian; the ratio 2b / mu_2 does not change if every weight is scaled alike.
+  Eigen::MatrixXd laplacian = Eigen::MatrixXd::Zero(h, h);
+  std::vector<std::size_t> byzantine_neighbours(topology.size(), 0);
+  for (const auto& [a, b] : topology.edges()) {
+    const std::size_t i = topology.indexOf(a), j = topology.indexOf(b);
+    if (slot[i] >= 0 && slot[j] >= 0) {
+      laplacian(slot[i], slot[j]) -= 1;
+      laplacian(slot[j], slot[i]) -= 1;
+      laplacian(slot[i], slot[i]) += 1;
+      laplacian(slot[j], slot[j]) += 1;
+    } else if (slot[i] >= 0) {
+      ++byzantine_neighbours[i];
+    } else if (slot[j] >= 0) {
+      ++byzantine_neighbours[j];
+    }
+  }
+  for (std::size_t i = 0; i < topology.size(); ++i) {
+    if (slot[i] >= 0 && byzantine_neighbours[i] > out.byzantine_per_node) {
+      out.byzantine_per_node = byzantine_neighbours[i];
+      out.worst_node = topology.nodes()[i].id;
+    }
+  }
+  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> solver(laplacian, Eigen::EigenvaluesOnly);
+  // Rounding leaves a split graph's second eigenvalue near 0, not at it.
+  const double mu = solver.eigenvalues()(1);
+  out.honest_connectivity = mu > 1e-9 * std::max(1.0, solver.eigenvalues()(h - 1)) ? mu : 0.0;
+  const double b = double(out.byzantine_per_node);
+  out.ratio = b == 0                         ? 0.0
+              : out.honest_connectivity == 0 ? std::numeric_limits<double>::infinity()
+                                             : 2 * b / out.honest_connectivity;
+  return out;
+}
+
 std::size_t tolerableBudget(std::size_t degree) { return degree / 2; }
 
 TopologyCheck checkTopology(const Topology& topology) {

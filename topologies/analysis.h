@@ -27,6 +27,23 @@ Eigen::MatrixXd metropolisWeights(const Topology& topology);
 std::vector<double> honestFiedlerVector(const Topology& topology,
                                         const std::set<NodeId>& byzantine);
 
+// The breakdown bound of Gaucher, Dieuleveut and Hendrikx (ICML 2025) for one Byzantine
+// placement: on the class of graphs whose honest subgraph has algebraic connectivity at least
+// mu and whose honest nodes have at most b Byzantine neighbours (unit weights), no gossip
+// algorithm can be robust once 2b >= mu (docs/ALGORITHMS.md §2, "The breakdown bound").
+struct BreakdownCheck {
+  double honest_connectivity = 0;      // mu_2 of L = D - A on the honest subgraph (0: split)
+  std::size_t byzantine_per_node = 0;  // b: the most Byzantine neighbours of one honest node
+  NodeId worst_node = 0;               // an honest node with b of them
+  // 2b / mu_2: at or above 1, beyond the breakdown bound (infinite when the honest graph is
+  // split and b > 0; 0 when b = 0).
+  double ratio = 0;
+  bool beyond() const { return ratio >= 1.0; }
+};
+// Needs 2 to kMaxSpectralNodes honest nodes; throws TopologyError otherwise (and for an id the
+// topology does not have).
+BreakdownCheck breakdownCheck(const Topology& topology, const std::set<NodeId>& byzantine);
+
 // The most Byzantine neighbours a node of degree `degree` can bear: its neighbourhood S (itself
 // and its neighbours, deg + 1 vectors) needs an honest majority, 2b < deg + 1, for NNA, cwtm and
 // the other rules of ALGORITHMS.md §2 to have a guarantee.

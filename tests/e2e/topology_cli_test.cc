@@ -1,5 +1,6 @@
 // `phalanx topology gen|check|convert` driven as a user would, and every shipped topology file
 // checked clean.
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -75,6 +76,37 @@ TEST(TopologyCli, CheckWarnsAndFailsWhereTheBudgetCannotHold) {
   r = runProcess(phalanxBinary() + " topology gen --kind regular --n 5 --degree 3");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.output, HasSubstr("n * degree even"));
+}
+
+TEST(TopologyCli, CheckReportsTheBreakdownBoundOfAPlacement) {
+  testing::TempDir dir;
+  // Two worlds of 13 honest peers, 8 links each across (mu_2 = 16), f attackers next to all.
+  const auto gen = [&](int f) {
+    const auto yaml = (dir.path() / fmt::format("tw-{}.yaml", f)).string();
+    const auto r =
+        runProcess(phalanxBinary() + fmt::format(" topology gen --kind two_worlds --n {} "
+                                                 "--links 8 --byzantine {} > {}",
+                                                 26 + f, f, yaml));
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return yaml;
+  };
+  auto r = runProcess(phalanxBinary() + " topology check " + gen(7) +
+                      " --byzantine 26,27,28,29,30,31,32");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("mu_2 = 16.0000, b = 7 Byzantine neighbours (node 0), 2b / mu_2 "
+                                  "= 0.875: within the bound"));
+  r = runProcess(phalanxBinary() + " topology check --json " + gen(9) +
+                 " --byzantine 26,27,28,29,30,31,32,33,34");
+  EXPECT_EQ(r.exit_code, 1) << r.output;  // beyond: a warning
+  EXPECT_THAT(r.output, HasSubstr("\"byzantine_per_node\":9"));
+  EXPECT_THAT(r.output, HasSubstr("\"beyond\":true"));
+  EXPECT_THAT(r.output, HasSubstr("beyond the breakdown bound (2b = 18 >= mu_2 = 16.0000)"));
+  // No --byzantine: no bound; an id the graph lacks: bad input.
+  r = runProcess(phalanxBinary() + " topology check --json " + gen(1));
+  EXPECT_THAT(r.output, HasSubstr("\"breakdown\":null"));
+  r = runProcess(phalanxBinary() + " topology check " + gen(1) + " --byzantine 99");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("byzantine id 99 is not a node of the topology"));
 }
 
 TEST(TopologyCli, ShippedTopologiesAreValid) {

@@ -241,6 +241,15 @@ TEST(Experiment, MarkdownHasBreakdownAndPerCellTablesWhereOtherAxesVary) {
   EXPECT_THAT(md, HasSubstr("| mean | 0.9000 | 0.3000 |"));
   EXPECT_THAT(md, HasSubstr("| nna | 0.9000 | 0.9000 |"));
   EXPECT_THAT(md, HasSubstr("| ipm | mean | `2` | ok | 0.3000 | 0.3000 | — | 2.0 | 1.0x |"));
+  // The honest K4 has mu_2 = 4, and every honest peer hears all f attackers: 2b / mu_2 = f / 2,
+  // at the bound from f = 2 on; the breakdown plot draws it as a dashed line.
+  EXPECT_THAT(md, HasSubstr("Breakdown bound (docs/ALGORITHMS.md §2): 2b / mu_2 = 0.000 at f = "
+                            "0, 1.000 at f = 2; no rule has a guarantee from f = 2.0 on."));
+  const auto plots = resultPlots(g, results);
+  const auto breakdown = std::find_if(plots.begin(), plots.end(),
+                                      [](const auto& p) { return p.first == "breakdown-ipm.svg"; });
+  ASSERT_NE(breakdown, plots.end());
+  EXPECT_THAT(breakdown->second, HasSubstr("breakdown bound 2b = mu_2 (f = 2.0)"));
 
   // Only a codec varies: no attack x rule average over codecs, one row per cell instead.
   const Grid codecs =

@@ -347,5 +347,41 @@ TEST(Convert, DecentralizePyFormatsAndEdgeLists) {
   EXPECT_THROW(writeGraphFile(gapped, "decentralizepy-edges"), TopologyError);
 }
 
+TEST(Analysis, BreakdownCheckByHand) {
+  // K5 honest, Byzantine node 5 next to 0 and 1: mu_2(K5) = 5, b = 1, 2b / mu_2 = 0.4.
+  std::vector<Edge> edges = *generateEdges("complete", 5, {});
+  edges.push_back({0, 5});
+  edges.push_back({1, 5});
+  BreakdownCheck b = breakdownCheck(Topology(numberedNodes(6, {}), edges, 1), {5});
+  EXPECT_NEAR(b.honest_connectivity, 5.0, 1e-9);
+  EXPECT_EQ(b.byzantine_per_node, 1u);
+  EXPECT_EQ(b.worst_node, 0u);
+  EXPECT_NEAR(b.ratio, 0.4, 1e-9);
+  EXPECT_FALSE(b.beyond());
+  // The path 0-1-2 (Laplacian eigenvalues 0, 1, 3) with node 3 next to all three: 2b = 2 >= 1.
+  b = breakdownCheck(Topology(numberedNodes(4, {}), {{0, 1}, {1, 2}, {0, 3}, {1, 3}, {2, 3}}, 1),
+                     {3});
+  EXPECT_NEAR(b.honest_connectivity, 1.0, 1e-9);
+  EXPECT_NEAR(b.ratio, 2.0, 1e-9);
+  EXPECT_TRUE(b.beyond());
+  // Two worlds of 4 joined by a perfect matching, 2 attackers next to everyone: the cut vector
+  // (+1 on one world, -1 on the other) gives 2, the vectors inside a world 4 and 6: mu_2 = 2.
+  auto two = generateEdges("two_worlds", 10, {.links = 1, .byzantine = 2});
+  ASSERT_TRUE(two.has_value());
+  b = breakdownCheck(Topology(numberedNodes(10, {}), *two, 2), {8, 9});
+  EXPECT_NEAR(b.honest_connectivity, 2.0, 1e-9);
+  EXPECT_EQ(b.byzantine_per_node, 2u);
+  EXPECT_NEAR(b.ratio, 2.0, 1e-9);
+  // Nobody Byzantine: ratio 0. A split honest graph with an attacker: infinitely beyond.
+  EXPECT_EQ(breakdownCheck(Topology(numberedNodes(3, {}), {{0, 1}, {1, 2}}, 0), {}).ratio, 0.0);
+  b = breakdownCheck(Topology(numberedNodes(5, {}), {{0, 1}, {2, 3}, {1, 4}, {2, 4}}, 1), {4});
+  EXPECT_EQ(b.honest_connectivity, 0.0);
+  EXPECT_TRUE(std::isinf(b.ratio));
+  EXPECT_THROW(breakdownCheck(Topology(numberedNodes(3, {}), {{0, 1}, {1, 2}}, 0), {7}),
+               TopologyError);
+  EXPECT_THROW(breakdownCheck(Topology(numberedNodes(3, {}), {{0, 1}, {1, 2}}, 0), {0, 1}),
+               TopologyError);
+}
+
 }  // namespace
 }  // namespace phalanx::topologies
