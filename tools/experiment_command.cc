@@ -36,6 +36,7 @@ struct ExperimentOptions {
   std::vector<std::string> filters;
   std::size_t jobs = 1;
   bool resume = false;
+  bool report_only = false;  // tables and plots from the records in --out; nothing runs
   std::uint16_t base_port = 20000;
   std::uint64_t rounds = 0;
   std::string engine = "launch";  // launch: real processes; simulate: one process, virtual time
@@ -92,16 +93,18 @@ int runExperiment(const ExperimentOptions& o) {
       return kExitBadInput;
     }
     const fs::path dir = out / "cells" / cells[i].name();
-    if (o.resume) {
+    if (o.resume || o.report_only) {
       // A cell that ran (ok, or failed: some honest peer did not finish) is a result; one
-      // that could not run (error: bad config, ports, a binary swapped underneath) runs again.
+      // that could not run (error: bad config, ports, a binary swapped underneath) runs again,
+      // unless only the report is wanted: then it stays what it was.
       if (auto r = readCellRecord(cells[i], dir / "result.json");
-          r && r->result.status != "error") {
+          r && (r->result.status != "error" || o.report_only)) {
         records[i] = std::move(*r);
         continue;
       }
     }
-    std::error_code ignored;  // a folder that cannot go is reported when the cell starts
+    if (o.report_only) continue;  // no record: reported as not run, its folder left alone
+    std::error_code ignored;      // a folder that cannot go is reported when the cell starts
     fs::remove_all(dir, ignored);
     todo.push_back(i);
   }
@@ -248,6 +251,9 @@ Command addExperimentCommand(CLI::App& root) {
   app->add_option("--jobs", o->jobs, "cells at a time (default 1)")->check(CLI::Range(1, 16));
   app->add_flag("--resume", o->resume,
                 "skip the cells already done in --out (cells that could not run are retried)");
+  app->add_flag("--report-only", o->report_only,
+                "run nothing: write results.csv, results.md and the plots from the cells' "
+                "records already in --out (cells without one are reported as not run)");
   app->add_option("--rounds", o->rounds, "rounds per cell, overriding the grid (a quick pass)")
       ->check(CLI::PositiveNumber);
   app->add_option("--base-port", o->base_port,

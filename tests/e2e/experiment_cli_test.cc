@@ -72,6 +72,16 @@ TEST(ExperimentCli, SmokeGridRunsFiltersAndResumes) {
   EXPECT_EQ(csv(dir.path() / "all" / "results.csv"), table);
   EXPECT_TRUE(fs::exists(dir.path() / "all" / "plots" /
                          "accuracy-signflip.svg"));  // the curves are kept too
+  // --report-only: the same tables again, and a cell without a record is reported as not run
+  // (exit 1), not run.
+  fs::remove_all(dir.path() / "all" / "cells" / "attack-none_rule-mean");
+  const auto report = runProcess(run + " --report-only");
+  EXPECT_EQ(report.exit_code, 1) << report.output;
+  EXPECT_THAT(report.output, HasSubstr("4 cells, 0 to run"));
+  EXPECT_FALSE(fs::exists(dir.path() / "all" / "cells" / "attack-none_rule-mean"));
+  std::ifstream md2(dir.path() / "all" / "results.md");
+  EXPECT_THAT(std::string(std::istreambuf_iterator<char>(md2), {}),
+              HasSubstr("4 cells (3 ok, 0 failed, 1 did not run)"));
 
   const auto filtered = runProcess(
       phalanxBinary() + " experiment --grid " + sourceDir() +
