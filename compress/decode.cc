@@ -51,6 +51,12 @@ Result finish(const ByteReader& r) {
 }
 
 float readValue(ValueType type, std::span<const std::uint8_t> bytes, std::size_t i) {
+  if (type == ValueType::kInt2) {
+    const unsigned code = (bytes[8 + i / 4] >> (2 * (i % 4))) & 3u;
+    const float m =
+        std::bit_cast<float>(std::uint32_t(base::loadLittle(bytes.subspan(code & 2u ? 4 : 0), 4)));
+    return code & 1u ? -m : m;
+  }
   if (type == ValueType::kFp32) {
     return std::bit_cast<float>(std::uint32_t(base::loadLittle(bytes.subspan(i * 4), 4)));
   }
@@ -67,17 +73,28 @@ float readValue(ValueType type, std::span<const std::uint8_t> bytes, std::size_t
 std::expected<ValueType, std::string> readValueType(ByteReader& r) {
   std::uint8_t t = 0;
   if (!r.u8(t)) return fail("truncated before the value type");
-  if (t > 2) return fail(fmt::format("unknown value type {}", t));
+  if (t > std::uint8_t(ValueType::kInt2)) return fail(fmt::format("unknown value type {}", t));
   return ValueType(t);
 }
 
 // k values of `type`, all finite; returns their bytes.
 std::expected<std::span<const std::uint8_t>, std::string> readValues(ByteReader& r, ValueType type,
                                                                      std::size_t k) {
-  const auto bytes = r.take(k * valueBytes(type));
+  const auto bytes = r.take(valuesBytes(type, k));
   if (!bytes)
-    return fail(fmt::format("truncated: {} values need {} bytes, {} left", k, k * valueBytes(type),
+    return fail(fmt::format("truncated: {} values need {} bytes, {} left", k, valuesBytes(type, k),
                             r.remaining()));
+  if (type == ValueType::kInt2 && k > 0) {
+    // Two magnitudes, each finite and >= 0 (a NaN or negative one would flip or poison every
+    // value), and codes past the k-th zero, so one message has one encoding.
+    for (std::size_t at : {0, 4}) {
+      const float m = std::bit_cast<float>(std::uint32_t(base::loadLittle(bytes->subspan(at), 4)));
+      if (!finiteNonNegative(m)) return fail("an int2 magnitude is negative or not finite");
+    }
+    if (k % 4 != 0 && (bytes->back() >> (2 * (k % 4))) != 0)
+      return fail("int2 codes have nonzero padding bits");
+    return *bytes;
+  }
   for (std::size_t i = 0; i < k; ++i) {
     if (!std::isfinite(readValue(type, *bytes, i)))
       return fail(fmt::format("value {} is not finite", i));
@@ -94,9 +111,9 @@ Result decodeDense(CodecId codec, ByteReader& r, const Target& t) {
   const ValueType type = codec == CodecId::kNone   ? ValueType::kFp32
                          : codec == CodecId::kFp16 ? ValueType::kFp16
                                                    : ValueType::kBf16;
-  const auto bytes = r.take(d * valueBytes(type));
+  const auto bytes = r.take(valuesBytes(type, d));
   if (!bytes)
-    return fail(fmt::format("truncated: {} values need {} bytes, {} left", d, d * valueBytes(type),
+    return fail(fmt::format("truncated: {} values need {} bytes, {} left", d, valuesBytes(type, d),
                             r.remaining()));
   if (auto done = finish(r); !done) return done;
   if (!t.write) {
@@ -117,7 +134,7 @@ Result decodeDense(CodecId codec, ByteReader& r, const Target& t) {
   std::uint16_t half[kChunk];
   for (std::size_t at = 0; at < d; at += kChunk) {
     const std::size_t n = std::min(kChunk, d - at);
-    const std::uint8_t* src = bytes->data() + at * valueBytes(type);
+    const std::uint8_t* src = bytes->data() + valuesBytes(type, at);
     if (type == ValueType::kFp32) {
       std::memcpy(buffer, src, n * 4);
     } else {
@@ -193,7 +210,7 @@ Result decodeSparse(ByteReader& r, const Target& t) {
   if (k > d) return fail(fmt::format("k = {} exceeds the length {}", k, d));
   auto type = readValueType(r);
   if (!type) return std::unexpected(type.error());
-  if (k * valueBytes(*type) > r.remaining())
+  if (valuesBytes(*type, k) > r.remaining())
     return fail(fmt::format("k = {} values cannot fit the message", k));
   auto idx = readIndices(r, k, d);
   if (!idx) return std::unexpected(idx.error());

@@ -33,8 +33,9 @@ enum class CodecId : std::uint8_t {
 inline constexpr std::uint8_t kFormatVersion = 1;
 inline constexpr std::size_t kHeaderBytes = 8;
 
-// How sparse codecs carry their values.
-enum class ValueType : std::uint8_t { kFp32 = 0, kFp16 = 1, kBf16 = 2 };
+// How sparse codecs carry their values. kInt2 (SparseLoCo's low-bit values): two magnitudes
+// and 2 bits per value, a sign and which magnitude (compress/FORMAT.md).
+enum class ValueType : std::uint8_t { kFp32 = 0, kFp16 = 1, kBf16 = 2, kInt2 = 3 };
 
 struct Encoded {
   std::vector<std::uint8_t> bytes;
@@ -80,7 +81,11 @@ const CodecInfo* codecInfo(CodecId id);
 // "topk", "qsgd", ...; "layered" for kLayered; "unknown" otherwise.
 std::string_view codecName(CodecId id);
 
-// The wire size of a value type (4 or 2 bytes).
-constexpr std::size_t valueBytes(ValueType t) { return t == ValueType::kFp32 ? 4 : 2; }
+// The wire size of k values of a type: 4 or 2 bytes each; int2: two f32 magnitudes and k
+// 2-bit codes (nothing when k = 0).
+constexpr std::size_t valuesBytes(ValueType t, std::size_t k) {
+  if (t == ValueType::kInt2) return k == 0 ? 0 : 8 + (k + 3) / 4;
+  return k * (t == ValueType::kFp32 ? 4 : 2);
+}
 
 }  // namespace phalanx::compress

@@ -26,6 +26,44 @@ std::uint64_t gapAt(std::span<const std::uint32_t> idx, std::size_t i) {
   return i == 0 ? idx[0] : std::uint64_t(idx[i]) - idx[i - 1] - 1;
 }
 
+// int2: the magnitudes |v| split at their mean; each side is sent as its mean (lo below the
+// split, hi at or above it; lo = 0 when no value is below), then per value 2 bits, LSB first:
+// bit 0 the sign (1: negative), bit 1 the side (1: hi). Biased — error feedback carries the
+// rest — and deterministic, so both sides of a replica agree.
+std::expected<void, std::string> writeInt2(ByteWriter& w, std::span<const float> x,
+                                           std::span<const std::uint32_t> indices, float scale) {
+  const std::size_t k = indices.size();
+  double total = 0;
+  for (const std::uint32_t i : indices) {
+    const float v = scale * x[i];
+    if (!std::isfinite(v)) return std::unexpected("a value to send is not finite");
+    total += std::abs(double(v));
+  }
+  const double split = total / double(k);
+  double lo = 0, hi = 0;
+  std::size_t n_lo = 0, n_hi = 0;
+  for (const std::uint32_t i : indices) {
+    const double a = std::abs(double(scale * x[i]));
+    if (a >= split) {
+      hi += a;
+      ++n_hi;
+    } else {
+      lo += a;
+      ++n_lo;
+    }
+  }
+  w.f32(n_lo ? float(lo / double(n_lo)) : 0.0f);
+  w.f32(float(hi / double(n_hi)));  // the largest |v| is at or above the mean: n_hi >= 1
+  const std::span<std::uint8_t> codes = w.grow((k + 3) / 4);
+  std::fill(codes.begin(), codes.end(), std::uint8_t{0});
+  for (std::size_t t = 0; t < k; ++t) {
+    const float v = scale * x[indices[t]];
+    const unsigned code = (v < 0 ? 1u : 0u) | (std::abs(double(v)) >= split ? 2u : 0u);
+    codes[t / 4] = std::uint8_t(codes[t / 4] | (code << (2 * (t % 4))));
+  }
+  return {};
+}
+
 }  // namespace
 
 void writeHeader(ByteWriter& w, CodecId codec, std::uint32_t dim) {
@@ -41,11 +79,12 @@ std::expected<void, std::string> writeValues(ByteWriter& w, std::span<const floa
   static_assert(std::endian::native == std::endian::little, "the wire is little-endian");
   const std::size_t k = indices.size();
   if (k == 0) return {};
+  if (type == ValueType::kInt2) return writeInt2(w, x, indices, scale);
   // Gathered straight into the message in chunks; one OR of exponent tests catches NaN/Inf.
   constexpr std::size_t kChunk = 1024;
   float values[kChunk];
   std::uint16_t half[kChunk];
-  const std::span<std::uint8_t> dst = w.grow(k * valueBytes(type));
+  const std::span<std::uint8_t> dst = w.grow(valuesBytes(type, k));
   std::uint32_t bad = 0;
   for (std::size_t at = 0; at < k; at += kChunk) {
     const std::size_t n = std::min(kChunk, k - at);

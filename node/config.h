@@ -96,7 +96,7 @@ struct OptimizerConfig {
 struct BroadcastConfig {
   compress::CodecId codec = compress::CodecId::kNone;
   double density = 0.01;        // topk, topk_sampled, randk
-  std::string values = "fp32";  // fp32 | fp16 | bf16 (sparse values)
+  std::string values = "fp32";  // fp32 | fp16 | bf16 | int2 (sparse values)
   compress::FeedbackKind feedback = compress::FeedbackKind::kEf14;  // none | ef14
 };
 
@@ -109,7 +109,7 @@ inline constexpr auto kEf21Weights = base::nameTable<Ef21Weights>(
 struct CompressionConfig {
   compress::CodecId codec = compress::CodecId::kNone;
   double density = 0.01;        // topk, topk_sampled, randk
-  std::string values = "fp32";  // fp32 | fp16 | bf16 (sparse values)
+  std::string values = "fp32";  // fp32 | fp16 | bf16 | int2 (sparse values)
   int bits = 8;                 // qsgd
   std::size_t bucket = 0;       // qsgd, sign; 0: the codec's default (qsgd 128, sign 1024)
   int rank = 2;                 // powersgd

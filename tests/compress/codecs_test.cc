@@ -60,6 +60,30 @@ TEST(Codecs, TopkIsExactWithTiesByIndex) {
   EXPECT_EQ(roundTrip(*c, x), (std::vector<float>{0, -3, 3, 0, 0, 0}));
 }
 
+// int2 values (SparseLoCo's low-bit top-k): |v| split at its mean 2.5 into {2, 1} and {4, 3},
+// each side sent as its mean (1.5 and 3.5), with the signs.
+TEST(Codecs, TopkInt2SendsTwoMagnitudesAndSigns) {
+  const std::vector<float> x{4, -1, 0.5, -3, 2, 0, 0, 0};
+  auto c = makeOrDie({.codec = CodecId::kTopk, .density = 0.5, .values = "int2"});
+  EXPECT_EQ(roundTrip(*c, x), (std::vector<float>{3.5, -1.5, 0, -3.5, 1.5, 0, 0, 0}));
+  EXPECT_EQ(valuesBytes(ValueType::kInt2, 4), 9u);  // two f32 magnitudes, one byte of codes
+  EXPECT_EQ(valuesBytes(ValueType::kInt2, 5), 10u);
+  EXPECT_EQ(valuesBytes(ValueType::kInt2, 0), 0u);
+  // All kept values equal: one side, exact.
+  EXPECT_EQ(roundTrip(*c, std::vector<float>{2, -2, 0, 2, 0, -2, 0, 0}),
+            (std::vector<float>{2, -2, 0, 2, 0, -2, 0, 0}));
+  // Bytes per entry at 1 % of a million: the index coding plus 2 bits, against fp16's 16.
+  const auto big = bellVector(1'000'000, 9);
+  Encoded e16, e2;
+  ASSERT_TRUE(makeOrDie({.codec = CodecId::kTopk, .density = 0.01, .values = "fp16"})
+                  ->encode(big, e16)
+                  .has_value());
+  ASSERT_TRUE(makeOrDie({.codec = CodecId::kTopk, .density = 0.01, .values = "int2"})
+                  ->encode(big, e2)
+                  .has_value());
+  EXPECT_EQ(e16.bytes.size() - e2.bytes.size(), 10'000u * 2 - (8 + 10'000u / 4));
+}
+
 // topk: ‖C(x) - x‖² <= (1 - k/d)‖x‖² for every x; biased randk: with equality in expectation.
 TEST(Codecs, TopkAndBiasedRandkContract) {
   const auto x = bellVector(5000, 1);

@@ -102,6 +102,38 @@ TEST(Decode, SparseIndicesAndValues) {
   EXPECT_FALSE(decode(big, large).has_value());
 }
 
+TEST(Decode, Int2ValuesAreChecked) {
+  const std::vector<float> x{4, -1, 0.5, -3, 2, 0, 0, 0};
+  Encoded e;
+  ASSERT_TRUE(testing::makeOrDie({.codec = CodecId::kTopk, .density = 0.5, .values = "int2"})
+                  ->encode(x, e)
+                  .has_value());
+  const std::size_t values = e.bytes.size() - valuesBytes(ValueType::kInt2, 4);
+  ASSERT_EQ(e.bytes[kHeaderBytes + 1], std::uint8_t(ValueType::kInt2));  // after k's varint
+  const auto with = [&](std::size_t at, float v) {
+    auto b = e.bytes;
+    std::memcpy(b.data() + at, &v, 4);
+    return b;
+  };
+  expectRejected(with(values, -1.0f), 8, "int2 magnitude is negative or not finite");
+  expectRejected(with(values + 4, NAN), 8, "int2 magnitude");
+  expectRejected(with(values + 4, INFINITY), 8, "int2 magnitude");
+  auto padded = e.bytes;
+  padded.push_back(0);  // a fifth code would need a byte of its own: trailing here
+  expectRejected(padded, 8, "trailing");
+  // k = 3 of a 4-code byte: the fourth code's bits must be zero.
+  Encoded three;
+  ASSERT_TRUE(testing::makeOrDie({.codec = CodecId::kTopk, .density = 3.0 / 8, .values = "int2"})
+                  ->encode(x, three)
+                  .has_value());
+  auto dirty = three.bytes;
+  dirty.back() = std::uint8_t(dirty.back() | 0x80);
+  expectRejected(dirty, 8, "nonzero padding bits");
+  auto unknown = e.bytes;
+  unknown[kHeaderBytes + 1] = 4;
+  expectRejected(unknown, 8, "unknown value type 4");
+}
+
 TEST(Decode, NonCanonicalVarintsAreRejected) {
   auto b = header(CodecId::kTopk, 10);
   ByteWriter w(b);
@@ -209,9 +241,14 @@ TEST(Decode, SegmentedMessagesMustTileTheVector) {
 
 TEST(Decode, EveryTruncationOfEveryCodecIsRejected) {
   const auto x = testing::bellVector(300, 3);
+  std::vector<CompressorConfig> configs;
   for (const std::string& codec : kCodecNames) {
-    CompressorConfig config{.codec = testing::codecId(codec), .density = 0.05, .seed = 5};
-    if (codec == "powersgd") config.layers = {{20, 15}};
+    configs.push_back({.codec = testing::codecId(codec), .density = 0.05, .seed = 5});
+    if (codec == "powersgd") configs.back().layers = {{20, 15}};
+  }
+  configs.push_back({.codec = CodecId::kTopk, .density = 0.05, .values = "int2"});
+  for (const CompressorConfig& config : configs) {
+    const std::string codec(codecName(config.codec));
     Encoded e;
     ASSERT_TRUE(testing::makeOrDie(config)->encode(x, e).has_value());
     for (std::size_t cut = 0; cut < e.bytes.size(); ++cut) {
@@ -236,6 +273,11 @@ TEST(Decode, RandomAndMutatedBytesNeverCrash) {
     ASSERT_TRUE(testing::makeOrDie(config)->encode(x, e).has_value());
     seeds.push_back(e.bytes);
   }
+  Encoded int2;
+  ASSERT_TRUE(testing::makeOrDie({.codec = CodecId::kTopk, .density = 0.1, .values = "int2"})
+                  ->encode(x, int2)
+                  .has_value());
+  seeds.push_back(int2.bytes);
   std::size_t accepted = 0;
   for (int trial = 0; trial < 20000; ++trial) {
     std::vector<std::uint8_t> b;
