@@ -33,32 +33,27 @@ std::uint64_t gapAt(std::span<const std::uint32_t> idx, std::size_t i) {
 std::expected<void, std::string> writeInt2(ByteWriter& w, std::span<const float> x,
                                            std::span<const std::uint32_t> indices, float scale) {
   const std::size_t k = indices.size();
+  std::vector<float> v(k);
   double total = 0;
-  for (const std::uint32_t i : indices) {
-    const float v = scale * x[i];
-    if (!std::isfinite(v)) return std::unexpected("a value to send is not finite");
-    total += std::abs(double(v));
+  for (std::size_t t = 0; t < k; ++t) {
+    v[t] = scale * x[indices[t]];
+    if (!std::isfinite(v[t])) return std::unexpected("a value to send is not finite");
+    total += std::abs(double(v[t]));
   }
   const double split = total / double(k);
   double lo = 0, hi = 0;
   std::size_t n_lo = 0, n_hi = 0;
-  for (const std::uint32_t i : indices) {
-    const double a = std::abs(double(scale * x[i]));
-    if (a >= split) {
-      hi += a;
-      ++n_hi;
-    } else {
-      lo += a;
-      ++n_lo;
-    }
+  for (const float value : v) {
+    const double a = std::abs(double(value));
+    (a >= split ? hi : lo) += a;
+    ++(a >= split ? n_hi : n_lo);
   }
   w.f32(n_lo ? float(lo / double(n_lo)) : 0.0f);
   w.f32(float(hi / double(n_hi)));  // the largest |v| is at or above the mean: n_hi >= 1
   const std::span<std::uint8_t> codes = w.grow((k + 3) / 4);
   std::fill(codes.begin(), codes.end(), std::uint8_t{0});
   for (std::size_t t = 0; t < k; ++t) {
-    const float v = scale * x[indices[t]];
-    const unsigned code = (v < 0 ? 1u : 0u) | (std::abs(double(v)) >= split ? 2u : 0u);
+    const unsigned code = (v[t] < 0 ? 1u : 0u) | (std::abs(double(v[t])) >= split ? 2u : 0u);
     codes[t / 4] = std::uint8_t(codes[t / 4] | (code << (2 * (t % 4))));
   }
   return {};

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <string_view>
 
 namespace phalanx::topologies {
 namespace {
@@ -43,36 +44,55 @@ Eigen::MatrixXd metropolisWeights(const Topology& topology) {
   return w;
 }
 
-std::vector<double> honestFiedlerVector(const Topology& topology,
-                                        const std::set<NodeId>& byzantine) {
-  std::vector<std::size_t> honest;  // positions in nodes()
+namespace {
+
+// The Laplacian L = D - A of the honest subgraph, A(i, j) = weight(i, j) on honest–honest edges
+// (positions in nodes()), rows in the order of `honest` (the honest nodes' positions). `what`
+// names the caller in the error for fewer than 2 or more than kMaxSpectralNodes honest nodes.
+struct HonestLaplacian {
+  std::vector<std::size_t> honest;
+  Eigen::MatrixXd laplacian;
+};
+template <typename Weight>
+HonestLaplacian honestLaplacian(const Topology& topology, const std::set<NodeId>& byzantine,
+                                std::string_view what, Weight weight) {
+  HonestLaplacian out;
   std::vector<Eigen::Index> slot(topology.size(), -1);
   for (std::size_t i = 0; i < topology.size(); ++i) {
     if (byzantine.contains(topology.nodes()[i].id)) continue;
-    slot[i] = Eigen::Index(honest.size());
-    honest.push_back(i);
+    slot[i] = Eigen::Index(out.honest.size());
+    out.honest.push_back(i);
   }
-  const std::size_t h = honest.size();
+  const std::size_t h = out.honest.size();
   if (h < 2 || h > kMaxSpectralNodes) {
-    throw TopologyError(
-        fmt::format("the Fiedler vector needs 2 to {} honest nodes, the topology has {}",
-                    kMaxSpectralNodes, h));
+    throw TopologyError(fmt::format("{} needs 2 to {} honest nodes, the topology has {}", what,
+                                    kMaxSpectralNodes, h));
   }
-  const Eigen::MatrixXd w = metropolisWeights(topology);
-  Eigen::MatrixXd laplacian = Eigen::MatrixXd::Zero(Eigen::Index(h), Eigen::Index(h));
+  out.laplacian = Eigen::MatrixXd::Zero(Eigen::Index(h), Eigen::Index(h));
   for (const auto& [a, b] : topology.edges()) {
     const std::size_t i = topology.indexOf(a), j = topology.indexOf(b);
     if (slot[i] < 0 || slot[j] < 0) continue;
-    const double wij = w(Eigen::Index(i), Eigen::Index(j));
-    laplacian(slot[i], slot[j]) -= wij;
-    laplacian(slot[j], slot[i]) -= wij;
-    laplacian(slot[i], slot[i]) += wij;
-    laplacian(slot[j], slot[j]) += wij;
+    const double wij = weight(i, j);
+    out.laplacian(slot[i], slot[j]) -= wij;
+    out.laplacian(slot[j], slot[i]) -= wij;
+    out.laplacian(slot[i], slot[i]) += wij;
+    out.laplacian(slot[j], slot[j]) += wij;
   }
-  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> solver(laplacian);
+  return out;
+}
+
+}  // namespace
+
+std::vector<double> honestFiedlerVector(const Topology& topology,
+                                        const std::set<NodeId>& byzantine) {
+  const Eigen::MatrixXd w = metropolisWeights(topology);
+  const HonestLaplacian l = honestLaplacian(
+      topology, byzantine, "the Fiedler vector",
+      [&](std::size_t i, std::size_t j) { return w(Eigen::Index(i), Eigen::Index(j)); });
+  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> solver(l.laplacian);
   const Eigen::VectorXd v = solver.eigenvectors().col(1).normalized();  // eigenvalues ascend
   std::vector<double> out(topology.size(), 0.0);
-  for (std::size_t k = 0; k < h; ++k) out[honest[k]] = v(Eigen::Index(k));
+  for (std::size_t k = 0; k < l.honest.size(); ++k) out[l.honest[k]] = v(Eigen::Index(k));
   return out;
 }
 
@@ -82,43 +102,25 @@ BreakdownCheck breakdownCheck(const Topology& topology, const std::set<NodeId>& 
       throw TopologyError(fmt::format("byzantine id {} is not a node of the topology", id));
     }
   }
-  std::vector<Eigen::Index> slot(topology.size(), -1);
-  Eigen::Index h = 0;
-  for (std::size_t i = 0; i < topology.size(); ++i) {
-    if (!byzantine.contains(topology.nodes()[i].id)) slot[i] = h++;
-  }
-  if (h < 2 || std::size_t(h) > kMaxSpectralNodes) {
-    throw TopologyError(fmt::format("the breakdown check needs 2 to {} honest nodes, there are {}",
-                                    kMaxSpectralNodes, h));
-  }
-  BreakdownCheck out;
   // Unit weights, as in the paper's graph class: b counts neighbours, mu_2 is that of the
   // plain Laplacian; the ratio 2b / mu_2 does not change if every weight is scaled alike.
-  Eigen::MatrixXd laplacian = Eigen::MatrixXd::Zero(h, h);
-  std::vector<std::size_t> byzantine_neighbours(topology.size(), 0);
-  for (const auto& [a, b] : topology.edges()) {
-    const std::size_t i = topology.indexOf(a), j = topology.indexOf(b);
-    if (slot[i] >= 0 && slot[j] >= 0) {
-      laplacian(slot[i], slot[j]) -= 1;
-      laplacian(slot[j], slot[i]) -= 1;
-      laplacian(slot[i], slot[i]) += 1;
-      laplacian(slot[j], slot[j]) += 1;
-    } else if (slot[i] >= 0) {
-      ++byzantine_neighbours[i];
-    } else if (slot[j] >= 0) {
-      ++byzantine_neighbours[j];
+  const HonestLaplacian l = honestLaplacian(topology, byzantine, "the breakdown check",
+                                            [](std::size_t, std::size_t) { return 1.0; });
+  BreakdownCheck out;
+  for (const std::size_t i : l.honest) {
+    const NodeId id = topology.nodes()[i].id;
+    std::size_t count = 0;
+    for (const NodeId n : topology.neighbours(id)) count += byzantine.contains(n) ? 1 : 0;
+    if (count > out.byzantine_per_node) {
+      out.byzantine_per_node = count;
+      out.worst_node = id;
     }
   }
-  for (std::size_t i = 0; i < topology.size(); ++i) {
-    if (slot[i] >= 0 && byzantine_neighbours[i] > out.byzantine_per_node) {
-      out.byzantine_per_node = byzantine_neighbours[i];
-      out.worst_node = topology.nodes()[i].id;
-    }
-  }
-  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> solver(laplacian, Eigen::EigenvaluesOnly);
+  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> solver(l.laplacian, Eigen::EigenvaluesOnly);
   // Rounding leaves a split graph's second eigenvalue near 0, not at it.
-  const double mu = solver.eigenvalues()(1);
-  out.honest_connectivity = mu > 1e-9 * std::max(1.0, solver.eigenvalues()(h - 1)) ? mu : 0.0;
+  const auto& eig = solver.eigenvalues();
+  const double mu = eig(1);
+  out.honest_connectivity = mu > 1e-9 * std::max(1.0, eig(eig.size() - 1)) ? mu : 0.0;
   const double b = double(out.byzantine_per_node);
   out.ratio = b == 0                         ? 0.0
               : out.honest_connectivity == 0 ? std::numeric_limits<double>::infinity()
