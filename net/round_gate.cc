@@ -52,6 +52,14 @@ void RoundGate::noteLate(std::uint32_t sender, std::uint64_t round) {
   deadline_.observe(std::min(millisecondsBetween(it->opened, clock_.now()), ceilingMs()));
 }
 
+double RoundGate::paceFloorMs() const {
+  if (config_.pace_fraction <= 0 || paces_ms_.size() < config_.pace_min_samples) return 0;
+  std::vector<double> paces(paces_ms_.begin(), paces_ms_.end());
+  const auto mid = paces.begin() + std::ptrdiff_t(paces.size() / 2);
+  std::nth_element(paces.begin(), mid, paces.end());
+  return config_.pace_fraction * *mid;
+}
+
 double RoundGate::elapsedMs() const { return millisecondsBetween(opened_, clock_.now()); }
 
 void RoundGate::arm(double at_ms) {
@@ -107,7 +115,21 @@ void RoundGate::cancel() {
 }
 
 bool RoundGate::quorumMet() const {
-  return config_.quorum > 0 && inbox_.heard().size() >= config_.quorum;
+  if (config_.quorum == 0) return false;
+  // A neighbour that is down cannot be one of the b stragglers the quorum leaves room for: a
+  // crashed honest peer would use that room up, and its neighbours, now waiting for every live
+  // one, fell behind the rest, skipped rounds to catch up and left holes in their own
+  // neighbours' rounds for as long as it was down. So the quorum is deg − b over the live
+  // neighbours, still at least b + 1. A Byzantine peer that disconnects lowers it by one, and
+  // is then one liar fewer among the vectors heard.
+  const auto live = transport_.livePeers();
+  const auto awaited_live = std::size_t(std::count_if(live.begin(), live.end(), [&](auto p) {
+    return std::find(neighbours_.begin(), neighbours_.end(), p) != neighbours_.end();
+  }));
+  const std::size_t b = config_.budget;
+  const std::size_t quorum =
+      std::min(config_.quorum, std::max(awaited_live > b ? awaited_live - b : 0, b + 1));
+  return inbox_.heard().size() >= quorum;
 }
 
 void RoundGate::poke() {
@@ -119,7 +141,8 @@ void RoundGate::poke() {
   if (grace_end_ms_ >= 0 || waits_ <= 1 || !quorumMet()) return;
   // The quorum is in: up to b more may come within the grace, then the round closes.
   const double now = elapsedMs();
-  grace_end_ms_ = now + std::max(config_.grace_fraction * now, config_.grace_min_ms);
+  grace_end_ms_ =
+      std::max(now + std::max(config_.grace_fraction * now, config_.grace_min_ms), paceFloorMs());
   if (grace_end_ms_ < deadline_ms_) arm(grace_end_ms_);
 }
 
@@ -135,6 +158,12 @@ void RoundGate::finish(Close why) {
     if (!result.messages.contains(n)) result.missing.push_back(n);
   }
   if (result.deadline_hit) ++deadline_misses_;
+  // Deadline and catch-up rounds say how long a fault lasted, not the pace: kept, they would
+  // hold the floor up for rounds after a partition heals.
+  if ((why == Close::kComplete || why == Close::kQuorum) && waits_ > 1) {
+    paces_ms_.push_back(elapsedMs());
+    while (paces_ms_.size() > config_.pace_history) paces_ms_.pop_front();
+  }
   closed_.push_back({result.round, opened_, result.missing});
   while (closed_.size() > config_.window) closed_.pop_front();
   catchUp();

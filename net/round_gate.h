@@ -1,8 +1,9 @@
 // One round's wait (DESIGN.md "Rounds over a real network", docs/PROTOCOL.md): collects the
 // round's messages in a RoundInbox and hands them over when
 //   - every live awaited neighbour has spoken (with at least one live), or
-//   - a quorum of them has (deg − b: the rule keeps no more honest ones than that anyway) and a
-//     grace of a fraction of the time the quorum took has passed,
+//   - a quorum of them has (deg − b of the live ones: the rule keeps no more honest ones than
+//     that anyway) and a grace of a fraction of the time the quorum took, and at least the pace
+//     floor, has passed,
 //   - or at the deadline (median + k·MAD of recent arrivals, DeadlineEstimator, clamped to the
 //     fixed ceiling),
 //   - or at once when more than b neighbours claim to have finished the next round too (the
@@ -58,6 +59,15 @@ struct GateConfig {
   // The grace after the quorum: this fraction of the time the quorum took, at least grace_min_ms.
   double grace_fraction = 0.25;
   double grace_min_ms = 1;
+  // The pace floor: a round the quorum closes lasts at least this fraction of the median of
+  // the node's last `pace_history` rounds that closed complete or by quorum (from
+  // `pace_min_samples` of them on); 0: off. A node whose quorum came early (its neighbours'
+  // messages were buffered, or the fast ones came first) gains nothing by closing at once: its
+  // next round waits for the neighbours it left behind, and the vector it skipped is lost. The
+  // floor is below the pace the rounds set, so it cannot slow the node below its neighbours.
+  double pace_fraction = 0;
+  std::size_t pace_history = 16;
+  std::size_t pace_min_samples = 4;
   // b: a claimed round counts as evidence only when more than b neighbours claim at least it.
   std::size_t budget = 0;
   // Catching up never opens a round past this one (the node's last).
@@ -123,6 +133,7 @@ class RoundGate {
  private:
   bool quorumMet() const;
   double elapsedMs() const;
+  double paceFloorMs() const;  // 0 when off or before enough rounds
   void arm(double at_ms);
   void finish(Close why);
 
@@ -140,6 +151,7 @@ class RoundGate {
   std::uint64_t generation_ = 0;  // stale timer callbacks compare against it
   std::uint64_t waits_ = 0;       // rounds waited for so far
   std::uint64_t deadline_misses_ = 0;
+  std::deque<double> paces_ms_;  // durations of the last rounds closed complete or by quorum
   std::map<std::uint32_t, std::uint64_t> latest_;  // by neighbour
   struct Closed {
     std::uint64_t round;

@@ -317,6 +317,7 @@ Config parse(const YAML::Node& root, const Source& source) {
   rounds.integer("deadline_ms", c.rounds.deadline_ms, 1, 3'600'000);
   rounds.boolean("quorum", c.rounds.quorum);
   rounds.number("quorum_grace", c.rounds.quorum_grace, 0, 100);
+  rounds.number("pace_floor", c.rounds.pace_floor, 0, 1);
   rounds.boolean("adaptive_deadline", c.rounds.adaptive_deadline);
   rounds.number("deadline_k", c.rounds.deadline_k, 0, 1000);
   rounds.integer("deadline_min_ms", c.rounds.deadline_min_ms, 1, 3'600'000);

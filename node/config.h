@@ -164,8 +164,9 @@ struct MixingConfig {
 };
 
 // How a round closes (docs/PROTOCOL.md "Closing a round"): when every live neighbour has
-// spoken; or, with `quorum`, once deg - b have and a grace of quorum_grace times the time they
-// took has passed; at the latest at the deadline: median + deadline_k·MAD of recent arrival
+// spoken; or, with `quorum`, once deg - b of the live ones have and a grace of quorum_grace
+// times the time they took has passed, but not before pace_floor times the median of the
+// node's recent rounds; at the latest at the deadline: median + deadline_k·MAD of recent arrival
 // offsets, within [deadline_min_ms, deadline_ms] (just deadline_ms when not adaptive, and
 // without the quorum: then every round waits for every live neighbour up to deadline_ms).
 struct RoundsConfig {
@@ -173,6 +174,7 @@ struct RoundsConfig {
   std::uint64_t deadline_ms = 3000;  // the ceiling
   bool quorum = true;
   double quorum_grace = 0.25;
+  double pace_floor = 0.9;  // a quorum-closed round lasts at least this × the median recent round
   bool adaptive_deadline = true;
   double deadline_k = 8;
   std::uint64_t deadline_min_ms = 50;

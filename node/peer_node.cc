@@ -380,6 +380,7 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
                                    .min_ms = double(rc.deadline_min_ms)},
                       .quorum = rc.quorum ? std::min(quorum, awaited_.size()) : 0,
                       .grace_fraction = rc.quorum_grace,
+                      .pace_fraction = rc.pace_floor,
                       .budget = b,
                       .last_round = rounds_ > 0 ? rounds_ - 1 : 0},
       first_round_);

@@ -34,6 +34,7 @@ class AllLive final : public Transport {
   bool sendRound(std::uint32_t, const v1::RoundMessage&, Payload) override { return false; }
   void setRound(std::uint64_t) override {}
   std::vector<std::uint32_t> livePeers() const override { return peers_; }
+  void setLive(std::vector<std::uint32_t> peers) { peers_ = std::move(peers); }
   const TransportStats& stats() const override { return stats_; }
   void stop() override {}
   void abort() override {}
@@ -108,6 +109,136 @@ TEST(RoundGate, LateArrivalsRaiseTheDeadlineOncePerRoundAndSender) {
     gate.noteLate(1, 0);
     EXPECT_DOUBLE_EQ(gate.deadlineMs(), before);
   });
+}
+
+// The pace floor: a round the quorum closes lasts at least pace_fraction times the median of the
+// recent complete or quorum rounds, so a node whose quorum came early waits for the vector it
+// would have skipped; deadline rounds do not raise the floor.
+TEST(RoundGate, PaceFloorHoldsAnEarlyQuorumToTheRecentPace) {
+  const std::vector<std::uint32_t> neighbours{1, 2, 3};
+  VirtualScheduler scheduler(1, 1ms, 1);
+  AllLive transport(neighbours);
+  const auto config = [](double pace) {
+    return GateConfig{.deadline = {.fixed_ms = 1000},
+                      .quorum = 2,
+                      .grace_fraction = 0.25,
+                      .pace_fraction = pace,
+                      .pace_history = 16,
+                      .pace_min_samples = 4};
+  };
+  RoundGate floored(scheduler.clock(0), transport, neighbours, config(0.9), 0);
+  RoundGate plain(scheduler.clock(0), transport, neighbours, config(0), 0);
+  std::vector<RoundResult> a, b;
+  const auto open = [&](std::chrono::milliseconds at) {
+    runAt(scheduler, at, [&] {
+      floored.wait([&](RoundResult&& r) { a.push_back(std::move(r)); });
+      plain.wait([&](RoundResult&& r) { b.push_back(std::move(r)); });
+    });
+  };
+  const auto say = [&](std::chrono::milliseconds at, std::uint32_t sender, std::uint64_t round) {
+    runAt(scheduler, at, [&, sender, round] {
+      floored.add(message(sender, round));
+      plain.add(message(sender, round));
+    });
+  };
+
+  // Rounds 0-4 every 100 ms, everyone at the end: the pace (rounds 1-4, not the first) is 100.
+  for (std::uint64_t r = 0; r < 5; ++r) {
+    const auto t0 = std::chrono::milliseconds(100 * r);
+    open(t0);
+    for (const std::uint32_t j : neighbours) say(t0 + 100ms, j, r);
+  }
+  ASSERT_EQ(a.size(), 5u);
+  ASSERT_EQ(b.size(), 5u);
+
+  // Round 5 opens at 500: two at 10 ms, the third at 80 ms. Without the floor the grace ends
+  // at 12.5 ms and the third is skipped; with it the round waits to 90 ms and hears all three.
+  open(500ms);
+  say(510ms, 1, 5);
+  say(510ms, 2, 5);
+  runAt(scheduler, 520ms, [&] {
+    ASSERT_EQ(b.size(), 6u);
+    EXPECT_EQ(b[5].closed, Close::kQuorum);
+    EXPECT_EQ(b[5].missing, std::vector<std::uint32_t>{3});
+    EXPECT_DOUBLE_EQ(b[5].seconds, 0.0125);
+    EXPECT_EQ(a.size(), 5u);
+  });
+  say(580ms, 3, 5);
+  ASSERT_EQ(a.size(), 6u);
+  EXPECT_EQ(a[5].closed, Close::kComplete);
+  EXPECT_TRUE(a[5].missing.empty());
+
+  // Round 6 opens at 580 for both: the third never comes; the floor closes it at 90 ms.
+  open(580ms);
+  say(590ms, 1, 6);
+  say(590ms, 2, 6);
+  runAt(scheduler, 700ms, [&] {
+    ASSERT_EQ(a.size(), 7u);
+    EXPECT_EQ(a[6].closed, Close::kQuorum);
+    EXPECT_DOUBLE_EQ(a[6].seconds, 0.09);  // pace {100 x4, 80}: median 100
+  });
+
+  // Round 7: nobody speaks, the deadline closes it at 1000 ms and does not count as pace.
+  open(700ms);
+  runAt(scheduler, 1800ms, [&] {
+    ASSERT_EQ(a.size(), 8u);
+    EXPECT_EQ(a[7].closed, Close::kDeadline);
+  });
+  open(1800ms);
+  say(1810ms, 1, 8);
+  say(1810ms, 2, 8);
+  runAt(scheduler, 2000ms, [&] {
+    ASSERT_EQ(a.size(), 9u);
+    EXPECT_DOUBLE_EQ(a[8].seconds, 0.09);  // pace {100 x4, 80, 90}: median still 100
+  });
+}
+
+// The quorum is deg − b over the live neighbours: a crashed neighbour does not use up the room
+// left for b stragglers (at least b + 1 still).
+TEST(RoundGate, QuorumCountsOnlyLiveNeighbours) {
+  const std::vector<std::uint32_t> neighbours{1, 2, 3, 4};
+  VirtualScheduler scheduler(1, 1ms, 1);
+  AllLive transport(neighbours);
+  RoundGate gate(scheduler.clock(0), transport, neighbours,
+                 GateConfig{.deadline = {.fixed_ms = 1000}, .quorum = 3, .budget = 1}, 0);
+  std::vector<RoundResult> results;
+  const auto record = [&](RoundResult&& r) { results.push_back(std::move(r)); };
+  // Round 0 waits for everyone (the first round takes no quorum).
+  runAt(scheduler, 0ms, [&] { gate.wait(record); });
+  runAt(scheduler, 10ms, [&] {
+    for (const std::uint32_t j : neighbours) gate.add(message(j, 0));
+    gate.wait(record);
+  });
+  ASSERT_EQ(results.size(), 1u);
+
+  // Round 1, all live: two of four are not a quorum of three; the deadline closes it.
+  runAt(scheduler, 20ms, [&] {
+    gate.add(message(1, 1));
+    gate.add(message(2, 1));
+  });
+  runAt(scheduler, 1010ms, [&] {
+    ASSERT_EQ(results.size(), 2u);
+    EXPECT_EQ(results[1].closed, Close::kDeadline);
+    // Round 2: neighbour 4 is down. Three live, b = 1: two are a quorum.
+    transport.setLive({1, 2, 3});
+    gate.wait(record);
+  });
+  runAt(scheduler, 1020ms, [&] {
+    gate.add(message(1, 2));
+    gate.add(message(2, 2));
+  });
+  // Two down: the quorum stays at b + 1 = 2, which the one live neighbour cannot meet alone
+  // (it could be the liar); the round completes, as before, once every live one has spoken.
+  runAt(scheduler, 1100ms, [&] {
+    ASSERT_EQ(results.size(), 3u);
+    EXPECT_EQ(results[2].closed, Close::kQuorum);
+    EXPECT_DOUBLE_EQ(results[2].seconds, 0.0125);  // 10 ms and its grace of a quarter
+    transport.setLive({1});
+    gate.wait(record);
+  });
+  runAt(scheduler, 1110ms, [&] { gate.add(message(1, 3)); });
+  ASSERT_EQ(results.size(), 4u);
+  EXPECT_EQ(results[3].closed, Close::kComplete);
 }
 
 }  // namespace
