@@ -114,22 +114,21 @@ void RoundGate::cancel() {
   ++generation_;
 }
 
-bool RoundGate::quorumMet() const {
+bool RoundGate::quorumMet(std::span<const std::uint32_t> live) const {
   if (config_.quorum == 0) return false;
   // A neighbour that is down cannot be one of the b stragglers the quorum leaves room for: a
   // crashed honest peer would use that room up, and its neighbours, now waiting for every live
   // one, fell behind the rest, skipped rounds to catch up and left holes in their own
-  // neighbours' rounds for as long as it was down. So the quorum is deg − b over the live
-  // neighbours, still at least b + 1. A Byzantine peer that disconnects lowers it by one, and
-  // is then one liar fewer among the vectors heard.
-  const auto live = transport_.livePeers();
-  const auto awaited_live = std::size_t(std::count_if(live.begin(), live.end(), [&](auto p) {
+  // neighbours' rounds for as long as it was down. So each awaited neighbour that is down
+  // lowers the quorum by one (deg − b over the live ones), down to b + 1. A Byzantine peer that
+  // disconnects lowers it by one, and is then one liar fewer among the vectors heard.
+  const auto up = std::size_t(std::count_if(live.begin(), live.end(), [&](std::uint32_t p) {
     return std::find(neighbours_.begin(), neighbours_.end(), p) != neighbours_.end();
   }));
-  const std::size_t b = config_.budget;
-  const std::size_t quorum =
-      std::min(config_.quorum, std::max(awaited_live > b ? awaited_live - b : 0, b + 1));
-  return inbox_.heard().size() >= quorum;
+  const std::size_t down = neighbours_.size() - std::min(up, neighbours_.size());
+  const std::size_t at_least = config_.budget + 1;
+  const std::size_t lowered = config_.quorum > down ? config_.quorum - down : 0;
+  return inbox_.heard().size() >= std::min(config_.quorum, std::max(lowered, at_least));
 }
 
 void RoundGate::poke() {
@@ -138,7 +137,7 @@ void RoundGate::poke() {
   // or cut off) must not spin through rounds.
   const auto live = transport_.livePeers();
   if (!live.empty() && inbox_.complete(live)) return finish(Close::kComplete);
-  if (grace_end_ms_ >= 0 || waits_ <= 1 || !quorumMet()) return;
+  if (grace_end_ms_ >= 0 || waits_ <= 1 || !quorumMet(live)) return;
   // The quorum is in: up to b more may come within the grace, then the round closes.
   const double now = elapsedMs();
   grace_end_ms_ =

@@ -131,7 +131,7 @@ class RoundGate {
   std::uint64_t deadlineMisses() const { return deadline_misses_; }
 
  private:
-  bool quorumMet() const;
+  bool quorumMet(std::span<const std::uint32_t> live) const;
   double elapsedMs() const;
   double paceFloorMs() const;  // 0 when off or before enough rounds
   void arm(double at_ms);

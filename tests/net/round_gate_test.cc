@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <functional>
+#include <initializer_list>
 #include <vector>
 
 #include "net/transport.h"
@@ -50,6 +51,11 @@ v1::RoundMessage message(std::uint32_t sender, std::uint64_t round) {
   m.set_round(round);
   m.set_kind(v1::RoundMessage::KEYFRAME);
   return m;
+}
+
+// Hands `gate` each sender's message for `round`.
+void addFrom(RoundGate& gate, std::initializer_list<std::uint32_t> senders, std::uint64_t round) {
+  for (const std::uint32_t j : senders) gate.add(message(j, round));
 }
 
 TEST(RoundGate, LateArrivalsRaiseTheDeadlineOncePerRoundAndSender) {
@@ -206,16 +212,13 @@ TEST(RoundGate, QuorumCountsOnlyLiveNeighbours) {
   // Round 0 waits for everyone (the first round takes no quorum).
   runAt(scheduler, 0ms, [&] { gate.wait(record); });
   runAt(scheduler, 10ms, [&] {
-    for (const std::uint32_t j : neighbours) gate.add(message(j, 0));
+    addFrom(gate, {1, 2, 3, 4}, 0);
     gate.wait(record);
   });
   ASSERT_EQ(results.size(), 1u);
 
   // Round 1, all live: two of four are not a quorum of three; the deadline closes it.
-  runAt(scheduler, 20ms, [&] {
-    gate.add(message(1, 1));
-    gate.add(message(2, 1));
-  });
+  runAt(scheduler, 20ms, [&] { addFrom(gate, {1, 2}, 1); });
   runAt(scheduler, 1010ms, [&] {
     ASSERT_EQ(results.size(), 2u);
     EXPECT_EQ(results[1].closed, Close::kDeadline);
@@ -223,10 +226,7 @@ TEST(RoundGate, QuorumCountsOnlyLiveNeighbours) {
     transport.setLive({1, 2, 3});
     gate.wait(record);
   });
-  runAt(scheduler, 1020ms, [&] {
-    gate.add(message(1, 2));
-    gate.add(message(2, 2));
-  });
+  runAt(scheduler, 1020ms, [&] { addFrom(gate, {1, 2}, 2); });
   // Two down: the quorum stays at b + 1 = 2, which the one live neighbour cannot meet alone
   // (it could be the liar); the round completes, as before, once every live one has spoken.
   runAt(scheduler, 1100ms, [&] {
@@ -239,6 +239,30 @@ TEST(RoundGate, QuorumCountsOnlyLiveNeighbours) {
   runAt(scheduler, 1110ms, [&] { gate.add(message(1, 3)); });
   ASSERT_EQ(results.size(), 4u);
   EXPECT_EQ(results[3].closed, Close::kComplete);
+}
+
+// While every awaited neighbour is live the configured quorum stands, even above awaited − b: a
+// Byzantine node awaits only its honest neighbours, and its quorum (deg − b of all of them)
+// is not lowered for the fellow attackers it does not wait for.
+TEST(RoundGate, AllLiveKeepsTheConfiguredQuorum) {
+  const std::vector<std::uint32_t> neighbours{1, 2, 3, 4};
+  VirtualScheduler scheduler(1, 1ms, 1);
+  AllLive transport(neighbours);
+  RoundGate gate(scheduler.clock(0), transport, neighbours,
+                 GateConfig{.deadline = {.fixed_ms = 1000}, .quorum = 4, .budget = 2}, 0);
+  std::vector<RoundResult> results;
+  const auto record = [&](RoundResult&& r) { results.push_back(std::move(r)); };
+  runAt(scheduler, 0ms, [&] { gate.wait(record); });
+  runAt(scheduler, 10ms, [&] {
+    addFrom(gate, {1, 2, 3, 4}, 0);
+    gate.wait(record);
+  });
+  // Three of four: not the quorum of four, so the deadline closes the round.
+  runAt(scheduler, 20ms, [&] { addFrom(gate, {1, 2, 3}, 1); });
+  runAt(scheduler, 1100ms, [&] {
+    ASSERT_EQ(results.size(), 2u);
+    EXPECT_EQ(results[1].closed, Close::kDeadline);
+  });
 }
 
 }  // namespace

@@ -78,10 +78,11 @@ class Cluster {
     e.port = e.transport->listen();
   }
 
-  void connect(std::uint32_t id, bool higher_only = false) {
+  // Dials every other endpoint, or with `lower_dials_only` only those with a higher id.
+  void connect(std::uint32_t id, bool lower_dials_only = false) {
     std::vector<PeerAddress> all;
     for (std::uint32_t j = 0; j < n_; ++j) {
-      if (!higher_only || j > id) all.push_back({j, "127.0.0.1", nodes_[j]->port});
+      if (!lower_dials_only || j > id) all.push_back({j, "127.0.0.1", nodes_[j]->port});
     }
     nodes_[id]->transport->connect(all);
   }
