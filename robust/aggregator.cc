@@ -161,7 +161,10 @@ std::expected<std::unique_ptr<Aggregator>, std::string> makeAggregator(const Agg
       rule = makeClippedGossip(c.tau);
       break;
     case RuleId::kCsPlus:
-      rule = makeCsPlus();
+      rule = makeCsPlus(false);
+      break;
+    case RuleId::kCsPlusRt:
+      rule = makeCsPlus(true);
       break;
     case RuleId::kGts:
       rule = makeGts();

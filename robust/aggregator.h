@@ -32,6 +32,7 @@ enum class RuleId : std::uint8_t {
   kCc,
   kClippedGossip,
   kCsPlus,
+  kCsPlusRt,
   kGts,
   kIos,
 };
@@ -48,6 +49,7 @@ inline constexpr auto kRules = base::nameTable<RuleId>({{RuleId::kNna, "nna"},
                                                         {RuleId::kCc, "cc"},
                                                         {RuleId::kClippedGossip, "clipped_gossip"},
                                                         {RuleId::kCsPlus, "cs_plus"},
+                                                        {RuleId::kCsPlusRt, "cs_plus_rt"},
                                                         {RuleId::kGts, "gts"},
                                                         {RuleId::kIos, "ios"}});
 

@@ -306,10 +306,67 @@ void moveFromPivot(Rows rows, std::vector<double> c, std::span<float> z, std::ve
   kernels::weightedSum(rows, c, z);
 }
 
+// The radial trim (ALGORITHMS.md §2 "nna_rt", "cs_plus_rt"): a rule that moves the pivot c by
+// z - c = Σ_k a_k v_k (v_k the row's possibly clipped offset r_k - c, 0 for the pivot) has its
+// component along u = c/‖c‖ replaced by the a-weighted mean of ⟨v_k, u⟩ once weight `trim` is
+// cut from each end. Along u the b rows an attacker holds cannot move the mix beyond the honest
+// order statistics, whichever side they sit on — FOE's shrink from inside the honest cloud
+// included — while across u the rule is untouched.
+
+// The weighted mean of `values` once weight `trim` is cut from each end: each value keeps the
+// part of its weight inside [trim, total - trim] of the cumulative weight, in ascending order;
+// when nothing is left (trim ≥ total/2) the weighted median stands for it.
+double trimmedMean(std::span<const double> values, std::span<const double> weights, double trim) {
+  std::vector<std::size_t> order(values.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t x, std::size_t y) { return values[x] < values[y]; });
+  double total = 0;
+  for (const double w : weights) total += w;
+  trim = std::clamp(trim, 0.0, total / 2);
+  double kept = 0, sum = 0, below = 0, median = 0;
+  bool median_found = false;
+  for (const std::size_t k : order) {
+    const double above = below + weights[k];
+    const double part = std::max(0.0, std::min(above, total - trim) - std::max(below, trim));
+    kept += part;
+    sum += part * values[k];
+    if (!median_found && above >= total / 2) {
+      median = values[k];
+      median_found = true;
+    }
+    below = above;
+  }
+  return kept > 1e-12 * total ? sum / kept : median;
+}
+
+// Moves z along u = c/‖c‖ so that ⟨z - c, u⟩ = target; nothing when c = 0.
+void setAlongPivot(std::span<const float> c, double target, std::span<float> z) {
+  const double norm = std::sqrt(kernels::squaredNorm(c));
+  if (!(norm > 0)) return;
+  const double now = kernels::dot(z, c) / norm - kernels::dot(c, c) / norm;
+  kernels::axpy(float((target - now) / norm), c, z);
+}
+
+// ⟨r_k - c, u⟩ for every row (the pivot's 0); u = c/‖c‖, zero when c = 0.
+std::vector<double> offsetsAlongPivot(Rows rows) {
+  const std::span<const float> c = rows[0];
+  const double norm = std::sqrt(kernels::squaredNorm(c));
+  std::vector<double> along(rows.size(), 0.0);
+  if (!(norm > 0)) return along;
+  const double pivot_along = kernels::dot(c, c) / norm;
+  for (std::size_t k = 1; k < rows.size(); ++k) {
+    along[k] = kernels::dot(rows[k], c) / norm - pivot_along;
+  }
+  return along;
+}
+
 // CS+-RG: z = x_i + Σ_j W_ij CLIP(x_j - x_i, tau), tau the distance beyond which the rows weigh
-// 2B (weight total - 2B lies within tau); B = 0 clips nothing.
+// 2B (weight total - 2B lies within tau); B = 0 clips nothing. cs_plus_rt adds the radial trim
+// with the coefficients W_ij (the pivot's W_ii), the clipped offsets and trim weight B.
 class CsPlus final : public Rule {
  public:
+  explicit CsPlus(bool radial) : radial_(radial) {}
   std::expected<void, std::string> apply(const RuleInput& in, std::span<float> z,
                                          std::vector<char>& kept) override {
     const std::size_t n = in.rows.size();
@@ -330,11 +387,22 @@ class CsPlus final : public Rule {
         break;
       }
     }
-    std::vector<double> c(n, 0.0);
-    for (std::size_t k = 1; k < n; ++k) c[k] = r.w[k] * clipFactor(std::sqrt(in.to_pivot[k]), tau);
+    std::vector<double> c(n, 0.0), f(n, 1.0);
+    for (std::size_t k = 1; k < n; ++k) {
+      f[k] = clipFactor(std::sqrt(in.to_pivot[k]), tau);
+      c[k] = r.w[k] * f[k];
+    }
     moveFromPivot(in.rows, std::move(c), z, kept);
+    if (radial_ && n >= 3) {  // coefficients W (the pivot's W_ii), the clipped offsets, trim B
+      std::vector<double> along = offsetsAlongPivot(in.rows);
+      for (std::size_t k = 1; k < n; ++k) along[k] *= f[k];
+      setAlongPivot(in.rows[0], r.total * trimmedMean(along, r.w, r.byzantine), z);
+    }
     return {};
   }
+
+ private:
+  bool radial_;
 };
 
 // GTS-RG: z = x_i + Σ_j c_j (x_j - x_i), c the weights of the closest rows up to weight
@@ -393,11 +461,10 @@ class Ios final : public Rule {
   }
 };
 
-// NNA with a radially trimmed mean (ALGORITHMS.md §2 "nna_rt"): NNA's mix, whose component
-// along u = c/‖c‖ (the direction that scales the model: shrinking it is FOE's weight decay) is
-// replaced by the b-trimmed mean of every row's offset ⟨r - c, u⟩. Vectors inside the honest
-// cloud pass NNA; along u they cannot move the mix beyond the honest order statistics, so a
-// drift applied round after round (FOE in model space) is cut off at its source.
+// NNA with a radially trimmed mean (ALGORITHMS.md §2 "nna_rt"): NNA's mix with the radial trim
+// over the rows NNA kept, equal coefficients, b of them cut from each end (at most (m - 1)/2 of
+// the m kept). Only the kept rows: a row NNA dropped pulling along u while the kept ones push
+// across it shrinks the model every round (on two worlds under the spectral attack, to zero).
 class RadialNna final : public Rule {
  public:
   std::expected<void, std::string> apply(const RuleInput& in, std::span<float> z,
@@ -405,21 +472,17 @@ class RadialNna final : public Rule {
     RuleInput plain = in;
     plain.z_holds_row_sum = false;
     if (auto ok = nna_->apply(plain, z, kept); !ok) return ok;
-    const std::span<const float> c = in.rows[0];
-    const double norm = std::sqrt(kernels::squaredNorm(c));
     const std::size_t n = in.rows.size();
-    if (!(norm > 0) || n < 3) return {};  // no direction, or nothing to trim
-    const double pivot_along = kernels::dot(c, c) / norm;
-    std::vector<double> offset(n, 0.0);  // ⟨r - c, u⟩; the pivot's is 0
-    for (std::size_t k = 1; k < n; ++k)
-      offset[k] = kernels::dot(in.rows[k], c) / norm - pivot_along;
-    std::sort(offset.begin(), offset.end());
-    const std::size_t trim = std::min(in.b, (n - 1) / 2);
-    double trimmed = 0;
-    for (std::size_t k = trim; k < n - trim; ++k) trimmed += offset[k];
-    trimmed /= double(n - 2 * trim);
-    const double current = kernels::dot(z, c) / norm - pivot_along;
-    kernels::axpy(float((trimmed - current) / norm), c, z);
+    if (n < 3) return {};  // nothing to trim
+    const std::vector<double> along = offsetsAlongPivot(in.rows);
+    std::vector<double> values, ones;
+    for (std::size_t k = 0; k < n; ++k) {
+      if (!kept[k]) continue;
+      values.push_back(along[k]);
+      ones.push_back(1.0);
+    }
+    const std::size_t trim = std::min(in.b, (values.size() - 1) / 2);
+    setAlongPivot(in.rows[0], trimmedMean(values, ones, double(trim)), z);
     return {};
   }
 
@@ -430,7 +493,7 @@ class RadialNna final : public Rule {
 }  // namespace
 
 std::unique_ptr<Rule> makeRadialNna() { return std::make_unique<RadialNna>(); }
-std::unique_ptr<Rule> makeCsPlus() { return std::make_unique<CsPlus>(); }
+std::unique_ptr<Rule> makeCsPlus(bool radial) { return std::make_unique<CsPlus>(radial); }
 std::unique_ptr<Rule> makeGts() { return std::make_unique<Gts>(); }
 std::unique_ptr<Rule> makeIos() { return std::make_unique<Ios>(); }
 std::unique_ptr<Rule> makeNna() { return std::make_unique<Nna>(); }

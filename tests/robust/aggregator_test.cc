@@ -235,6 +235,38 @@ TEST(RadialNna, TrimsTheOffsetsAlongTheOwnModel) {
   EXPECT_NEAR(r.z[1], 0.0, 1e-6);
   // A zero pivot has no direction: NNA's mix as it is.
   EXPECT_NEAR(mixWith(rule("nna_rt"), {{0, 0}, {1, 0}, {5, 0}}, 1).z[0], 0.5, 1e-6);
+  // A row NNA drops counts for nothing along u either. NNA drops (0, 0) (distance 1) and keeps
+  // offsets 0, 0.2, 0.2, 0: trimmed, 0.1. (With (0, 0)'s -1 among them it would be 1/15.)
+  r = mixWith(rule("nna_rt"), {{1, 0}, {1.2f, 0}, {1.2f, 0.1f}, {0, 0}, {1, 0.5f}}, 1);
+  EXPECT_EQ(r.report.kept, (std::vector<char>{1, 1, 1, 0, 1}));
+  EXPECT_NEAR(r.z[0], 1.1, 1e-6);
+  EXPECT_NEAR(r.z[1], 0.6 / 4, 1e-6);
+}
+
+TEST(CsPlusRt, TrimsTheClippedOffsetsAlongTheOwnModelByWeight) {
+  // Pivot (1, 0), u = (1, 0); W = 0.2 each, self 0.2; b = 1, B = 0.2. Cumulative weight 0.6 is
+  // reached at r2 (distance 0.6): tau = 0.6, r3 clipped by 0.3, r4 by 0.2 to (0.36, 0.48).
+  // cs_plus: z - c = 0.2 (0 - 0.6 + 0 + 0.36, 0.5 + 0 - 0.6 + 0.48) = (-0.048, 0.076).
+  // Along u the clipped offsets -0.6, 0, 0, 0, 0.36 lose 0.2 at each end: mean 0.
+  const Matrix m{{1, 0}, {1, 0.5f}, {0.4f, 0}, {1, -2}, {2.8f, 2.4f}};
+  const std::vector<double> w{0, 0.2, 0.2, 0.2, 0.2};
+  auto plain = mixWith(rule("cs_plus"), m, 1, w);
+  EXPECT_NEAR(plain.z[0], 0.952, 1e-6);
+  EXPECT_NEAR(plain.z[1], 0.076, 1e-6);
+  auto r = mixWith(rule("cs_plus_rt"), m, 1, w);
+  EXPECT_NEAR(r.z[0], 1.0, 1e-6);
+  EXPECT_NEAR(r.z[1], 0.076, 1e-6);  // across u, cs_plus's step as it was
+  // Unequal weights cut a row in part. Pivot 1; rows 1.1, 1.3, 0.5, 3 with W 0.2, 0.2, 0.2,
+  // 0.1 (self 0.3); B = 0.2; cumulative 0.6 falls inside r2, so tau = r1's distance, 0.1:
+  // clipped offsets 0 (0.3), 0.1, 0.1, -0.1, 0.1 (0.1). cs_plus: 1 + 0.03. Trimmed: -0.1 goes
+  // at the bottom, 0.1 of r4 and 0.1 of r2 at the top: (0.2 + 0.1) * 0.1 / 0.6 = 0.05.
+  const Matrix line{{1}, {1.1f}, {1.3f}, {0.5f}, {3}};
+  const std::vector<double> w2{0, 0.2, 0.2, 0.2, 0.1};
+  EXPECT_NEAR(mixWith(rule("cs_plus"), line, 1, w2).z[0], 1.03, 1e-6);
+  EXPECT_NEAR(mixWith(rule("cs_plus_rt"), line, 1, w2).z[0], 1.05, 1e-6);
+  // b = 0: nothing clipped, nothing trimmed: cs_plus_rt is cs_plus.
+  EXPECT_NEAR(mixWith(rule("cs_plus_rt"), line, 0, w2).z[0],
+              mixWith(rule("cs_plus"), line, 0, w2).z[0], 1e-6);
 }
 
 TEST(CsPlus, ClipsAtTheDistanceBeyondWhichTwiceTheByzantineWeightLies) {

@@ -97,6 +97,7 @@ TEST(Properties, PermutingPeersDoesNotChangeAnyRule) {
                                               {.rule = RuleId::kCc, .tau = 1.0, .iters = 3},
                                               {.rule = RuleId::kClippedGossip},
                                               {.rule = RuleId::kCsPlus},
+                                              {.rule = RuleId::kCsPlusRt},
                                               {.rule = RuleId::kNnaRt},
                                               {.rule = RuleId::kGts},
                                               {.rule = RuleId::kIos},
@@ -119,7 +120,7 @@ TEST(Properties, PermutingPeersDoesNotChangeAnyRule) {
 
 TEST(Properties, NoRuleLetsNonFiniteValuesThrough) {
   for (const char* name : {"nna", "mean", "metropolis", "cwtm", "cwmed", "gm", "krum", "multikrum",
-                           "clipped_gossip", "cs_plus", "gts", "ios", "nna_rt"}) {
+                           "clipped_gossip", "cs_plus", "gts", "ios", "nna_rt", "cs_plus_rt"}) {
     SCOPED_TRACE(name);
     Matrix m = testing::gaussianRows(8, kDim, 1.0f, 3);
     m[2][5] = std::numeric_limits<float>::quiet_NaN();
