@@ -58,6 +58,11 @@ std::vector<std::uint32_t> RoundInbox::heard() const {
   return out;
 }
 
+std::size_t RoundInbox::heardCount() const {
+  const auto it = rounds_.find(open_);
+  return it == rounds_.end() ? 0 : it->second.size();
+}
+
 std::map<std::uint32_t, v1::RoundMessage> RoundInbox::close() {
   std::map<std::uint32_t, v1::RoundMessage> out;
   if (auto it = rounds_.find(open_); it != rounds_.end()) {

@@ -6,6 +6,7 @@
 // thread; not thread-safe.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <set>
@@ -47,8 +48,9 @@ class RoundInbox {
   // True when every neighbour in `live` has a message for the open round.
   bool complete(std::span<const std::uint32_t> live) const;
 
-  // Senders heard for the open round so far.
+  // Senders heard for the open round so far, and how many (checked at every arrival).
   std::vector<std::uint32_t> heard() const;
+  std::size_t heardCount() const;
 
   // Closes the open round (at completion or at the deadline) and returns its messages by
   // sender; the next round opens. Later messages for it are stale.

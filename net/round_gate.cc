@@ -128,7 +128,7 @@ bool RoundGate::quorumMet(std::span<const std::uint32_t> live) const {
   const std::size_t down = neighbours_.size() - std::min(up, neighbours_.size());
   const std::size_t at_least = config_.budget + 1;
   const std::size_t lowered = config_.quorum > down ? config_.quorum - down : 0;
-  return inbox_.heard().size() >= std::min(config_.quorum, std::max(lowered, at_least));
+  return inbox_.heardCount() >= std::min(config_.quorum, std::max(lowered, at_least));
 }
 
 void RoundGate::poke() {

@@ -40,6 +40,7 @@ TEST(Inbox, FutureRoundsBufferWithinTheWindowStaleOnesDrop) {
   inbox.close();                                              // 10
   inbox.close();                                              // 11
   EXPECT_EQ(inbox.heard(), (std::vector<std::uint32_t>{1}));  // round 12 was buffered
+  EXPECT_EQ(inbox.heardCount(), 1u);
   EXPECT_EQ(inbox.add(message(11, 2)), Admission::kStale);
   EXPECT_EQ(inbox.counters().stale, 2u);
   EXPECT_EQ(inbox.counters().too_far_ahead, 1u);
