@@ -32,19 +32,19 @@ std::uint64_t gapAt(std::span<const std::uint32_t> idx, std::size_t i) {
 // rest — and deterministic, so both sides of a replica agree.
 std::expected<void, std::string> writeInt2(ByteWriter& w, std::span<const float> x,
                                            std::span<const std::uint32_t> indices, float scale) {
+  // Three passes recompute scale * x[i] (the same product each time) instead of keeping a copy.
   const std::size_t k = indices.size();
-  std::vector<float> v(k);
+  const auto value = [&](std::size_t t) { return scale * x[indices[t]]; };
   double total = 0;
   for (std::size_t t = 0; t < k; ++t) {
-    v[t] = scale * x[indices[t]];
-    if (!std::isfinite(v[t])) return std::unexpected("a value to send is not finite");
-    total += std::abs(double(v[t]));
+    if (!std::isfinite(value(t))) return std::unexpected("a value to send is not finite");
+    total += std::abs(double(value(t)));
   }
   const double split = total / double(k);
   double lo = 0, hi = 0;
   std::size_t n_lo = 0, n_hi = 0;
-  for (const float value : v) {
-    const double a = std::abs(double(value));
+  for (std::size_t t = 0; t < k; ++t) {
+    const double a = std::abs(double(value(t)));
     (a >= split ? hi : lo) += a;
     ++(a >= split ? n_hi : n_lo);
   }
@@ -53,7 +53,8 @@ std::expected<void, std::string> writeInt2(ByteWriter& w, std::span<const float>
   const std::span<std::uint8_t> codes = w.grow((k + 3) / 4);
   std::fill(codes.begin(), codes.end(), std::uint8_t{0});
   for (std::size_t t = 0; t < k; ++t) {
-    const unsigned code = (v[t] < 0 ? 1u : 0u) | (std::abs(double(v[t])) >= split ? 2u : 0u);
+    const float v = value(t);
+    const unsigned code = (v < 0 ? 1u : 0u) | (std::abs(double(v)) >= split ? 2u : 0u);
     codes[t / 4] = std::uint8_t(codes[t / 4] | (code << (2 * (t % 4))));
   }
   return {};
