@@ -199,22 +199,37 @@ TEST(RoundGate, PaceFloorHoldsAnEarlyQuorumToTheRecentPace) {
   });
 }
 
+// A gate over neighbours 1..4 (deadline 1 s) whose round 0 completed at 10 ms with all four
+// heard — the first round takes no quorum — and round 1 open.
+struct FourNeighbours {
+  FourNeighbours(std::size_t quorum, std::size_t budget)
+      : gate(scheduler.clock(0), transport, neighbours,
+             GateConfig{.deadline = {.fixed_ms = 1000}, .quorum = quorum, .budget = budget}, 0) {
+    runAt(scheduler, 0ms, [&] { gate.wait(record); });
+    runAt(scheduler, 10ms, [&] {
+      addFrom(gate, {1, 2, 3, 4}, 0);
+      gate.wait(record);
+    });
+  }
+  std::vector<std::uint32_t> neighbours{1, 2, 3, 4};
+  VirtualScheduler scheduler{1, 1ms, 1};
+  AllLive transport{neighbours};
+  RoundGate gate;
+  std::vector<RoundResult> results;
+  std::function<void(RoundResult&&)> record = [this](RoundResult&& r) {
+    results.push_back(std::move(r));
+  };
+};
+
 // The quorum is deg − b over the live neighbours: a crashed neighbour does not use up the room
 // left for b stragglers (at least b + 1 still).
 TEST(RoundGate, QuorumCountsOnlyLiveNeighbours) {
-  const std::vector<std::uint32_t> neighbours{1, 2, 3, 4};
-  VirtualScheduler scheduler(1, 1ms, 1);
-  AllLive transport(neighbours);
-  RoundGate gate(scheduler.clock(0), transport, neighbours,
-                 GateConfig{.deadline = {.fixed_ms = 1000}, .quorum = 3, .budget = 1}, 0);
-  std::vector<RoundResult> results;
-  const auto record = [&](RoundResult&& r) { results.push_back(std::move(r)); };
-  // Round 0 waits for everyone (the first round takes no quorum).
-  runAt(scheduler, 0ms, [&] { gate.wait(record); });
-  runAt(scheduler, 10ms, [&] {
-    addFrom(gate, {1, 2, 3, 4}, 0);
-    gate.wait(record);
-  });
+  FourNeighbours four(3, 1);
+  auto& scheduler = four.scheduler;
+  auto& gate = four.gate;
+  auto& results = four.results;
+  auto& record = four.record;
+  auto& transport = four.transport;
   ASSERT_EQ(results.size(), 1u);
 
   // Round 1, all live: two of four are not a quorum of three; the deadline closes it.
@@ -245,18 +260,10 @@ TEST(RoundGate, QuorumCountsOnlyLiveNeighbours) {
 // Byzantine node awaits only its honest neighbours, and its quorum (deg − b of all of them)
 // is not lowered for the fellow attackers it does not wait for.
 TEST(RoundGate, AllLiveKeepsTheConfiguredQuorum) {
-  const std::vector<std::uint32_t> neighbours{1, 2, 3, 4};
-  VirtualScheduler scheduler(1, 1ms, 1);
-  AllLive transport(neighbours);
-  RoundGate gate(scheduler.clock(0), transport, neighbours,
-                 GateConfig{.deadline = {.fixed_ms = 1000}, .quorum = 4, .budget = 2}, 0);
-  std::vector<RoundResult> results;
-  const auto record = [&](RoundResult&& r) { results.push_back(std::move(r)); };
-  runAt(scheduler, 0ms, [&] { gate.wait(record); });
-  runAt(scheduler, 10ms, [&] {
-    addFrom(gate, {1, 2, 3, 4}, 0);
-    gate.wait(record);
-  });
+  FourNeighbours four(4, 2);
+  auto& scheduler = four.scheduler;
+  auto& gate = four.gate;
+  auto& results = four.results;
   // Three of four: not the quorum of four, so the deadline closes the round.
   runAt(scheduler, 20ms, [&] { addFrom(gate, {1, 2, 3}, 1); });
   runAt(scheduler, 1100ms, [&] {
