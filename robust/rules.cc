@@ -340,26 +340,30 @@ double trimmedMean(std::span<const double> values, std::span<const double> weigh
   return kept > 1e-12 * total ? sum / kept : median;
 }
 
-// Moves z along u = c/‖c‖ so that ⟨z - c, u⟩ = target; nothing when c = 0.
-void setAlongPivot(std::span<const float> c, double target, std::span<float> z) {
-  const double norm = std::sqrt(kernels::squaredNorm(c));
-  if (!(norm > 0)) return;
-  const double now = kernels::dot(z, c) / norm - kernels::dot(c, c) / norm;
-  kernels::axpy(float((target - now) / norm), c, z);
-}
-
-// ⟨r_k - c, u⟩ for every row (the pivot's 0); u = c/‖c‖, zero when c = 0.
-std::vector<double> offsetsAlongPivot(Rows rows) {
-  const std::span<const float> c = rows[0];
-  const double norm = std::sqrt(kernels::squaredNorm(c));
-  std::vector<double> along(rows.size(), 0.0);
-  if (!(norm > 0)) return along;
-  const double pivot_along = kernels::dot(c, c) / norm;
-  for (std::size_t k = 1; k < rows.size(); ++k) {
-    along[k] = kernels::dot(rows[k], c) / norm - pivot_along;
+// The pivot's own direction u = c/‖c‖, measured once per mix: ‖c‖ and ⟨c, u⟩.
+struct PivotAxis {
+  explicit PivotAxis(std::span<const float> pivot)
+      : c(pivot), norm(std::sqrt(kernels::squaredNorm(pivot))) {
+    if (norm > 0) along = kernels::dot(c, c) / norm;
   }
-  return along;
-}
+  std::span<const float> c;
+  double norm;
+  double along = 0;
+
+  // ⟨r_k - c, u⟩ for every row (the pivot's 0); all zero when c = 0.
+  std::vector<double> offsets(Rows rows) const {
+    std::vector<double> out(rows.size(), 0.0);
+    if (!(norm > 0)) return out;
+    for (std::size_t k = 1; k < rows.size(); ++k) out[k] = kernels::dot(rows[k], c) / norm - along;
+    return out;
+  }
+  // Moves z along u so that ⟨z - c, u⟩ = target; nothing when c = 0.
+  void set(double target, std::span<float> z) const {
+    if (!(norm > 0)) return;
+    const double now = kernels::dot(z, c) / norm - along;
+    kernels::axpy(float((target - now) / norm), c, z);
+  }
+};
 
 // CS+-RG: z = x_i + Σ_j W_ij CLIP(x_j - x_i, tau), tau the distance beyond which the rows weigh
 // 2B (weight total - 2B lies within tau); B = 0 clips nothing. cs_plus_rt adds the radial trim
@@ -394,9 +398,10 @@ class CsPlus final : public Rule {
     }
     moveFromPivot(in.rows, std::move(c), z, kept);
     if (radial_ && n >= 3) {  // coefficients W (the pivot's W_ii), the clipped offsets, trim B
-      std::vector<double> along = offsetsAlongPivot(in.rows);
+      const PivotAxis axis(in.rows[0]);
+      std::vector<double> along = axis.offsets(in.rows);
       for (std::size_t k = 1; k < n; ++k) along[k] *= f[k];
-      setAlongPivot(in.rows[0], r.total * trimmedMean(along, r.w, r.byzantine), z);
+      axis.set(r.total * trimmedMean(along, r.w, r.byzantine), z);
     }
     return {};
   }
@@ -474,7 +479,8 @@ class RadialNna final : public Rule {
     if (auto ok = nna_->apply(plain, z, kept); !ok) return ok;
     const std::size_t n = in.rows.size();
     if (n < 3) return {};  // nothing to trim
-    const std::vector<double> along = offsetsAlongPivot(in.rows);
+    const PivotAxis axis(in.rows[0]);
+    const std::vector<double> along = axis.offsets(in.rows);
     std::vector<double> values, ones;
     for (std::size_t k = 0; k < n; ++k) {
       if (!kept[k]) continue;
@@ -482,7 +488,7 @@ class RadialNna final : public Rule {
       ones.push_back(1.0);
     }
     const std::size_t trim = std::min(in.b, (values.size() - 1) / 2);
-    setAlongPivot(in.rows[0], trimmedMean(values, ones, double(trim)), z);
+    axis.set(trimmedMean(values, ones, double(trim)), z);
     return {};
   }
 
