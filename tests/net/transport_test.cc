@@ -358,17 +358,21 @@ TEST(Transport, ARefusedDuplicateDeliversNothing) {
 }
 
 TEST(Transport, ALargeFrameStreamingLongerThanTheLivenessTimeoutKeepsItsConnection) {
-  // A 32 MB model frame arriving over 2.5 s on a link too busy for heartbeats: every megabyte
-  // that comes in is a sign of life, so the 1.5 s liveness timeout does not cut the link.
+  // A 32 MB model frame arriving over at least 3 s (500 pieces, the loop run 6 ms after each) on
+  // a link too busy for heartbeats: every megabyte that comes in is a sign of life, so the 2 s
+  // liveness timeout does not cut the link. The frame is built before the handshake: built
+  // after it, under TSan on a busy machine, the build used up the timeout between the hello and
+  // the first megabyte.
   asio::io_context io;
   constexpr std::uint64_t kDim = 8'000'000;
+  const auto frame = encodeFrame(roundMessage(0, 1, std::string(4 * kDim, 'x')));
   TransportConfig config{.self = 0,
                          .cluster_id = "test",
                          .model_dim = kDim,
                          .config_digest = "digest",
                          .neighbours = {1},
                          .heartbeat_every = 50ms,
-                         .liveness_timeout = 1500ms};
+                         .liveness_timeout = 2000ms};
   std::set<std::uint32_t> up;
   std::vector<std::string> downs;
   std::vector<std::size_t> delivered;
@@ -382,12 +386,11 @@ TEST(Transport, ALargeFrameStreamingLongerThanTheLivenessTimeoutKeepsItsConnecti
   RawClient slow(io, port);
   slow.write(encodeFrame(hello(1, "test", kDim)));
   ASSERT_TRUE(testing::runUntil(io, [&] { return up.contains(1); }));
-  const auto frame = encodeFrame(roundMessage(0, 1, std::string(4 * kDim, 'x')));
   constexpr std::size_t kPiece = 64 << 10;  // small: the kernel buffers it (one thread reads)
   for (std::size_t at = 0; at < frame.size(); at += kPiece) {
     const std::size_t n = std::min(kPiece, frame.size() - at);
     asio::write(slow.socket, asio::buffer(frame.data() + at, n));
-    io.run_for(5ms);
+    io.run_for(6ms);
     io.restart();
   }
   ASSERT_TRUE(testing::runUntil(io, [&] { return !delivered.empty(); }));
