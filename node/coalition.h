@@ -1,8 +1,9 @@
 // Omniscient collusion (ALGORITHMS.md §4 "Knowledge"): what colluding Byzantine peers pool
 // over their side channel (net/FORMAT.md `Coalition`). Each one shares the honest round vectors
-// it heard; the union is what all of them craft from, and the coalition's leader (its lowest
-// live id) runs the attack's computation once — one vector for everyone, or one per target —
-// and hands the vectors to the others.
+// it heard with the fellows that are no neighbours of their senders; the union is what all of
+// them craft from, and the coalition's leader (its lowest live id) runs the attack's
+// computation once — one vector for everyone, or one per target — and hands the vectors to the
+// others.
 // Bookkeeping only, bounded to a window of rounds; owned by one node's thread.
 #pragma once
 

@@ -1027,6 +1027,24 @@ bool PeerNode::leadsCoalition() const {
   return !coalition_ || coalition_->leader(setup_.id, transport_->livePeers()) == setup_.id;
 }
 
+void PeerNode::shareHeard(std::uint64_t t, const std::vector<std::uint32_t>& heard) {
+  // The topology is the coalition's knowledge too: a fellow next to an honest peer heard that
+  // peer's vector itself, so only the others travel (with every Byzantine peer next to every
+  // honest one, as in gossip-sota, the shares are all markers). A vector the fellow's own link
+  // lost is not made up for; the rounds the grids run lose none.
+  for (const std::uint32_t f : coalition_->fellows()) {
+    const auto& next_to_f = setup_.topology->neighbours(f);
+    std::vector<std::uint32_t> ids;
+    std::vector<std::span<const float>> rows;
+    for (const std::uint32_t j : heard) {
+      if (byzantine_ids_.contains(j) || rowOf(j).empty() || contains(next_to_f, j)) continue;
+      ids.push_back(j);
+      rows.push_back(rowOf(j));
+    }
+    for (const auto& e : CoalitionBook::shares(t, ids, rows)) transport_->send(f, e);
+  }
+}
+
 void PeerNode::toFellows(const net::v1::Envelope& e, std::optional<std::uint32_t> next_to) {
   for (const std::uint32_t f : coalition_->fellows()) {
     if (!next_to || contains(setup_.topology->neighbours(f), *next_to)) transport_->send(f, e);
@@ -1254,8 +1272,7 @@ void PeerNode::endRound(net::RoundResult&& result) {
   } else if (role_ == Role::kVectorAttack) {
     if (coalition_) {
       coalition_->advance(t);
-      const Knowledge own = knowledge(t, heard);
-      for (const auto& e : CoalitionBook::shares(t, own.ids, own.rows)) toFellows(e);
+      shareHeard(t, heard);
       // A quarter of the deadline ceiling for one hop among fellows: the attacker's own wait
       // for the honest vectors is capped at half of it.
       coalition_wait_until_ =

@@ -209,6 +209,9 @@ class PeerNode {
   bool sharedAttack() const;  // the leader computes it for the coalition (not equivocate:NAME)
   // This node computes the coalition's attacks (not colluding: always).
   bool leadsCoalition() const;
+  // Shares the honest vectors heard in `round` with the fellows: each gets those of the honest
+  // peers it is no neighbour of (it hears its own neighbours itself), or a count-0 marker.
+  void shareHeard(std::uint64_t round, const std::vector<std::uint32_t>& heard);
   // To every fellow colluder, or to those next to honest peer `next_to`.
   void toFellows(const net::v1::Envelope& e, std::optional<std::uint32_t> next_to = std::nullopt);
   void sendWireAttack(std::uint64_t round);

@@ -397,6 +397,26 @@ TEST(Simulation, ColludingAttackersPoolWhatTheyHearAndSearchOnce) {
   }
 }
 
+TEST(Simulation, ColludersNextToTheSameHonestPeersShareOnlyMarkers) {
+  // Complete-7, colluders 5 and 6: each hears all five honest vectors itself, so the side channel
+  // carries count-0 markers, not vectors. Attacker 6 (not the leader) then sends about what an
+  // honest peer sends (five vectors to its honest neighbours against the honest peer's six);
+  // with the vectors shared it would send ten.
+  Config c = syntheticConfig();
+  c.rounds.count = 10;
+  c.rounds.quorum = false;
+  for (std::uint32_t b = 5; b < 7; ++b)
+    c.byzantine[b] = {.attack = attackNamed("opt_alie"), .collude = true};
+  const SimRun r = runSim(c, completeGraph(7, 2));
+  for (std::uint64_t t = 0; t < c.rounds.count; ++t) {
+    EXPECT_EQ(r.records[5][t].attack_known, 5u) << t;
+    EXPECT_EQ(r.records[6][t].attack_known, 5u) << t;
+    EXPECT_EQ(r.records[5][t].attack_computed + r.records[6][t].attack_computed, 1u) << t;
+  }
+  EXPECT_LT(r.records[6].back().bytes_sent_total, r.records[0].back().bytes_sent_total);
+  EXPECT_GT(r.records[6].back().bytes_sent_total, r.records[0].back().bytes_sent_total / 2);
+}
+
 // A star of n peers: hub 0 with budget b, leaves with budget 0 (topology gen --kind star).
 std::shared_ptr<const topologies::Topology> starGraph(std::size_t n, std::size_t b) {
   const auto edges = topologies::generateEdges("star", n, {}).value();
