@@ -161,10 +161,13 @@ std::expected<std::unique_ptr<Aggregator>, std::string> makeAggregator(const Agg
       rule = makeClippedGossip(c.tau);
       break;
     case RuleId::kCsPlus:
-      rule = makeCsPlus(false);
+      rule = makeCsPlus(CsPlusTrim::kNone);
       break;
     case RuleId::kCsPlusRt:
-      rule = makeCsPlus(true);
+      rule = makeCsPlus(CsPlusTrim::kRadial);
+      break;
+    case RuleId::kCsPlusPt:
+      rule = makeCsPlus(CsPlusTrim::kPrincipal);
       break;
     case RuleId::kGts:
       rule = makeGts();

@@ -33,6 +33,7 @@ enum class RuleId : std::uint8_t {
   kClippedGossip,
   kCsPlus,
   kCsPlusRt,
+  kCsPlusPt,
   kGts,
   kIos,
 };
@@ -50,6 +51,7 @@ inline constexpr auto kRules = base::nameTable<RuleId>({{RuleId::kNna, "nna"},
                                                         {RuleId::kClippedGossip, "clipped_gossip"},
                                                         {RuleId::kCsPlus, "cs_plus"},
                                                         {RuleId::kCsPlusRt, "cs_plus_rt"},
+                                                        {RuleId::kCsPlusPt, "cs_plus_pt"},
                                                         {RuleId::kGts, "gts"},
                                                         {RuleId::kIos, "ios"}});
 

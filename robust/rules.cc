@@ -340,37 +340,98 @@ double trimmedMean(std::span<const double> values, std::span<const double> weigh
   return kept > 1e-12 * total ? sum / kept : median;
 }
 
-// The pivot's own direction u = c/‖c‖, measured once per mix: ‖c‖ and ⟨c, u⟩.
-struct PivotAxis {
-  explicit PivotAxis(std::span<const float> pivot)
-      : c(pivot), norm(std::sqrt(kernels::squaredNorm(pivot))) {
-    if (norm > 0) along = kernels::dot(c, c) / norm;
+// A direction e through the pivot c, measured once per mix: ‖e‖ and ⟨c, e⟩/‖e‖. The radial
+// trim's is the pivot's own, e = c; the principal trim's the offsets' principal direction.
+struct TrimAxis {
+  TrimAxis(std::span<const float> pivot, std::span<const float> direction)
+      : c(pivot), e(direction), norm(std::sqrt(kernels::squaredNorm(direction))) {
+    if (norm > 0) along = kernels::dot(c, e) / norm;
   }
-  std::span<const float> c;
+  std::span<const float> c, e;
   double norm;
   double along = 0;
 
-  // ⟨r_k - c, u⟩ for every row (the pivot's 0); all zero when c = 0.
+  // ⟨r_k - c, e/‖e‖⟩ for every row (the pivot's 0); all zero when e = 0.
   std::vector<double> offsets(Rows rows) const {
     std::vector<double> out(rows.size(), 0.0);
     if (!(norm > 0)) return out;
-    for (std::size_t k = 1; k < rows.size(); ++k) out[k] = kernels::dot(rows[k], c) / norm - along;
+    for (std::size_t k = 1; k < rows.size(); ++k) out[k] = kernels::dot(rows[k], e) / norm - along;
     return out;
   }
-  // Moves z along u so that ⟨z - c, u⟩ = target; nothing when c = 0.
+  // Moves z along e so that ⟨z - c, e/‖e‖⟩ = target; nothing when e = 0.
   void set(double target, std::span<float> z) const {
     if (!(norm > 0)) return;
-    const double now = kernels::dot(z, c) / norm - along;
-    kernels::axpy(float((target - now) / norm), c, z);
+    const double now = kernels::dot(z, e) / norm - along;
+    kernels::axpy(float((target - now) / norm), e, z);
   }
 };
 
+// The principal direction of the offsets v_k = f_k (r_k - c) (v_0 = 0) around their a-weighted
+// mean m: the top eigenvector of Σ_k a_k (v_k - m)(v_k - m)^T. Found in row space: with the
+// centred Gram matrix C_ij = ⟨v_i - m, v_j - m⟩ (from the pairwise distances, one blocked pass),
+// power iteration on D^½ C D^½ (D = diag(a)) gives α, and e = Σ_k √a_k α_k (v_k - m), formed as
+// one weighted sum of the rows. Zero when every offset is m.
+std::vector<float> principalDirection(Rows rows, std::span<const double> to_pivot,
+                                      std::span<const double> a, std::span<const double> f) {
+  constexpr int kIterations = 200;  // on an n x n matrix: negligible next to one pass over d
+  const std::size_t n = rows.size();
+  std::vector<double> dist(n * n);
+  kernels::pairwiseSquaredDistances(rows, dist);
+  double total = 0;
+  for (const double w : a) total += w;
+  // V_ij = ⟨v_i, v_j⟩ = f_i f_j (‖r_i - c‖² + ‖r_j - c‖² - ‖r_i - r_j‖²) / 2, row 0 the pivot.
+  std::vector<double> v(n * n, 0.0), vp(n, 0.0);
+  for (std::size_t i = 1; i < n; ++i) {
+    for (std::size_t j = 1; j < n; ++j)
+      v[i * n + j] = f[i] * f[j] * (to_pivot[i] + to_pivot[j] - dist[i * n + j]) / 2;
+  }
+  double pvp = 0;  // vp = V p, pvp = pᵀ V p, p = a / Σa
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < n; ++j) vp[i] += v[i * n + j] * a[j] / total;
+    pvp += a[i] / total * vp[i];
+  }
+  std::vector<double> m(n * n);  // D^½ C D^½
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      m[i * n + j] = std::sqrt(a[i] * a[j]) * (v[i * n + j] - vp[i] - vp[j] + pvp);
+    }
+    if (m[i * n + i] > m[start * n + start]) start = i;
+  }
+  std::vector<double> alpha(n, 0.0), next(n);
+  alpha[start] = 1.0;
+  for (int it = 0; it < kIterations; ++it) {
+    double norm = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      next[i] = 0;
+      for (std::size_t j = 0; j < n; ++j) next[i] += m[i * n + j] * alpha[j];
+      norm += next[i] * next[i];
+    }
+    if (!(norm > 0)) return {};
+    norm = std::sqrt(norm);
+    for (std::size_t i = 0; i < n; ++i) alpha[i] = next[i] / norm;
+  }
+  // e = Σ_k β_k (v_k - m), β_k = √a_k α_k, m = Σ_l p_l v_l: on r_k (β_k - p_k Σβ) f_k, on c the
+  // rest so that the coefficients sum to 0.
+  double beta_sum = 0;
+  for (std::size_t k = 0; k < n; ++k) beta_sum += std::sqrt(a[k]) * alpha[k];
+  std::vector<double> coef(n, 0.0);
+  for (std::size_t k = 1; k < n; ++k) {
+    coef[k] = (std::sqrt(a[k]) * alpha[k] - a[k] / total * beta_sum) * f[k];
+    coef[0] -= coef[k];
+  }
+  std::vector<float> e(rows[0].size());
+  kernels::weightedSum(rows, coef, e);
+  return e;
+}
+
 // CS+-RG: z = x_i + Σ_j W_ij CLIP(x_j - x_i, tau), tau the distance beyond which the rows weigh
-// 2B (weight total - 2B lies within tau); B = 0 clips nothing. cs_plus_rt adds the radial trim
-// with the coefficients W_ij (the pivot's W_ii), the clipped offsets and trim weight B.
+// 2B (weight total - 2B lies within tau); B = 0 clips nothing. cs_plus_rt adds the radial trim,
+// cs_plus_pt the principal trim, each with the coefficients W_ij (the pivot's W_ii), the clipped
+// offsets and trim weight B.
 class CsPlus final : public Rule {
  public:
-  explicit CsPlus(bool radial) : radial_(radial) {}
+  explicit CsPlus(CsPlusTrim trim) : trim_(trim) {}
   std::expected<void, std::string> apply(const RuleInput& in, std::span<float> z,
                                          std::vector<char>& kept) override {
     const std::size_t n = in.rows.size();
@@ -397,17 +458,21 @@ class CsPlus final : public Rule {
       c[k] = r.w[k] * f[k];
     }
     moveFromPivot(in.rows, std::move(c), z, kept);
-    if (radial_ && n >= 3) {  // coefficients W (the pivot's W_ii), the clipped offsets, trim B
-      const PivotAxis axis(in.rows[0]);
-      std::vector<double> along = axis.offsets(in.rows);
-      for (std::size_t k = 1; k < n; ++k) along[k] *= f[k];
-      axis.set(r.total * trimmedMean(along, r.w, r.byzantine), z);
-    }
+    if (trim_ == CsPlusTrim::kNone || n < 3) return {};
+    std::vector<float> principal;
+    if (trim_ == CsPlusTrim::kPrincipal)
+      principal = principalDirection(in.rows, in.to_pivot, r.w, f);
+    const TrimAxis axis(in.rows[0], trim_ == CsPlusTrim::kPrincipal
+                                        ? std::span<const float>(principal)
+                                        : in.rows[0]);
+    std::vector<double> along = axis.offsets(in.rows);
+    for (std::size_t k = 1; k < n; ++k) along[k] *= f[k];
+    axis.set(r.total * trimmedMean(along, r.w, r.byzantine), z);
     return {};
   }
 
  private:
-  bool radial_;
+  CsPlusTrim trim_;
 };
 
 // GTS-RG: z = x_i + Σ_j c_j (x_j - x_i), c the weights of the closest rows up to weight
@@ -479,7 +544,7 @@ class RadialNna final : public Rule {
     if (auto ok = nna_->apply(plain, z, kept); !ok) return ok;
     const std::size_t n = in.rows.size();
     if (n < 3) return {};  // nothing to trim
-    const PivotAxis axis(in.rows[0]);
+    const TrimAxis axis(in.rows[0], in.rows[0]);
     const std::vector<double> along = axis.offsets(in.rows);
     std::vector<double> values, ones;
     for (std::size_t k = 0; k < n; ++k) {
@@ -499,7 +564,7 @@ class RadialNna final : public Rule {
 }  // namespace
 
 std::unique_ptr<Rule> makeRadialNna() { return std::make_unique<RadialNna>(); }
-std::unique_ptr<Rule> makeCsPlus(bool radial) { return std::make_unique<CsPlus>(radial); }
+std::unique_ptr<Rule> makeCsPlus(CsPlusTrim trim) { return std::make_unique<CsPlus>(trim); }
 std::unique_ptr<Rule> makeGts() { return std::make_unique<Gts>(); }
 std::unique_ptr<Rule> makeIos() { return std::make_unique<Ios>(); }
 std::unique_ptr<Rule> makeNna() { return std::make_unique<Nna>(); }

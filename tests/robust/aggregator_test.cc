@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <limits>
+#include <random>
 #include <vector>
 
 #include "tests/support/rows.h"
@@ -267,6 +268,55 @@ TEST(CsPlusRt, TrimsTheClippedOffsetsAlongTheOwnModelByWeight) {
   // b = 0: nothing clipped, nothing trimmed: cs_plus_rt is cs_plus.
   EXPECT_NEAR(mixWith(rule("cs_plus_rt"), line, 0, w2).z[0],
               mixWith(rule("cs_plus"), line, 0, w2).z[0], 1e-6);
+}
+
+TEST(CsPlusPt, TrimsTheClippedOffsetsAlongTheirPrincipalDirection) {
+  // CsPlusRt's first case: clipped offsets 0 (pivot), (0, 0.5), (-0.6, 0), (0, -0.6),
+  // (0.36, 0.48), weight 0.2 each; their mean m = (-0.048, 0.076). Weighted covariance around m:
+  // xx 0.095616, yy 0.162304, xy 0.038208; top eigenvector e = (0.413811, 0.910363). Along e:
+  // 0, 0.455181, -0.248286, -0.546218, 0.585946; 0.2 off each end leaves the mean of 0,
+  // 0.455181, -0.248286 = 0.068965 (times the total weight 1) in place of ⟨m, e⟩ = 0.049325:
+  // z = (1, 0) + m + 0.019640 e.
+  const Matrix m{{1, 0}, {1, 0.5f}, {0.4f, 0}, {1, -2}, {2.8f, 2.4f}};
+  const std::vector<double> w{0, 0.2, 0.2, 0.2, 0.2};
+  const auto r = mixWith(rule("cs_plus_pt"), m, 1, w);
+  EXPECT_NEAR(r.z[0], 0.960127, 1e-5);
+  EXPECT_NEAR(r.z[1], 0.093880, 1e-5);
+  // On a line every direction is the line: the radial trim's 1.05.
+  const Matrix line{{1}, {1.1f}, {1.3f}, {0.5f}, {3}};
+  const std::vector<double> w2{0, 0.2, 0.2, 0.2, 0.1};
+  EXPECT_NEAR(mixWith(rule("cs_plus_pt"), line, 1, w2).z[0], 1.05, 1e-6);
+  // b = 0: nothing clipped, nothing trimmed.
+  EXPECT_NEAR(mixWith(rule("cs_plus_pt"), line, 0, w2).z[0],
+              mixWith(rule("cs_plus"), line, 0, w2).z[0], 1e-6);
+}
+
+TEST(CsPlusPt, DropsACoherentBiasThatSitsInsideTheHonestDistances) {
+  // ALIE's situation in many dimensions: a pivot of ±1 (seeded signs), 12 honest offsets of ±0.05
+  // per coordinate (norm 1) and 3 attackers sharing one offset of 0.05 in every coordinate (norm
+  // 1 too: no distance tells them apart, nothing is clipped). Around the offsets' mean the shared
+  // offset is the one direction along which three rows agree, so it is the principal one; along
+  // it the attackers sit at the top and the trim takes them out. The radial trim, along the
+  // pivot (nearly orthogonal to the bias), cannot.
+  constexpr std::size_t d = 400;
+  std::mt19937_64 rng(7);
+  const auto sign = [&] { return (rng() & 1) ? 1.0f : -1.0f; };
+  Matrix m(16, std::vector<float>(d));
+  for (auto& x : m[0]) x = sign();
+  for (std::size_t k = 1; k < 16; ++k) {
+    for (std::size_t j = 0; j < d; ++j) m[k][j] = m[0][j] + 0.05f * (k <= 12 ? sign() : 1.0f);
+  }
+  const std::vector<double> w(16, 1.0 / 16);
+  const auto bias = [&](const char* name) {  // the step's component along the shared offset
+    const auto r = mixWith(rule(name), m, 3, w);
+    double s = 0;
+    for (std::size_t j = 0; j < d; ++j) s += (r.z[j] - m[0][j]) / std::sqrt(double(d));
+    return s;
+  };
+  const double plain = bias("cs_plus");
+  EXPECT_NEAR(plain, 3.0 / 16, 0.05);  // the attackers' 3/16 of norm 1, plus honest noise
+  EXPECT_GT(bias("cs_plus_rt"), plain / 2);
+  EXPECT_LT(std::abs(bias("cs_plus_pt")), plain / 4);
 }
 
 TEST(CsPlus, ClipsAtTheDistanceBeyondWhichTwiceTheByzantineWeightLies) {
