@@ -1006,12 +1006,7 @@ PeerNode::Knowledge PeerNode::knowledge(std::uint64_t t,
     }
     return k;
   }
-  for (const std::uint32_t j : heard) {
-    // A fellow attacker's vector is not an honest one, whatever it claims.
-    if (byzantine_ids_.contains(j) || rowOf(j).empty()) continue;
-    k.ids.push_back(j);
-    k.rows.push_back(rowOf(j));
-  }
+  k = heardHonest(heard);
   if (!coalition_) return k;
   for (const auto& [id, v] : coalition_->pooled(t)) {
     if (byzantine_ids_.contains(id) || contains(k.ids, id)) continue;
@@ -1027,19 +1022,33 @@ bool PeerNode::leadsCoalition() const {
   return !coalition_ || coalition_->leader(setup_.id, transport_->livePeers()) == setup_.id;
 }
 
+PeerNode::Knowledge PeerNode::heardHonest(const std::vector<std::uint32_t>& heard) const {
+  Knowledge k;
+  for (const std::uint32_t j : heard) {
+    // A fellow attacker's vector is not an honest one, whatever it claims.
+    if (byzantine_ids_.contains(j)) continue;
+    if (const std::span<const float> row = rowOf(j); !row.empty()) {
+      k.ids.push_back(j);
+      k.rows.push_back(row);
+    }
+  }
+  return k;
+}
+
 void PeerNode::shareHeard(std::uint64_t t, const std::vector<std::uint32_t>& heard) {
   // The topology is the coalition's knowledge too: a fellow next to an honest peer heard that
   // peer's vector itself, so only the others travel (with every Byzantine peer next to every
   // honest one, as in gossip-sota, the shares are all markers). A vector the fellow's own link
   // lost is not made up for; the rounds the grids run lose none.
+  const Knowledge own = heardHonest(heard);
   for (const std::uint32_t f : coalition_->fellows()) {
     const auto& next_to_f = setup_.topology->neighbours(f);
     std::vector<std::uint32_t> ids;
     std::vector<std::span<const float>> rows;
-    for (const std::uint32_t j : heard) {
-      if (byzantine_ids_.contains(j) || rowOf(j).empty() || contains(next_to_f, j)) continue;
-      ids.push_back(j);
-      rows.push_back(rowOf(j));
+    for (std::size_t k = 0; k < own.ids.size(); ++k) {
+      if (contains(next_to_f, own.ids[k])) continue;
+      ids.push_back(own.ids[k]);
+      rows.push_back(own.rows[k]);
     }
     for (const auto& e : CoalitionBook::shares(t, ids, rows)) transport_->send(f, e);
   }

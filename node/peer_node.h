@@ -201,6 +201,8 @@ class PeerNode {
     std::span<const float> of(std::uint32_t peer) const;  // empty when unknown
   };
   Knowledge knowledge(std::uint64_t round, const std::vector<std::uint32_t>& heard) const;
+  // Of `heard`, the honest peers whose vector this node holds, with those vectors.
+  Knowledge heardHonest(const std::vector<std::uint32_t>& heard) const;
   void sendAttack(std::uint64_t round, const std::vector<std::uint32_t>& heard,
                   RoundRecord& record);
   // A colluder's round end: waits (polling) until every live fellow's share and, for a shared

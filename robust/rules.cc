@@ -370,7 +370,7 @@ struct TrimAxis {
 // mean m: the top eigenvector of Σ_k a_k (v_k - m)(v_k - m)^T. Found in row space: with the
 // centred Gram matrix C_ij = ⟨v_i - m, v_j - m⟩ (from the pairwise distances, one blocked pass),
 // power iteration on D^½ C D^½ (D = diag(a)) gives α, and e = Σ_k √a_k α_k (v_k - m), formed as
-// one weighted sum of the rows. Zero when every offset is m.
+// one weighted sum of the rows. Empty (no axis) when every offset is m.
 std::vector<float> principalDirection(Rows rows, std::span<const double> to_pivot,
                                       std::span<const double> a, std::span<const double> f) {
   constexpr int kIterations = 200;  // on an n x n matrix: negligible next to one pass over d
@@ -459,9 +459,9 @@ class CsPlus final : public Rule {
     }
     moveFromPivot(in.rows, std::move(c), z, kept);
     if (trim_ == CsPlusTrim::kNone || n < 3) return {};
-    std::vector<float> principal;
-    if (trim_ == CsPlusTrim::kPrincipal)
-      principal = principalDirection(in.rows, in.to_pivot, r.w, f);
+    const std::vector<float> principal = trim_ == CsPlusTrim::kPrincipal
+                                             ? principalDirection(in.rows, in.to_pivot, r.w, f)
+                                             : std::vector<float>();
     const TrimAxis axis(in.rows[0], trim_ == CsPlusTrim::kPrincipal
                                         ? std::span<const float>(principal)
                                         : in.rows[0]);
