@@ -169,6 +169,9 @@ std::expected<std::unique_ptr<Aggregator>, std::string> makeAggregator(const Agg
     case RuleId::kCsPlusPt:
       rule = makeCsPlus(CsPlusTrim::kPrincipal);
       break;
+    case RuleId::kCsPlusRpt:
+      rule = makeCsPlus(CsPlusTrim::kBoth);
+      break;
     case RuleId::kGts:
       rule = makeGts();
       break;

@@ -34,6 +34,7 @@ enum class RuleId : std::uint8_t {
   kCsPlus,
   kCsPlusRt,
   kCsPlusPt,
+  kCsPlusRpt,
   kGts,
   kIos,
 };
@@ -52,6 +53,7 @@ inline constexpr auto kRules = base::nameTable<RuleId>({{RuleId::kNna, "nna"},
                                                         {RuleId::kCsPlus, "cs_plus"},
                                                         {RuleId::kCsPlusRt, "cs_plus_rt"},
                                                         {RuleId::kCsPlusPt, "cs_plus_pt"},
+                                                        {RuleId::kCsPlusRpt, "cs_plus_rpt"},
                                                         {RuleId::kGts, "gts"},
                                                         {RuleId::kIos, "ios"}});
 

@@ -427,8 +427,8 @@ std::vector<float> principalDirection(Rows rows, std::span<const double> to_pivo
 
 // CS+-RG: z = x_i + Σ_j W_ij CLIP(x_j - x_i, tau), tau the distance beyond which the rows weigh
 // 2B (weight total - 2B lies within tau); B = 0 clips nothing. cs_plus_rt adds the radial trim,
-// cs_plus_pt the principal trim, each with the coefficients W_ij (the pivot's W_ii), the clipped
-// offsets and trim weight B.
+// cs_plus_pt the principal trim, cs_plus_rpt both (the principal one across the pivot), each
+// with the coefficients W_ij (the pivot's W_ii), the clipped offsets and trim weight B.
 class CsPlus final : public Rule {
  public:
   explicit CsPlus(CsPlusTrim trim) : trim_(trim) {}
@@ -459,15 +459,22 @@ class CsPlus final : public Rule {
     }
     moveFromPivot(in.rows, std::move(c), z, kept);
     if (trim_ == CsPlusTrim::kNone || n < 3) return {};
-    const std::vector<float> principal = trim_ == CsPlusTrim::kPrincipal
-                                             ? principalDirection(in.rows, in.to_pivot, r.w, f)
-                                             : std::vector<float>();
-    const TrimAxis axis(in.rows[0], trim_ == CsPlusTrim::kPrincipal
-                                        ? std::span<const float>(principal)
-                                        : in.rows[0]);
-    std::vector<double> along = axis.offsets(in.rows);
-    for (std::size_t k = 1; k < n; ++k) along[k] *= f[k];
-    axis.set(r.total * trimmedMean(along, r.w, r.byzantine), z);
+    const auto trimAlong = [&](const TrimAxis& axis) {
+      std::vector<double> along = axis.offsets(in.rows);
+      for (std::size_t k = 1; k < n; ++k) along[k] *= f[k];
+      axis.set(r.total * trimmedMean(along, r.w, r.byzantine), z);
+    };
+    const bool radial = trim_ == CsPlusTrim::kRadial || trim_ == CsPlusTrim::kBoth;
+    if (radial) trimAlong(TrimAxis(in.rows[0], in.rows[0]));
+    if (trim_ == CsPlusTrim::kRadial) return {};
+    std::vector<float> principal = principalDirection(in.rows, in.to_pivot, r.w, f);
+    // Both trims: the principal one acts only across the pivot, on what the radial one left.
+    if (radial && !principal.empty()) {
+      const double cc = kernels::squaredNorm(in.rows[0]);
+      if (cc > 0)
+        kernels::axpy(float(-kernels::dot(principal, in.rows[0]) / cc), in.rows[0], principal);
+    }
+    trimAlong(TrimAxis(in.rows[0], principal));
     return {};
   }
 

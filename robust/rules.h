@@ -41,8 +41,9 @@ std::unique_ptr<Rule> makeGeometricMedian();
 std::unique_ptr<Rule> makeKrum(bool multi);
 std::unique_ptr<Rule> makeCenteredClipping(double tau, int iters);
 std::unique_ptr<Rule> makeClippedGossip(double tau);  // tau 0: adaptive
-// CS+-RG alone (cs_plus), with the radial trim (cs_plus_rt) or the principal trim (cs_plus_pt).
-enum class CsPlusTrim { kNone, kRadial, kPrincipal };
+// CS+-RG alone (cs_plus), with the radial trim (cs_plus_rt), the principal trim (cs_plus_pt) or
+// both (cs_plus_rpt).
+enum class CsPlusTrim { kNone, kRadial, kPrincipal, kBoth };
 std::unique_ptr<Rule> makeCsPlus(CsPlusTrim trim);
 std::unique_ptr<Rule> makeRadialNna();
 std::unique_ptr<Rule> makeGts();

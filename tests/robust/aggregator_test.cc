@@ -244,25 +244,32 @@ TEST(RadialNna, TrimsTheOffsetsAlongTheOwnModel) {
   EXPECT_NEAR(r.z[1], 0.6 / 4, 1e-6);
 }
 
+// The trims' cases. In the plane: pivot (1, 0), u = (1, 0); W = 0.2 each, self 0.2; b = 1,
+// B = 0.2. Cumulative weight 0.6 is reached at r2 (distance 0.6): tau = 0.6, r3 clipped by 0.3,
+// r4 by 0.2 to (0.36, 0.48); clipped offsets 0 (pivot), (0, 0.5), (-0.6, 0), (0, -0.6),
+// (0.36, 0.48). On a line: pivot 1, rows 1.1, 1.3, 0.5, 3 with W 0.2, 0.2, 0.2, 0.1 (self
+// 0.3); B = 0.2; cumulative 0.6 falls inside r2, so tau = r1's distance, 0.1: clipped offsets
+// 0 (0.3), 0.1, 0.1, -0.1, 0.1 (0.1).
+const Matrix kPlane{{1, 0}, {1, 0.5f}, {0.4f, 0}, {1, -2}, {2.8f, 2.4f}};
+const std::vector<double> kPlaneW{0, 0.2, 0.2, 0.2, 0.2};
+const Matrix kLine{{1}, {1.1f}, {1.3f}, {0.5f}, {3}};
+const std::vector<double> kLineW{0, 0.2, 0.2, 0.2, 0.1};
+
 TEST(CsPlusRt, TrimsTheClippedOffsetsAlongTheOwnModelByWeight) {
-  // Pivot (1, 0), u = (1, 0); W = 0.2 each, self 0.2; b = 1, B = 0.2. Cumulative weight 0.6 is
-  // reached at r2 (distance 0.6): tau = 0.6, r3 clipped by 0.3, r4 by 0.2 to (0.36, 0.48).
   // cs_plus: z - c = 0.2 (0 - 0.6 + 0 + 0.36, 0.5 + 0 - 0.6 + 0.48) = (-0.048, 0.076).
   // Along u the clipped offsets -0.6, 0, 0, 0, 0.36 lose 0.2 at each end: mean 0.
-  const Matrix m{{1, 0}, {1, 0.5f}, {0.4f, 0}, {1, -2}, {2.8f, 2.4f}};
-  const std::vector<double> w{0, 0.2, 0.2, 0.2, 0.2};
+  const Matrix& m = kPlane;
+  const std::vector<double>& w = kPlaneW;
   auto plain = mixWith(rule("cs_plus"), m, 1, w);
   EXPECT_NEAR(plain.z[0], 0.952, 1e-6);
   EXPECT_NEAR(plain.z[1], 0.076, 1e-6);
   auto r = mixWith(rule("cs_plus_rt"), m, 1, w);
   EXPECT_NEAR(r.z[0], 1.0, 1e-6);
   EXPECT_NEAR(r.z[1], 0.076, 1e-6);  // across u, cs_plus's step as it was
-  // Unequal weights cut a row in part. Pivot 1; rows 1.1, 1.3, 0.5, 3 with W 0.2, 0.2, 0.2,
-  // 0.1 (self 0.3); B = 0.2; cumulative 0.6 falls inside r2, so tau = r1's distance, 0.1:
-  // clipped offsets 0 (0.3), 0.1, 0.1, -0.1, 0.1 (0.1). cs_plus: 1 + 0.03. Trimmed: -0.1 goes
-  // at the bottom, 0.1 of r4 and 0.1 of r2 at the top: (0.2 + 0.1) * 0.1 / 0.6 = 0.05.
-  const Matrix line{{1}, {1.1f}, {1.3f}, {0.5f}, {3}};
-  const std::vector<double> w2{0, 0.2, 0.2, 0.2, 0.1};
+  // Unequal weights cut a row in part (the line). cs_plus: 1 + 0.03. Trimmed: -0.1 goes at the
+  // bottom, 0.1 of r4 and 0.1 of r2 at the top: (0.2 + 0.1) * 0.1 / 0.6 = 0.05.
+  const Matrix& line = kLine;
+  const std::vector<double>& w2 = kLineW;
   EXPECT_NEAR(mixWith(rule("cs_plus"), line, 1, w2).z[0], 1.03, 1e-6);
   EXPECT_NEAR(mixWith(rule("cs_plus_rt"), line, 1, w2).z[0], 1.05, 1e-6);
   // b = 0: nothing clipped, nothing trimmed: cs_plus_rt is cs_plus.
@@ -270,25 +277,30 @@ TEST(CsPlusRt, TrimsTheClippedOffsetsAlongTheOwnModelByWeight) {
               mixWith(rule("cs_plus"), line, 0, w2).z[0], 1e-6);
 }
 
-TEST(CsPlusPt, TrimsTheClippedOffsetsAlongTheirPrincipalDirection) {
-  // CsPlusRt's first case: clipped offsets 0 (pivot), (0, 0.5), (-0.6, 0), (0, -0.6),
-  // (0.36, 0.48), weight 0.2 each; their mean m = (-0.048, 0.076). Weighted covariance around m:
+TEST(CsPlusPt,
+     TrimsTheClippedOffsetsAlongTheirPrincipalDirectionAndAcrossThePivotAfterTheRadialTrim) {
+  // The plane: the clipped offsets' mean m = (-0.048, 0.076). Weighted covariance around m:
   // xx 0.095616, yy 0.162304, xy 0.038208; top eigenvector e = (0.413811, 0.910363). Along e:
   // 0, 0.455181, -0.248286, -0.546218, 0.585946; 0.2 off each end leaves the mean of 0,
   // 0.455181, -0.248286 = 0.068965 (times the total weight 1) in place of ⟨m, e⟩ = 0.049325:
   // z = (1, 0) + m + 0.019640 e.
-  const Matrix m{{1, 0}, {1, 0.5f}, {0.4f, 0}, {1, -2}, {2.8f, 2.4f}};
-  const std::vector<double> w{0, 0.2, 0.2, 0.2, 0.2};
-  const auto r = mixWith(rule("cs_plus_pt"), m, 1, w);
+  const auto r = mixWith(rule("cs_plus_pt"), kPlane, 1, kPlaneW);
   EXPECT_NEAR(r.z[0], 0.960127, 1e-5);
   EXPECT_NEAR(r.z[1], 0.093880, 1e-5);
-  // On a line every direction is the line: the radial trim's 1.05.
-  const Matrix line{{1}, {1.1f}, {1.3f}, {0.5f}, {3}};
-  const std::vector<double> w2{0, 0.2, 0.2, 0.2, 0.1};
-  EXPECT_NEAR(mixWith(rule("cs_plus_pt"), line, 1, w2).z[0], 1.05, 1e-6);
-  // b = 0: nothing clipped, nothing trimmed.
-  EXPECT_NEAR(mixWith(rule("cs_plus_pt"), line, 0, w2).z[0],
-              mixWith(rule("cs_plus"), line, 0, w2).z[0], 1e-6);
+  // cs_plus_rpt: along u the radial trim's 0 (z[0] = 1); e with its part along the pivot
+  // removed is (0, 1): the offsets' second coordinates 0, 0.5, 0, -0.6, 0.48 lose 0.2 at each
+  // end, mean 0.16.
+  const auto both = mixWith(rule("cs_plus_rpt"), kPlane, 1, kPlaneW);
+  EXPECT_NEAR(both.z[0], 1.0, 1e-5);
+  EXPECT_NEAR(both.z[1], 0.16, 1e-5);
+  for (const char* name : {"cs_plus_pt", "cs_plus_rpt"}) {
+    SCOPED_TRACE(name);
+    // On a line every direction is the line (and nothing is left across the pivot): the radial
+    // trim's 1.05. b = 0: nothing clipped, nothing trimmed.
+    EXPECT_NEAR(mixWith(rule(name), kLine, 1, kLineW).z[0], 1.05, 1e-6);
+    EXPECT_NEAR(mixWith(rule(name), kLine, 0, kLineW).z[0],
+                mixWith(rule("cs_plus"), kLine, 0, kLineW).z[0], 1e-6);
+  }
 }
 
 TEST(CsPlusPt, DropsACoherentBiasThatSitsInsideTheHonestDistances) {
@@ -317,6 +329,7 @@ TEST(CsPlusPt, DropsACoherentBiasThatSitsInsideTheHonestDistances) {
   EXPECT_NEAR(plain, 3.0 / 16, 0.05);  // the attackers' 3/16 of norm 1, plus honest noise
   EXPECT_GT(bias("cs_plus_rt"), plain / 2);
   EXPECT_LT(std::abs(bias("cs_plus_pt")), plain / 4);
+  EXPECT_LT(std::abs(bias("cs_plus_rpt")), plain / 4);  // the bias lies across the pivot
 }
 
 TEST(CsPlus, ClipsAtTheDistanceBeyondWhichTwiceTheByzantineWeightLies) {

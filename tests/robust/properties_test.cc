@@ -99,6 +99,7 @@ TEST(Properties, PermutingPeersDoesNotChangeAnyRule) {
                                               {.rule = RuleId::kCsPlus},
                                               {.rule = RuleId::kCsPlusRt},
                                               {.rule = RuleId::kCsPlusPt},
+                                              {.rule = RuleId::kCsPlusRpt},
                                               {.rule = RuleId::kNnaRt},
                                               {.rule = RuleId::kGts},
                                               {.rule = RuleId::kIos},
@@ -122,7 +123,7 @@ TEST(Properties, PermutingPeersDoesNotChangeAnyRule) {
 TEST(Properties, NoRuleLetsNonFiniteValuesThrough) {
   for (const char* name :
        {"nna", "mean", "metropolis", "cwtm", "cwmed", "gm", "krum", "multikrum", "clipped_gossip",
-        "cs_plus", "gts", "ios", "nna_rt", "cs_plus_rt", "cs_plus_pt"}) {
+        "cs_plus", "gts", "ios", "nna_rt", "cs_plus_rt", "cs_plus_pt", "cs_plus_rpt"}) {
     SCOPED_TRACE(name);
     Matrix m = testing::gaussianRows(8, kDim, 1.0f, 3);
     m[2][5] = std::numeric_limits<float>::quiet_NaN();
