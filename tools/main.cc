@@ -5,12 +5,23 @@
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <vector>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "kernels/device.h"
 #include "tools/command.h"
 
 int main(int argc, char** argv) {
   using namespace phalanx::tools;
+#if defined(__GLIBC__)
+  // Every round allocates and frees model-sized buffers (payloads, decoded rows, a rule's
+  // scratch; a simulation holds every peer's). With glibc's defaults freed ones go back to the
+  // kernel and fault back in the next round; kept in the heap, they are reused. The cost: up to
+  // 512 MB that was freed stays mapped.
+  mallopt(M_MMAP_THRESHOLD, 64 << 20);
+  mallopt(M_TRIM_THRESHOLD, 512 << 20);
+#endif
   CLI::App app{"phalanx: fault-tolerant, decentralized, peer-to-peer training node"};
   app.set_version_flag("--version", std::string("phalanx ") + PHALANX_VERSION + " (" +
                                         phalanx::kernels::backendSummary() + ")");
