@@ -215,6 +215,23 @@ int runExperiment(const ExperimentOptions& o) {
                                        0.0, plans[i].byzantine));
     }
   }
+  const bool all_ran = std::none_of(results.begin(), results.end(),
+                                    [](const auto& r) { return r.status == "error"; });
+  if (!o.filters.empty()) {
+    // A filtered run into a folder that holds other cells' records (a --resume of part of a
+    // grid) reports the whole grid, in grid order, so that it does not hide what ran before;
+    // cells outside the filter without a record are left out, not reported as not run.
+    std::map<std::string, CellResult> mine;
+    for (std::size_t i = 0; i < cells.size(); ++i) mine.emplace(cells[i].name(), results[i]);
+    results.clear();
+    for (const Cell& cell : expand(grid, {})) {
+      if (auto at = mine.find(cell.name()); at != mine.end()) {
+        results.push_back(std::move(at->second));
+      } else if (auto r = readCellRecord(cell, out / "cells" / cell.name() / "result.json")) {
+        results.push_back(std::move(r->result));
+      }
+    }
+  }
   std::ofstream(out / "results.csv") << resultsCsv(grid, results);
   fs::create_directories(out / "plots");
   std::vector<std::string> names;
@@ -225,8 +242,6 @@ int runExperiment(const ExperimentOptions& o) {
   std::ofstream(out / "results.md") << resultsMarkdown(grid, results, names);
   fmt::print("results: {}\n         {}\n", (out / "results.csv").string(),
              (out / "results.md").string());
-  const bool all_ran = std::none_of(results.begin(), results.end(),
-                                    [](const auto& r) { return r.status == "error"; });
   return all_ran && !interrupted() ? kExitOk : kExitFailure;
 }
 
@@ -246,7 +261,8 @@ Command addExperimentCommand(CLI::App& root) {
       ->check(CLI::ExistingFile);
   app->add_option("--out", o->out, "results folder")->required();
   app->add_option("--filter", o->filters,
-                  "keep cells whose axis takes one of these values: field=v1,v2")
+                  "run only cells whose axis takes one of these values: field=v1,v2 (the "
+                  "tables also show the other cells recorded in --out)")
       ->allow_extra_args(false);
   app->add_option("--jobs", o->jobs, "cells at a time (default 1)")->check(CLI::Range(1, 16));
   app->add_flag("--resume", o->resume,

@@ -90,6 +90,17 @@ TEST(ExperimentCli, SmokeGridRunsFiltersAndResumes) {
       (dir.path() / "one").string());
   ASSERT_EQ(filtered.exit_code, 0) << filtered.output;
   EXPECT_EQ(csv(dir.path() / "one" / "results.csv").size(), 2u);
+  // Another part of the grid into the same folder: the report covers both parts (grid order),
+  // not only the cell this run was filtered to.
+  const auto other = runProcess(phalanxBinary() + " experiment --grid " + sourceDir() +
+                                "/configs/experiments/smoke.yaml --base-port 21000 --filter "
+                                "attack=none --filter rule=mean --resume --out " +
+                                (dir.path() / "one").string());
+  ASSERT_EQ(other.exit_code, 0) << other.output;
+  const auto both = csv(dir.path() / "one" / "results.csv");
+  ASSERT_EQ(both.size(), 3u);
+  EXPECT_EQ(both[1][0], "none");
+  EXPECT_EQ(both[2][0], "signflip");
   const auto bad = runProcess(phalanxBinary() + " experiment --grid " + sourceDir() +
                               "/configs/experiments/smoke.yaml --filter colour=red --out " +
                               (dir.path() / "x").string());
