@@ -258,23 +258,19 @@ const std::vector<double> kLineW{0, 0.2, 0.2, 0.2, 0.1};
 TEST(CsPlusRt, TrimsTheClippedOffsetsAlongTheOwnModelByWeight) {
   // cs_plus: z - c = 0.2 (0 - 0.6 + 0 + 0.36, 0.5 + 0 - 0.6 + 0.48) = (-0.048, 0.076).
   // Along u the clipped offsets -0.6, 0, 0, 0, 0.36 lose 0.2 at each end: mean 0.
-  const Matrix& m = kPlane;
-  const std::vector<double>& w = kPlaneW;
-  auto plain = mixWith(rule("cs_plus"), m, 1, w);
+  auto plain = mixWith(rule("cs_plus"), kPlane, 1, kPlaneW);
   EXPECT_NEAR(plain.z[0], 0.952, 1e-6);
   EXPECT_NEAR(plain.z[1], 0.076, 1e-6);
-  auto r = mixWith(rule("cs_plus_rt"), m, 1, w);
+  auto r = mixWith(rule("cs_plus_rt"), kPlane, 1, kPlaneW);
   EXPECT_NEAR(r.z[0], 1.0, 1e-6);
   EXPECT_NEAR(r.z[1], 0.076, 1e-6);  // across u, cs_plus's step as it was
   // Unequal weights cut a row in part (the line). cs_plus: 1 + 0.03. Trimmed: -0.1 goes at the
   // bottom, 0.1 of r4 and 0.1 of r2 at the top: (0.2 + 0.1) * 0.1 / 0.6 = 0.05.
-  const Matrix& line = kLine;
-  const std::vector<double>& w2 = kLineW;
-  EXPECT_NEAR(mixWith(rule("cs_plus"), line, 1, w2).z[0], 1.03, 1e-6);
-  EXPECT_NEAR(mixWith(rule("cs_plus_rt"), line, 1, w2).z[0], 1.05, 1e-6);
+  EXPECT_NEAR(mixWith(rule("cs_plus"), kLine, 1, kLineW).z[0], 1.03, 1e-6);
+  EXPECT_NEAR(mixWith(rule("cs_plus_rt"), kLine, 1, kLineW).z[0], 1.05, 1e-6);
   // b = 0: nothing clipped, nothing trimmed: cs_plus_rt is cs_plus.
-  EXPECT_NEAR(mixWith(rule("cs_plus_rt"), line, 0, w2).z[0],
-              mixWith(rule("cs_plus"), line, 0, w2).z[0], 1e-6);
+  EXPECT_NEAR(mixWith(rule("cs_plus_rt"), kLine, 0, kLineW).z[0],
+              mixWith(rule("cs_plus"), kLine, 0, kLineW).z[0], 1e-6);
 }
 
 TEST(CsPlusPt,
