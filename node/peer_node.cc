@@ -1376,9 +1376,12 @@ bool PeerNode::recordRound(std::uint64_t t, RoundRecord& record, bool diverged) 
   record.bytes_uplink_total = metrics_.bytes_uplink_total;
   record.bytes_downlink_total = metrics_.bytes_downlink_total;
   if (outer_) record.local_steps = outer_->firstStep(t + 1);
+  // The record goes out before the checkpoint: a kill between the two then replays this round
+  // from the previous checkpoint (its line written twice) instead of resuming past a round whose
+  // line was never written.
+  if (on_round_) on_round_(record);
   const std::uint64_t every = setup_.config.checkpoint.every;
   if (checkpoints_ && every > 0 && (t + 1) % every == 0) saveCheckpoint(t + 1);
-  if (on_round_) on_round_(record);
   if (finished_) return false;  // on_round_ may have stopped the node
   if (diverged) {
     diverged_ = true;

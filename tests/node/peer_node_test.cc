@@ -12,6 +12,7 @@
 #include <asio.hpp>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "net/tcp_transport.h"
+#include "node/checkpoint.h"
 #include "node/data_source.h"
 #include "node/external_learner.h"
 #include "node/http_endpoint.h"
@@ -90,7 +92,12 @@ class Cluster {
   }
 
   void start(std::uint32_t id) {
-    nodes_[id]->start([this, id](const RoundRecord& r) { records_[id].push_back(r); }, [] {});
+    nodes_[id]->start(
+        [this, id](const RoundRecord& r) {
+          if (on_record) on_record(id, r);
+          records_[id].push_back(r);
+        },
+        [] {});
   }
 
   // Every node connected to all its neighbours, then all start together.
@@ -133,6 +140,7 @@ class Cluster {
   const TrainTest& data() const { return data_; }
 
   asio::io_context io;
+  std::function<void(std::uint32_t, const RoundRecord&)> on_record;  // before the record is kept
 
  private:
   Config config_;
@@ -325,6 +333,35 @@ TEST(PeerNode, EightNodesLearnLikeCentralizedAndRerunBitIdentically) {
       }
     }
   }
+}
+
+// A node killed between writing round t's record and checkpointing round t + 1 must not
+// resume past a round it never logged: each record goes out while the newest checkpoint on disk
+// is still the previous one.
+TEST(PeerNode, ARoundsRecordGoesOutBeforeItsCheckpoint) {
+  Config c = syntheticConfig();
+  c.rounds.count = 12;
+  c.checkpoint.every = 4;
+  testing::TempDir dir;
+  Cluster cluster(c, completeGraph(3, 0));
+  for (std::uint32_t i = 0; i < 3; ++i) {
+    cluster.create(i, 0, dir.path() / ("ckpt-" + std::to_string(i)), false);
+  }
+  for (std::uint32_t i = 0; i < 3; ++i) cluster.connect(i);
+  std::vector<std::uint64_t> newest_at_record;
+  cluster.on_record = [&](std::uint32_t id, const RoundRecord& r) {
+    if (id != 0) return;
+    const auto loaded = CheckpointStore(dir.path() / "ckpt-0").loadLatest();
+    newest_at_record.push_back(loaded.checkpoint ? loaded.checkpoint->round : 0);
+    EXPECT_LE(newest_at_record.back(), r.round) << "round " << r.round;
+  };
+  cluster.startAll();
+  ASSERT_TRUE(cluster.runToEnd());
+  ASSERT_EQ(newest_at_record.size(), c.rounds.count);
+  EXPECT_EQ(newest_at_record[4], 4u);  // round 3's checkpoint was written after round 3's record
+  const auto last = CheckpointStore(dir.path() / "ckpt-0").loadLatest();
+  ASSERT_TRUE(last.checkpoint);
+  EXPECT_EQ(last.checkpoint->round, c.rounds.count);
 }
 
 TEST(PeerNode, NnaHoldsAgainstSignflipWhileMeanBreaks) {
