@@ -281,4 +281,19 @@ CellPlan planCell(const Grid& grid, const Cell& cell, std::uint16_t base_port) {
   return plan;
 }
 
+std::vector<std::size_t> firstOfSameRun(const std::vector<CellPlan>& plans) {
+  std::map<std::string, std::size_t> first;
+  std::vector<std::size_t> out;
+  out.reserve(plans.size());
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    const CellPlan& p = plans[i];
+    // The attack only matters when someone runs it.
+    const std::string key = fmt::format(
+        "{}\x1f{}\x1f{}\x1f{}", topologies::toYaml(p.topology, ""), fmt::join(p.byzantine, ","),
+        p.byzantine.empty() ? "" : p.attack, fmt::join(p.sets, "\x1f"));
+    out.push_back(first.emplace(key, i).first->second);
+  }
+  return out;
+}
+
 }  // namespace phalanx::tools

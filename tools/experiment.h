@@ -93,4 +93,10 @@ struct CellPlan {
 };
 CellPlan planCell(const Grid& grid, const Cell& cell, std::uint16_t base_port);
 
+// For each plan (all planned from one base port), the index of the first plan that runs the
+// same: the same peers and edges, Byzantine peers and attack, and sets. A cell without
+// Byzantine peers runs the same whatever its attack axis says (a breakdown's f = 0 column), so
+// `phalanx experiment` runs it once and gives the others its record.
+std::vector<std::size_t> firstOfSameRun(const std::vector<CellPlan>& plans);
+
 }  // namespace phalanx::tools

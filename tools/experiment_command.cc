@@ -83,15 +83,19 @@ int runExperiment(const ExperimentOptions& o) {
     std::ofstream(out / "command.txt") << command << '\n';
   }
   std::vector<CellPlan> plans;
-  std::vector<std::size_t> todo;
-  std::map<std::size_t, CellRecord> records;  // the cells that ran, this time or before
-  for (std::size_t i = 0; i < cells.size(); ++i) {
+  for (const Cell& cell : cells) {
     try {
-      plans.push_back(planCell(grid, cells[i], o.base_port));  // checks the cell early
+      plans.push_back(planCell(grid, cell, o.base_port));  // checks the cell early
     } catch (const std::exception& e) {
-      spdlog::error("experiment: cell {}: {}", cells[i].name(), e.what());
+      spdlog::error("experiment: cell {}: {}", cell.name(), e.what());
       return kExitBadInput;
     }
+  }
+  const std::vector<std::size_t> same_run = firstOfSameRun(plans);
+  std::vector<std::size_t> todo;
+  std::map<std::size_t, CellRecord> records;  // the cells that ran, this time or before
+  std::map<std::size_t, std::vector<std::size_t>> copies;  // a cell that runs -> its same runs
+  for (std::size_t i = 0; i < cells.size(); ++i) {
     const fs::path dir = out / "cells" / cells[i].name();
     if (o.resume || o.report_only) {
       // A cell that ran (ok, or failed: some honest peer did not finish) is a result; one
@@ -106,15 +110,51 @@ int runExperiment(const ExperimentOptions& o) {
     if (o.report_only) continue;  // no record: reported as not run, its folder left alone
     std::error_code ignored;      // a folder that cannot go is reported when the cell starts
     fs::remove_all(dir, ignored);
-    todo.push_back(i);
+    if (same_run[i] == i) {
+      todo.push_back(i);
+    } else {
+      copies[same_run[i]].push_back(i);  // given the record of its first once that has one
+    }
   }
-  spdlog::info("experiment: {} cells, {} to run ({} at a time), results under {}", cells.size(),
-               todo.size(), o.jobs, out.string());
+  // A cell that runs the same as an earlier one takes that cell's record (its own cell named),
+  // and a line in its log says whose; without a record (the first could not run) it has none.
+  std::size_t finished = cells.size() - todo.size();
+  for (const auto& [first, others] : copies) finished -= others.size();
+  const auto copyRecord = [&](std::size_t first) {
+    const auto them = copies.find(first);
+    if (them == copies.end()) return;
+    for (const std::size_t i : them->second) {
+      ++finished;
+      if (!records.contains(first)) continue;
+      const fs::path dir = out / "cells" / cells[i].name();
+      std::error_code made;
+      fs::create_directories(dir, made);
+      if (made) continue;  // reported as not run; --resume tries again
+      CellRecord copy = records[first];
+      copy.result.cell = cells[i];
+      writeCellRecord(dir / "result.json", copy);
+      std::ofstream(dir / (o.engine + ".log")) << fmt::format(
+          "the same run as cell {} (the same peers, attackers, attack and "
+          "settings): its record copied\n",
+          cells[first].name());
+      records[i] = std::move(copy);
+    }
+    copies.erase(them);
+  };
+  std::size_t same = 0;
+  for (const auto& [first, others] : copies) same += others.size();
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    if (records.contains(i)) copyRecord(i);  // its first ran before (--resume)
+  }
+  spdlog::info("experiment: {} cells, {} to run ({} at a time){}, results under {}", cells.size(),
+               todo.size(), o.jobs,
+               same > 0 ? fmt::format(" and {} the same run as one of them", same) : "",
+               out.string());
 
   Supervisor running;                          // keyed by cell index
   std::map<std::size_t, std::size_t> slot_of;  // cell index -> its port slot
   std::vector<bool> slot_busy(o.jobs, false);
-  std::size_t next = 0, finished = cells.size() - todo.size();
+  std::size_t next = 0;
   double spent = 0;
   std::size_t timed = 0;
   progress(finished, cells.size(), 0, o.jobs);
@@ -140,6 +180,7 @@ int runExperiment(const ExperimentOptions& o) {
         spdlog::error("experiment: cell {}: cannot create {}: {}", cells[i].name(), dir.string(),
                       made.message());
         ++finished;
+        copyRecord(i);
         continue;
       }
       std::ofstream(dir / "topology.yaml")
@@ -164,6 +205,7 @@ int runExperiment(const ExperimentOptions& o) {
       for (const auto& s : plan.sets) argv.insert(argv.end(), {"--set", s});
       if (!running.spawn(i, argv, dir / (o.engine + ".log"))) {
         ++finished;  // no record: reported as an error, run again by --resume
+        copyRecord(i);
         continue;
       }
       slot_busy[slot] = true;
@@ -203,6 +245,7 @@ int runExperiment(const ExperimentOptions& o) {
     spent += wall;
     ++timed;
     ++finished;
+    copyRecord(index);
     progress(finished, cells.size(), spent / double(timed), o.jobs);
   }
 

@@ -1,6 +1,6 @@
 // `phalanx simulate` as a user runs it: the same files twice from the same seed, the same
 // results as `phalanx launch` on the same synchronous config, and the experiment runner with
-// --engine simulate.
+// --engine simulate (a cell that runs the same as another runs once).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -118,6 +118,35 @@ TEST(SimulateCli, ExperimentRunsCellsWithTheSimulateEngine) {
     ++cells;
   }
   EXPECT_GT(cells, 0u);
+  // A breakdown's f = 0 column: without attackers every attack is the same clean run, which
+  // runs once; the other cell gets its record and a log line that says whose.
+  const fs::path grid =
+      dir.write("breakdown.yaml", "config: " + sourceDir() +
+                                      "/configs/experiments/smoke-base.yaml\n"
+                                      "topology: {kind: complete, byzantine_budget: f}\nhonest: 5\n"
+                                      "grid: {f: [0, 1], attack: [signflip, alie], rule: [nna]}\n");
+  const std::string breakdown = phalanxBinary() + " experiment --engine simulate --grid " +
+                                grid.string() + " --rounds 20 --out " +
+                                (dir.path() / "breakdown").string();
+  const auto once = runProcess(breakdown);
+  ASSERT_EQ(once.exit_code, 0) << once.output;
+  EXPECT_THAT(once.output, HasSubstr("4 cells, 3 to run (1 at a time) and 1 the same run"));
+  const fs::path cells_dir = dir.path() / "breakdown" / "cells";
+  const auto ran = jsonFile(cells_dir / "f-0_attack-signflip_rule-nna" / "result.json");
+  const auto copied = jsonFile(cells_dir / "f-0_attack-alie_rule-nna" / "result.json");
+  EXPECT_FALSE(fs::exists(cells_dir / "f-0_attack-alie_rule-nna" / "run"));
+  EXPECT_THAT(readFile(cells_dir / "f-0_attack-alie_rule-nna" / "simulate.log"),
+              HasSubstr("the same run as cell f-0_attack-signflip_rule-nna"));
+  EXPECT_EQ(copied.value("status", ""), "ok") << copied.dump();
+  EXPECT_EQ(copied, ran);
+  const auto csv = readFile(dir.path() / "breakdown" / "results.csv");
+  EXPECT_THAT(csv, HasSubstr("alie,nna,0,ok"));
+  // --resume: nothing runs again; without the copy, the copy is made again, not the run.
+  fs::remove_all(cells_dir / "f-0_attack-alie_rule-nna");
+  const auto resumed = runProcess(breakdown + " --resume");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_THAT(resumed.output, HasSubstr("4 cells, 0 to run (1 at a time) and 1 the same run"));
+  EXPECT_EQ(jsonFile(cells_dir / "f-0_attack-alie_rule-nna" / "result.json"), ran);
   const auto bad = runProcess(phalanxBinary() + " simulate --topology " + sourceDir() +
                               "/topologies/ring-8.yaml --config " + sourceDir() +
                               "/configs/experiments/smoke-base.yaml --out " +

@@ -95,6 +95,26 @@ TEST(Experiment, AttackParametersBundlesAndBreakdownSizes) {
                           "exchange=gradient", "compression.feedback=dgc"));
 }
 
+TEST(Experiment, CellsWithoutAttackersRunOnceWhateverTheirAttack) {
+  testing::TempDir dir;
+  const Grid g = gridFrom(
+      dir,
+      "config: c.yaml\ntopology: {kind: complete, byzantine_budget: f}\nhonest: 4\ncollude: true\n"
+      "grid:\n  f: [0, 1]\n  attack: [opt_alie, \"alie:tau=10\", none]\n  rule: [nna, cs_plus]\n");
+  const auto cells = expand(g, {});
+  std::vector<CellPlan> plans;
+  for (const Cell& c : cells) plans.push_back(planCell(g, c, 30000));
+  const auto first = firstOfSameRun(plans);
+  ASSERT_EQ(first.size(), 12u);
+  // f = 0: every attack runs the clean run of its rule, the first attack's.
+  EXPECT_THAT(std::vector(first.begin(), first.begin() + 6), ElementsAre(0, 1, 0, 1, 0, 1));
+  // f = 1: each attack (none included: a named attacker behaving honestly) is its own run.
+  EXPECT_THAT(std::vector(first.begin() + 6, first.end()), ElementsAre(6, 7, 8, 9, 10, 11));
+  // Another base port is another run (firstOfSameRun compares plans from one base port).
+  plans[2] = planCell(g, cells[2], 31000);
+  EXPECT_EQ(firstOfSameRun(plans)[2], 2u);
+}
+
 TEST(Experiment, EveryShippedGridPlansEveryCellWithAValidConfig) {
   // Each cell's topology and config as a run would build them (the config with the cell's sets).
   const std::filesystem::path dir = testing::sourceDir() + "/configs/experiments";
