@@ -134,8 +134,8 @@ int runExperiment(const ExperimentOptions& o) {
       copy.result.cell = cells[i];
       writeCellRecord(dir / "result.json", copy);
       std::ofstream(dir / (o.engine + ".log")) << fmt::format(
-          "the same run as cell {} (the same peers, attackers, attack and "
-          "settings): its record copied\n",
+          "the same run as cell {} (the same peers and settings, and no attacker or the "
+          "same attack): its record copied\n",
           cells[first].name());
       records[i] = std::move(copy);
     }
