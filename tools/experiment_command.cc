@@ -116,10 +116,11 @@ int runExperiment(const ExperimentOptions& o) {
       copies[same_run[i]].push_back(i);  // given the record of its first once that has one
     }
   }
-  // A cell that runs the same as an earlier one takes that cell's record (its own cell named),
-  // and a line in its log says whose; without a record (the first could not run) it has none.
-  std::size_t finished = cells.size() - todo.size();
-  for (const auto& [first, others] : copies) finished -= others.size();
+  std::size_t same = 0;
+  for (const auto& [first, others] : copies) same += others.size();
+  std::size_t finished = cells.size() - todo.size() - same;
+  // The cells that run the same as `first` take its record (their own cell named) and a line in
+  // their logs says whose; without a record (it could not run) they have none either.
   const auto copyRecord = [&](std::size_t first) {
     const auto them = copies.find(first);
     if (them == copies.end()) return;
@@ -141,10 +142,12 @@ int runExperiment(const ExperimentOptions& o) {
     }
     copies.erase(them);
   };
-  std::size_t same = 0;
-  for (const auto& [first, others] : copies) same += others.size();
+  const auto ended = [&](std::size_t i) {  // ran, or could not start
+    ++finished;
+    copyRecord(i);
+  };
   for (std::size_t i = 0; i < cells.size(); ++i) {
-    if (records.contains(i)) copyRecord(i);  // its first ran before (--resume)
+    if (records.contains(i)) copyRecord(i);  // ran before (--resume)
   }
   spdlog::info("experiment: {} cells, {} to run ({} at a time){}, results under {}", cells.size(),
                todo.size(), o.jobs,
@@ -179,8 +182,7 @@ int runExperiment(const ExperimentOptions& o) {
         std::fprintf(stderr, "\n");
         spdlog::error("experiment: cell {}: cannot create {}: {}", cells[i].name(), dir.string(),
                       made.message());
-        ++finished;
-        copyRecord(i);
+        ended(i);
         continue;
       }
       std::ofstream(dir / "topology.yaml")
@@ -204,8 +206,7 @@ int runExperiment(const ExperimentOptions& o) {
       if (grid.rounds > 0) argv.insert(argv.end(), {"--rounds", std::to_string(grid.rounds)});
       for (const auto& s : plan.sets) argv.insert(argv.end(), {"--set", s});
       if (!running.spawn(i, argv, dir / (o.engine + ".log"))) {
-        ++finished;  // no record: reported as an error, run again by --resume
-        copyRecord(i);
+        ended(i);  // no record: reported as an error, run again by --resume
         continue;
       }
       slot_busy[slot] = true;
@@ -244,8 +245,7 @@ int runExperiment(const ExperimentOptions& o) {
     }
     spent += wall;
     ++timed;
-    ++finished;
-    copyRecord(index);
+    ended(index);
     progress(finished, cells.size(), spent / double(timed), o.jobs);
   }
 
