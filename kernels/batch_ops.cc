@@ -4,11 +4,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <utility>
 #include <vector>
 
 #include "base/check.h"
 #include "kernels/backend.h"
+#include "kernels/vector_ops.h"
 
 namespace phalanx::kernels {
 namespace {
@@ -245,6 +247,35 @@ void pairwiseSquaredDistances(Rows rows, std::span<double> out) {
   const std::size_t n = rows.size();
   const std::size_t d = commonLength(rows);
   PHALANX_CHECK(out.size() == n * n, "pairwiseSquaredDistances: output size");
+  // Rows that are one buffer are measured once: an attacker's line search runs the rule on f
+  // copies of its candidate, which would make the pass grow with f². Each pair's distance is
+  // computed the same way whichever other rows are present, so the result is bit for bit the
+  // one without the shortcut (two copies of a non-finite row: NaN, as a - a gives there).
+  std::vector<std::size_t> slot(n);
+  std::vector<std::span<const float>> distinct;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::size_t s = 0;
+    while (s < distinct.size() && distinct[s].data() != rows[i].data()) ++s;
+    if (s == distinct.size()) distinct.push_back(rows[i]);
+    slot[i] = s;
+  }
+  if (distinct.size() < n) {
+    const std::size_t m = distinct.size();
+    std::vector<double> inner(m * m);
+    pairwiseSquaredDistances(distinct, inner);
+    std::vector<double> self(m, 0.0);  // a row's distance to its own copy
+    for (std::size_t s = 0; s < m; ++s) {
+      if (!allFinite(distinct[s])) self[s] = std::numeric_limits<double>::quiet_NaN();
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      for (std::size_t j = 0; j < n; ++j) {
+        out[i * n + j] = i == j               ? 0.0
+                         : slot[i] == slot[j] ? self[slot[i]]
+                                              : inner[slot[i] * m + slot[j]];
+      }
+    }
+    return;
+  }
   PHALANX_OFFLOAD(offload::fitsRowKernels(n) ? n * d : 0,
                   offload::pairwiseSquaredDistances(rows, out));
   reduceOverBlocks(d, out, [&](std::size_t start, std::size_t len, std::vector<double>& acc) {

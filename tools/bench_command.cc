@@ -202,18 +202,19 @@ void registerCompress(bool quick) {
 }
 
 // One round of a colluding coalition's crafting: an opt_* line search (ALGORITHMS.md §4) against
-// NNA over h honest rows with f Byzantine copies. `shared`: what phalanx's coalition runs, one
+// a rule (NNA; cs_plus_pt, whose principal trim measures every pair of rows) over h honest rows
+// with f Byzantine copies. `shared`: what phalanx's coalition runs, one
 // search by its leader for all f (node/coalition.h); otherwise f searches, what every colluder
 // searching on its own would cost. Each reports its ratio to the shared search at f = 1, timed
 // alternately with it in the same run, so "independent of f" reads off one counter.
-void runCraft(benchmark::State& state, robust::AttackId attack, std::size_t h, std::size_t d,
-              std::size_t f, bool shared) {
+void runCraft(benchmark::State& state, robust::AttackId attack, robust::RuleId rule, std::size_t h,
+              std::size_t d, std::size_t f, bool shared) {
   const RowSet& set = rowSet(h, d);
   const auto make = [&](std::size_t byzantine) {
     return robust::makeAttack({.attack = attack,
                                .n = h + byzantine,
                                .f = byzantine,
-                               .target = {.rule = robust::RuleId::kNna},
+                               .target = {.rule = rule},
                                .target_b = byzantine});
   };
   auto one = make(1), made = make(f);
@@ -247,13 +248,16 @@ void runCraft(benchmark::State& state, robust::AttackId attack, std::size_t h, s
 void registerAttack(bool quick) {
   // The Fashion-MNIST MLP's 79,510 parameters and the breakdown grid's 16 honest peers.
   const std::size_t h = quick ? 8 : 16, d = quick ? 4096 : 79'510;
-  for (const robust::AttackId attack : {robust::AttackId::kOptAlie, robust::AttackId::kOptFoe}) {
-    for (const std::size_t f : {std::size_t(1), std::size_t(8)}) {
-      for (const bool shared : {true, false}) {
-        if (f == 1 && !shared) continue;  // the same search
-        registerTimed(fmt::format("attack/{}/nna/h:{}/d:{}/f:{}/{}", robust::kAttacks.name(attack),
-                                  h, d, f, shared ? "shared" : "every_colluder"),
-                      runCraft, attack, h, d, f, shared);
+  for (const robust::RuleId rule : {robust::RuleId::kNna, robust::RuleId::kCsPlusPt}) {
+    for (const robust::AttackId attack : {robust::AttackId::kOptAlie, robust::AttackId::kOptFoe}) {
+      for (const std::size_t f : {std::size_t(1), std::size_t(8)}) {
+        for (const bool shared : {true, false}) {
+          if (f == 1 && !shared) continue;  // the same search
+          registerTimed(
+              fmt::format("attack/{}/{}/h:{}/d:{}/f:{}/{}", robust::kAttacks.name(attack),
+                          robust::kRules.name(rule), h, d, f, shared ? "shared" : "every_colluder"),
+              runCraft, attack, rule, h, d, f, shared);
+        }
       }
     }
   }
@@ -310,7 +314,8 @@ Command addBenchCommand(CLI::App& root) {
       "with the same floor); gpu (the CUDA kernels on device buffers: top-k, distances, weighted "
       "sums, trimmed mean, median, packing, each with its ratio to a device-memory read floor "
       "timed in the same run); attack (a colluding coalition's opt_alie / opt_foe line search "
-      "against NNA per round at f = 1 and 8, once for all as phalanx's coalition leader runs it "
+      "against NNA and cs_plus_pt per round at f = 1 and 8, once for all as phalanx's coalition "
+      "leader runs it "
       "and once per colluder, each as a ratio to the f = 1 search timed in the same run); net "
       "(the transport's loopback throughput against raw sockets in the "
       "same run, and round-trip latency; --bytes, --json). --benchmark_filter=REGEX and other "

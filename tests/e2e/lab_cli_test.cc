@@ -113,6 +113,9 @@ TEST(BenchCli, QuickAttackRunComparesTheSharedSearchWithOnePerColluder) {
   EXPECT_THAT(r.output,
               HasSubstr("\"name\": \"attack/opt_foe/nna/h:8/d:4096/f:8/shared/manual_time\""));
   EXPECT_THAT(r.output, HasSubstr("\"name\": \"attack/opt_foe/nna/h:8/d:4096/f:8/every_colluder"));
+  EXPECT_THAT(
+      r.output,
+      HasSubstr("\"name\": \"attack/opt_foe/cs_plus_pt/h:8/d:4096/f:8/shared/manual_time\""));
   EXPECT_THAT(r.output, HasSubstr("\"searches_per_round\": 8"));
   EXPECT_THAT(r.output, HasSubstr("\"ratio_to_shared_f1\""));
 }

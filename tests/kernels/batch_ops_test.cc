@@ -41,6 +41,31 @@ TEST(BatchOps, DistancesMatchNaiveOnSizesAcrossBlockBoundaries) {
   }
 }
 
+TEST(BatchOps, PairwiseDistancesOfOneBufferRepeatedAreThoseOfSeparateCopies) {
+  // An attacker's line search hands the rule f spans of one candidate: measured once, the
+  // matrix must be bit for bit the one of f separate buffers holding the same numbers.
+  auto m = gaussianRows(4, 9000, 1.0f, 3);
+  m[3][5] = std::numeric_limits<float>::infinity();  // a non-finite row, repeated too
+  std::vector<std::span<const float>> shared{m[0], m[1], m[1], m[2], m[1], m[3], m[3]};
+  const testing::Matrix copies{m[0], m[1], m[1], m[2], m[1], m[3], m[3]};
+  const std::size_t n = shared.size();
+  std::vector<double> got(n * n), want(n * n);
+  pairwiseSquaredDistances(shared, got);
+  pairwiseSquaredDistances(views(copies), want);
+  for (std::size_t k = 0; k < n * n; ++k) {
+    SCOPED_TRACE(k);
+    if (std::isnan(want[k])) {
+      EXPECT_TRUE(std::isnan(got[k]));
+    } else {
+      EXPECT_EQ(got[k], want[k]);
+    }
+  }
+  EXPECT_EQ(got[1 * n + 2], 0.0);           // two copies of a finite row
+  EXPECT_TRUE(std::isnan(got[5 * n + 6]));  // two copies of a non-finite one
+  EXPECT_EQ(got[5 * n + 5], 0.0);           // the diagonal stays 0
+  EXPECT_GT(got[0 * n + 4], 0.0);
+}
+
 TEST(BatchOps, NonFiniteRowsGiveNonFiniteDistancesAndHugeOnesDoNot) {
   testing::Matrix m{{0, 0},
                     {1e30f, -1e30f},
