@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -243,14 +244,33 @@ double squaredDistancesAndSum(std::span<const float> center, Rows rows, std::spa
   return sums[n];
 }
 
-void pairwiseSquaredDistances(Rows rows, std::span<double> out) {
+KnownDistances::KnownDistances(Rows rows)
+    : length_(commonLength(rows)), dist_(rows.size() * rows.size()) {
+  rows_.reserve(rows.size());
+  for (const auto& r : rows) rows_.push_back(r.data());
+  pairwiseSquaredDistances(rows, dist_);
+}
+
+std::optional<double> KnownDistances::find(std::span<const float> a,
+                                           std::span<const float> b) const {
+  if (a.size() != length_ || b.size() != length_) return std::nullopt;
+  const auto at = [&](const float* p) {
+    return std::size_t(std::find(rows_.begin(), rows_.end(), p) - rows_.begin());
+  };
+  const std::size_t i = at(a.data()), j = at(b.data()), n = rows_.size();
+  if (i == n || j == n) return std::nullopt;
+  return dist_[i * n + j];
+}
+
+void pairwiseSquaredDistances(Rows rows, std::span<double> out, const KnownDistances* known) {
   const std::size_t n = rows.size();
   const std::size_t d = commonLength(rows);
   PHALANX_CHECK(out.size() == n * n, "pairwiseSquaredDistances: output size");
   // Rows that are one buffer are measured once: an attacker's line search runs the rule on f
   // copies of its candidate, which would make the pass grow with f². Each pair's distance is
   // computed the same way whichever other rows are present, so the result is bit for bit the
-  // one without the shortcut (two copies of a non-finite row: NaN, as a - a gives there).
+  // one without the shortcut (two copies of a non-finite row: NaN, as a - a gives there). The
+  // same holds for the pairs `known` already measured.
   std::vector<std::size_t> slot(n);
   std::vector<std::span<const float>> distinct;
   for (std::size_t i = 0; i < n; ++i) {
@@ -262,7 +282,7 @@ void pairwiseSquaredDistances(Rows rows, std::span<double> out) {
   if (distinct.size() < n) {
     const std::size_t m = distinct.size();
     std::vector<double> inner(m * m);
-    pairwiseSquaredDistances(distinct, inner);
+    pairwiseSquaredDistances(distinct, inner, known);
     std::vector<double> self(m, 0.0);  // a row's distance to its own copy
     for (std::size_t s = 0; s < m; ++s) {
       if (!allFinite(distinct[s])) self[s] = std::numeric_limits<double>::quiet_NaN();
@@ -276,18 +296,32 @@ void pairwiseSquaredDistances(Rows rows, std::span<double> out) {
     }
     return;
   }
+  // A device measures every pair itself (its own rounding); `known` serves the CPU path.
   PHALANX_OFFLOAD(offload::fitsRowKernels(n) ? n * d : 0,
                   offload::pairwiseSquaredDistances(rows, out));
-  reduceOverBlocks(d, out, [&](std::size_t start, std::size_t len, std::vector<double>& acc) {
-    for (std::size_t i = 0; i < n; ++i) {
-      for (std::size_t j = i + 1; j < n; ++j) {
-        acc[i * n + j] += blockSquaredDistance(rows[i].data() + start, rows[j].data() + start, len);
+  std::vector<std::pair<std::size_t, std::size_t>> pairs;  // the pairs still to measure
+  std::vector<double> found(n * n, 0.0);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = i + 1; j < n; ++j) {
+      const auto hit = known ? known->find(rows[i], rows[j]) : std::nullopt;
+      if (hit) {
+        found[i * n + j] = *hit;
+      } else {
+        pairs.emplace_back(i, j);
       }
+    }
+  }
+  reduceOverBlocks(d, out, [&](std::size_t start, std::size_t len, std::vector<double>& acc) {
+    for (const auto& [i, j] : pairs) {
+      acc[i * n + j] += blockSquaredDistance(rows[i].data() + start, rows[j].data() + start, len);
     }
   });
   for (std::size_t i = 0; i < n; ++i) {
     out[i * n + i] = 0.0;
-    for (std::size_t j = i + 1; j < n; ++j) out[j * n + i] = out[i * n + j];
+    for (std::size_t j = i + 1; j < n; ++j) {
+      out[i * n + j] += found[i * n + j];  // 0 where measured here, the known value otherwise
+      out[j * n + i] = out[i * n + j];
+    }
   }
 }
 

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -32,8 +33,26 @@ double squaredDistancesAndSum(std::span<const float> center, Rows rows, std::spa
 bool accumulateThenScale(Rows rows, std::span<const double> weights, double scale,
                          std::span<float> z);
 
-// out[i * n + j] = ‖rows[i] - rows[j]‖², n = rows.size(); symmetric, zero diagonal.
-void pairwiseSquaredDistances(Rows rows, std::span<double> out);
+// Pairwise squared distances of rows measured once, for rows that come back unchanged (an
+// attacker's line search runs the rule on its honest rows in every evaluation), keyed by the
+// rows' buffers: whoever builds one promises those buffers keep their contents while it is used.
+class KnownDistances {
+ public:
+  explicit KnownDistances(Rows rows);
+  // ‖a - b‖² when both are rows it measured (the same buffer and length), else nothing.
+  std::optional<double> find(std::span<const float> a, std::span<const float> b) const;
+
+ private:
+  std::size_t length_;
+  std::vector<const float*> rows_;
+  std::vector<double> dist_;
+};
+
+// out[i * n + j] = ‖rows[i] - rows[j]‖², n = rows.size(); symmetric, zero diagonal. Rows that
+// are one buffer are measured once, and pairs in `known` are taken from it: on the CPU, bit for
+// bit what measuring them here would give.
+void pairwiseSquaredDistances(Rows rows, std::span<double> out,
+                              const KnownDistances* known = nullptr);
 
 // out[k] = ‖rows[k]‖².
 void squaredNorms(Rows rows, std::span<double> out);

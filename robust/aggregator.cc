@@ -100,7 +100,8 @@ class Pipeline final : public Aggregator {
     }
     std::vector<char> kept(current.size(), 0);
     const bool z_holds_row_sum = fused && dropped == 0;  // a dropped row spoiled the sum
-    if (auto ok = rule_->apply({current, b, weights, to_pivot, z_holds_row_sum, pivot_squared_norm},
+    if (auto ok = rule_->apply({current, b, weights, to_pivot, z_holds_row_sum, pivot_squared_norm,
+                                in.known_distances},
                                out, kept);
         !ok) {
       return std::unexpected(ok.error());
@@ -120,6 +121,11 @@ class Pipeline final : public Aggregator {
 };
 
 }  // namespace
+
+bool measuresEveryPair(const AggregatorConfig& c) {
+  return c.pre.empty() && (c.rule == RuleId::kKrum || c.rule == RuleId::kMultikrum ||
+                           c.rule == RuleId::kCsPlusPt || c.rule == RuleId::kCsPlusRpt);
+}
 
 std::expected<std::unique_ptr<Aggregator>, std::string> makeAggregator(const AggregatorConfig& c) {
   std::unique_ptr<Rule> rule;

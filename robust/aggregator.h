@@ -74,6 +74,9 @@ struct MixInput {
   // Mixing weights W_ij per row (row 0: unused; metropolis puts what is missing on self).
   // Empty: 1/|S| each, i.e. a complete graph among the rows.
   std::span<const double> weights;
+  // Distances between rows that the caller measured before and promises unchanged (an
+  // attacker's line search: its honest rows); rules that measure every pair take them from here.
+  const kernels::KnownDistances* known_distances = nullptr;
 };
 
 // What a rule did with each row (index as in MixInput::rows; row 0 is the pivot).
@@ -97,6 +100,11 @@ class Aggregator {
 
   virtual std::string_view name() const = 0;
 };
+
+// Whether the configured rule measures every pair of the rows it mixes (krum, multikrum, the
+// principal trim), so that a caller mixing one set of rows many times gains by handing it
+// MixInput::known_distances; only without pre-aggregators, whose outputs are new rows.
+bool measuresEveryPair(const AggregatorConfig& c);
 
 std::expected<std::unique_ptr<Aggregator>, std::string> makeAggregator(const AggregatorConfig& c);
 

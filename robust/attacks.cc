@@ -251,8 +251,13 @@ class Optimized final : public Base {
       after_nnm.pre.erase(after_nnm.pre.begin());
       nnm.emplace(honest, config_.f, config_.target_b);
     }
+    // Against rules that measure every pair (krum, the principal trim) the honest pairs are the
+    // same in every evaluation: measured once (bit for bit what each evaluation would measure).
+    std::optional<kernels::KnownDistances> known;
+    if (measuresEveryPair(config_.target)) known.emplace(honest);
     const auto distanceOfMix = [&](Rows set, const AggregatorConfig& target) {
-      return distance(target, {set, config_.target_b, {}}, z, this->mean_);
+      return distance(target, {set, config_.target_b, {}, known ? &*known : nullptr}, z,
+                      this->mean_);
     };
     auto F = [&](double tau) {
       this->compose(tau, attack);
@@ -372,13 +377,16 @@ class Spectral final : public Attack {
         rows.push_back(t->honest_neighbours[j]);
         weights.push_back(t->honest_weights[j]);
       }
+      std::optional<kernels::KnownDistances> known;  // the honest rows' pairs, as in Optimized
+      if (measuresEveryPair(config_.target)) known.emplace(rows);
       rows.insert(rows.end(), t->byzantine_count, std::span<const float>(attack));
       weights.insert(weights.end(), t->byzantine_count,
                      t->byzantine_weight / double(t->byzantine_count));
       MixDistance distance;
       const auto F = [&](double x) {
         compose(x, attack);
-        return distance(config_.target, {rows, t->budget, weights}, z, honest_step);
+        return distance(config_.target, {rows, t->budget, weights, known ? &*known : nullptr}, z,
+                        honest_step);
       };
       tau = lineMaximize(F);  // the robust-gossip reference's search
       if (distance.succeeded == 0) return std::unexpected("spectral: " + distance.failure);

@@ -180,7 +180,7 @@ class Krum final : public Rule {
                                          multi_ ? "multikrum" : "krum", n, in.b));
     }
     std::vector<double> pair(n * n);
-    kernels::pairwiseSquaredDistances(in.rows, pair);
+    kernels::pairwiseSquaredDistances(in.rows, pair, in.known_distances);
     const std::size_t neighbours = n - in.b - 1;
     std::vector<double> score(n), others;
     for (std::size_t k = 0; k < n; ++k) {
@@ -372,11 +372,12 @@ struct TrimAxis {
 // power iteration on D^½ C D^½ (D = diag(a)) gives α, and e = Σ_k √a_k α_k (v_k - m), formed as
 // one weighted sum of the rows. Empty (no axis) when every offset is m.
 std::vector<float> principalDirection(Rows rows, std::span<const double> to_pivot,
-                                      std::span<const double> a, std::span<const double> f) {
+                                      std::span<const double> a, std::span<const double> f,
+                                      const kernels::KnownDistances* known) {
   constexpr int kIterations = 200;  // on an n x n matrix: negligible next to one pass over d
   const std::size_t n = rows.size();
   std::vector<double> dist(n * n);
-  kernels::pairwiseSquaredDistances(rows, dist);
+  kernels::pairwiseSquaredDistances(rows, dist, known);
   double total = 0;
   for (const double w : a) total += w;
   // V_ij = ⟨v_i, v_j⟩ = f_i f_j (‖r_i - c‖² + ‖r_j - c‖² - ‖r_i - r_j‖²) / 2, row 0 the pivot.
@@ -467,7 +468,8 @@ class CsPlus final : public Rule {
     const bool radial = trim_ == CsPlusTrim::kRadial || trim_ == CsPlusTrim::kBoth;
     if (radial) trimAlong(TrimAxis(in.rows[0], in.rows[0]));
     if (trim_ == CsPlusTrim::kRadial) return {};
-    std::vector<float> principal = principalDirection(in.rows, in.to_pivot, r.w, f);
+    std::vector<float> principal =
+        principalDirection(in.rows, in.to_pivot, r.w, f, in.known_distances);
     // Both trims: the principal one acts only across the pivot, on what the radial one left.
     if (radial && !principal.empty()) {
       const double cc = kernels::squaredNorm(in.rows[0]);

@@ -21,6 +21,7 @@ struct RuleInput {
   // rules whose sumsAllRows() is true; such a rule may finish from it instead of rereading.
   bool z_holds_row_sum = false;
   double pivot_squared_norm = 0;  // ‖rows[0]‖², set with z_holds_row_sum
+  const kernels::KnownDistances* known_distances = nullptr;  // MixInput's, passed on
 };
 
 class Rule {

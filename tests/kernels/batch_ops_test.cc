@@ -66,6 +66,23 @@ TEST(BatchOps, PairwiseDistancesOfOneBufferRepeatedAreThoseOfSeparateCopies) {
   EXPECT_GT(got[0 * n + 4], 0.0);
 }
 
+TEST(BatchOps, PairwiseDistancesTakeTheKnownPairsAsTheyWouldMeasureThem) {
+  const auto m = gaussianRows(6, 9000, 1.0f, 5);
+  const auto all = views(m);
+  const std::vector<std::span<const float>> first(all.begin(), all.begin() + 4);
+  const KnownDistances known(first);
+  std::vector<double> got(36), want(36);
+  pairwiseSquaredDistances(all, got, &known);
+  pairwiseSquaredDistances(all, want);
+  EXPECT_EQ(got, want);
+  // Another buffer (a copy of row 1's numbers) or another length is not known.
+  const std::vector<float> copy = m[1];
+  EXPECT_FALSE(known.find(m[0], copy).has_value());
+  EXPECT_FALSE(known.find(std::span<const float>(m[0]).first(10), m[1]).has_value());
+  ASSERT_TRUE(known.find(m[0], m[1]).has_value());
+  EXPECT_EQ(*known.find(m[0], m[1]), want[1]);
+}
+
 TEST(BatchOps, NonFiniteRowsGiveNonFiniteDistancesAndHugeOnesDoNot) {
   testing::Matrix m{{0, 0},
                     {1e30f, -1e30f},

@@ -299,6 +299,28 @@ TEST(CsPlusPt,
   }
 }
 
+TEST(Rules, DistancesMeasuredBeforeGiveTheSameMixBitForBit) {
+  // An attacker's line search hands the rules that measure every pair the honest pairs'
+  // distances (MixInput::known_distances); the mix must be the one without them, to the bit.
+  const Matrix honest = testing::gaussianRows(9, 5000, 1.0f, 11);
+  const std::vector<float> attack(5000, 0.3f);
+  std::vector<std::span<const float>> rows = views(honest);
+  const kernels::KnownDistances known(rows);
+  rows.insert(rows.end(), 3, std::span<const float>(attack));  // three copies of one candidate
+  for (const char* name : {"krum", "multikrum", "cs_plus_pt", "cs_plus_rpt"}) {
+    SCOPED_TRACE(name);
+    EXPECT_TRUE(measuresEveryPair(rule(name)));
+    auto agg = makeAggregator(rule(name));
+    ASSERT_TRUE(agg.has_value());
+    std::vector<float> plain(5000), cached(5000);
+    ASSERT_TRUE((*agg)->mix({rows, 3, {}}, plain).has_value());
+    ASSERT_TRUE((*agg)->mix({rows, 3, {}, &known}, cached).has_value());
+    EXPECT_EQ(plain, cached);
+  }
+  EXPECT_FALSE(measuresEveryPair(rule("nna")));
+  EXPECT_FALSE(measuresEveryPair(rule("krum", {"nnm"})));  // nnm's outputs are new rows
+}
+
 TEST(CsPlusPt, DropsACoherentBiasThatSitsInsideTheHonestDistances) {
   // ALIE's situation in many dimensions: a pivot of ±1 (seeded signs), 12 honest offsets of ±0.05
   // per coordinate (norm 1) and 3 attackers sharing one offset of 0.05 in every coordinate (norm
