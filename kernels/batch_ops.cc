@@ -262,9 +262,43 @@ std::optional<double> KnownDistances::find(std::span<const float> a,
   return dist_[i * n + j];
 }
 
-void pairwiseSquaredDistances(Rows rows, std::span<double> out, const KnownDistances* known) {
+namespace {
+
+// out = the pairwise matrix of rows (distinct buffers), the pairs `known` holds taken from it.
+void measurePairs(Rows rows, std::span<double> out, const KnownDistances* known) {
   const std::size_t n = rows.size();
   const std::size_t d = commonLength(rows);
+  // A device measures every pair itself (its own rounding); `known` serves the CPU path.
+  PHALANX_OFFLOAD(offload::fitsRowKernels(n) ? n * d : 0,
+                  offload::pairwiseSquaredDistances(rows, out));
+  std::vector<std::pair<std::size_t, std::size_t>> measure;
+  std::vector<std::pair<std::size_t, double>> taken;  // (i * n + j, its known distance)
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = i + 1; j < n; ++j) {
+      if (const auto v = known ? known->find(rows[i], rows[j]) : std::nullopt) {
+        taken.emplace_back(i * n + j, *v);
+      } else {
+        measure.emplace_back(i, j);
+      }
+    }
+  }
+  reduceOverBlocks(d, out, [&](std::size_t start, std::size_t len, std::vector<double>& acc) {
+    for (const auto& [i, j] : measure) {
+      acc[i * n + j] += blockSquaredDistance(rows[i].data() + start, rows[j].data() + start, len);
+    }
+  });
+  for (const auto& [at, v] : taken) out[at] = v;
+  for (std::size_t i = 0; i < n; ++i) {
+    out[i * n + i] = 0.0;
+    for (std::size_t j = i + 1; j < n; ++j) out[j * n + i] = out[i * n + j];
+  }
+}
+
+}  // namespace
+
+void pairwiseSquaredDistances(Rows rows, std::span<double> out, const KnownDistances* known) {
+  const std::size_t n = rows.size();
+  static_cast<void>(commonLength(rows));  // every row one length, copies included
   PHALANX_CHECK(out.size() == n * n, "pairwiseSquaredDistances: output size");
   // Rows that are one buffer are measured once: an attacker's line search runs the rule on f
   // copies of its candidate, which would make the pass grow with f². Each pair's distance is
@@ -273,54 +307,30 @@ void pairwiseSquaredDistances(Rows rows, std::span<double> out, const KnownDista
   // same holds for the pairs `known` already measured.
   std::vector<std::size_t> slot(n);
   std::vector<std::span<const float>> distinct;
+  std::vector<std::size_t> copies;  // per distinct buffer, how many rows are it
   for (std::size_t i = 0; i < n; ++i) {
     std::size_t s = 0;
     while (s < distinct.size() && distinct[s].data() != rows[i].data()) ++s;
-    if (s == distinct.size()) distinct.push_back(rows[i]);
+    if (s == distinct.size()) {
+      distinct.push_back(rows[i]);
+      copies.push_back(0);
+    }
+    ++copies[s];
     slot[i] = s;
   }
-  if (distinct.size() < n) {
-    const std::size_t m = distinct.size();
-    std::vector<double> inner(m * m);
-    pairwiseSquaredDistances(distinct, inner, known);
-    std::vector<double> self(m, 0.0);  // a row's distance to its own copy
-    for (std::size_t s = 0; s < m; ++s) {
-      if (!allFinite(distinct[s])) self[s] = std::numeric_limits<double>::quiet_NaN();
-    }
-    for (std::size_t i = 0; i < n; ++i) {
-      for (std::size_t j = 0; j < n; ++j) {
-        out[i * n + j] = i == j               ? 0.0
-                         : slot[i] == slot[j] ? self[slot[i]]
-                                              : inner[slot[i] * m + slot[j]];
-      }
-    }
-    return;
+  const std::size_t m = distinct.size();
+  std::vector<double> inner(m * m);
+  measurePairs(distinct, inner, known);
+  std::vector<double> self(m, 0.0);  // a row's distance to another copy of itself
+  for (std::size_t s = 0; s < m; ++s) {
+    if (copies[s] > 1 && !allFinite(distinct[s]))
+      self[s] = std::numeric_limits<double>::quiet_NaN();
   }
-  // A device measures every pair itself (its own rounding); `known` serves the CPU path.
-  PHALANX_OFFLOAD(offload::fitsRowKernels(n) ? n * d : 0,
-                  offload::pairwiseSquaredDistances(rows, out));
-  std::vector<std::pair<std::size_t, std::size_t>> pairs;  // the pairs still to measure
-  std::vector<double> found(n * n, 0.0);
   for (std::size_t i = 0; i < n; ++i) {
-    for (std::size_t j = i + 1; j < n; ++j) {
-      const auto hit = known ? known->find(rows[i], rows[j]) : std::nullopt;
-      if (hit) {
-        found[i * n + j] = *hit;
-      } else {
-        pairs.emplace_back(i, j);
-      }
-    }
-  }
-  reduceOverBlocks(d, out, [&](std::size_t start, std::size_t len, std::vector<double>& acc) {
-    for (const auto& [i, j] : pairs) {
-      acc[i * n + j] += blockSquaredDistance(rows[i].data() + start, rows[j].data() + start, len);
-    }
-  });
-  for (std::size_t i = 0; i < n; ++i) {
-    out[i * n + i] = 0.0;
-    for (std::size_t j = i + 1; j < n; ++j) {
-      out[i * n + j] += found[i * n + j];  // 0 where measured here, the known value otherwise
-      out[j * n + i] = out[i * n + j];
+    for (std::size_t j = 0; j < n; ++j) {
+      out[i * n + j] = i == j               ? 0.0
+                       : slot[i] == slot[j] ? self[slot[i]]
+                                            : inner[slot[i] * m + slot[j]];
     }
   }
 }

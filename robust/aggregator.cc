@@ -21,6 +21,7 @@ class Pipeline final : public Aggregator {
       : name_(std::move(name)), rule_(std::move(rule)), pre_(std::move(pre)) {}
 
   std::string_view name() const override { return name_; }
+  bool measuresEveryPair() const override { return pre_.empty() && rule_->measuresEveryPair(); }
 
   std::expected<MixReport, std::string> mix(const MixInput& in, std::span<float> out) override {
     const std::size_t n = in.rows.size();
@@ -123,8 +124,8 @@ class Pipeline final : public Aggregator {
 }  // namespace
 
 bool measuresEveryPair(const AggregatorConfig& c) {
-  return c.pre.empty() && (c.rule == RuleId::kKrum || c.rule == RuleId::kMultikrum ||
-                           c.rule == RuleId::kCsPlusPt || c.rule == RuleId::kCsPlusRpt);
+  const auto agg = makeAggregator(c);
+  return agg && (*agg)->measuresEveryPair();
 }
 
 std::expected<std::unique_ptr<Aggregator>, std::string> makeAggregator(const AggregatorConfig& c) {

@@ -99,11 +99,13 @@ class Aggregator {
   virtual std::expected<MixReport, std::string> mix(const MixInput& in, std::span<float> out) = 0;
 
   virtual std::string_view name() const = 0;
+  // Whether the rule measures every pair of the rows it is handed (krum, multikrum, the
+  // principal trim) — without pre-aggregators, whose outputs are new rows —, so that a caller
+  // mixing one set of rows many times gains by handing it MixInput::known_distances.
+  virtual bool measuresEveryPair() const = 0;
 };
 
-// Whether the configured rule measures every pair of the rows it mixes (krum, multikrum, the
-// principal trim), so that a caller mixing one set of rows many times gains by handing it
-// MixInput::known_distances; only without pre-aggregators, whose outputs are new rows.
+// Aggregator::measuresEveryPair of the configured aggregator (false if it does not build).
 bool measuresEveryPair(const AggregatorConfig& c);
 
 std::expected<std::unique_ptr<Aggregator>, std::string> makeAggregator(const AggregatorConfig& c);

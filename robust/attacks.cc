@@ -121,6 +121,14 @@ std::expected<void, std::string> checkHonest(const AttackInput& in, std::span<fl
   return {};
 }
 
+// The rows' pairwise distances for a line search's evaluations of a rule that measures every
+// pair (krum, the principal trim): measured once, bit for bit what each evaluation would
+// measure, while the rows stay as they are; nothing for other rules.
+std::optional<kernels::KnownDistances> knownPairs(const AggregatorConfig& rule, Rows rows) {
+  if (!measuresEveryPair(rule)) return std::nullopt;
+  return std::optional<kernels::KnownDistances>(std::in_place, rows);
+}
+
 // ‖Agg(in) - from‖ for the line searches, the mix written to z; -inf when the rule refuses the
 // set (its error kept in `failure`). A fresh aggregator each time: stateful rules (cc) must not
 // carry one evaluation into the next.
@@ -251,10 +259,7 @@ class Optimized final : public Base {
       after_nnm.pre.erase(after_nnm.pre.begin());
       nnm.emplace(honest, config_.f, config_.target_b);
     }
-    // Against rules that measure every pair (krum, the principal trim) the honest pairs are the
-    // same in every evaluation: measured once (bit for bit what each evaluation would measure).
-    std::optional<kernels::KnownDistances> known;
-    if (measuresEveryPair(config_.target)) known.emplace(honest);
+    const auto known = knownPairs(config_.target, honest);
     const auto distanceOfMix = [&](Rows set, const AggregatorConfig& target) {
       return distance(target, {set, config_.target_b, {}, known ? &*known : nullptr}, z,
                       this->mean_);
@@ -377,8 +382,7 @@ class Spectral final : public Attack {
         rows.push_back(t->honest_neighbours[j]);
         weights.push_back(t->honest_weights[j]);
       }
-      std::optional<kernels::KnownDistances> known;  // the honest rows' pairs, as in Optimized
-      if (measuresEveryPair(config_.target)) known.emplace(rows);
+      const auto known = knownPairs(config_.target, rows);  // before the copies join
       rows.insert(rows.end(), t->byzantine_count, std::span<const float>(attack));
       weights.insert(weights.end(), t->byzantine_count,
                      t->byzantine_weight / double(t->byzantine_count));

@@ -172,6 +172,7 @@ class GeometricMedian final : public Rule {
 class Krum final : public Rule {
  public:
   explicit Krum(bool multi) : multi_(multi) {}
+  bool measuresEveryPair() const override { return true; }
   std::expected<void, std::string> apply(const RuleInput& in, std::span<float> z,
                                          std::vector<char>& kept) override {
     const std::size_t n = in.rows.size();
@@ -433,6 +434,9 @@ std::vector<float> principalDirection(Rows rows, std::span<const double> to_pivo
 class CsPlus final : public Rule {
  public:
   explicit CsPlus(CsPlusTrim trim) : trim_(trim) {}
+  bool measuresEveryPair() const override {  // the principal trim's centred Gram matrix
+    return trim_ == CsPlusTrim::kPrincipal || trim_ == CsPlusTrim::kBoth;
+  }
   std::expected<void, std::string> apply(const RuleInput& in, std::span<float> z,
                                          std::vector<char>& kept) override {
     const std::size_t n = in.rows.size();

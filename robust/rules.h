@@ -31,6 +31,8 @@ class Rule {
                                                  std::vector<char>& kept) = 0;
   // Whether the rule can use Σ rows handed over in z (see RuleInput::z_holds_row_sum).
   virtual bool sumsAllRows() const { return false; }
+  // Whether it measures every pair of rows (and so reads RuleInput::known_distances).
+  virtual bool measuresEveryPair() const { return false; }
 };
 
 std::unique_ptr<Rule> makeNna();

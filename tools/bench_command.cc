@@ -203,10 +203,10 @@ void registerCompress(bool quick) {
 
 // One round of a colluding coalition's crafting: an opt_* line search (ALGORITHMS.md §4) against
 // a rule (NNA; cs_plus_pt, whose principal trim measures every pair of rows) over h honest rows
-// with f Byzantine copies. `shared`: what phalanx's coalition runs, one
-// search by its leader for all f (node/coalition.h); otherwise f searches, what every colluder
-// searching on its own would cost. Each reports its ratio to the shared search at f = 1, timed
-// alternately with it in the same run, so "independent of f" reads off one counter.
+// with f Byzantine copies. `shared`: what phalanx's coalition runs, one search by its leader for
+// all f (node/coalition.h); otherwise f searches, what every colluder searching on its own would
+// cost. Each reports its ratio to the shared search at f = 1, timed alternately with it in the
+// same run, so "independent of f" reads off one counter.
 void runCraft(benchmark::State& state, robust::AttackId attack, robust::RuleId rule, std::size_t h,
               std::size_t d, std::size_t f, bool shared) {
   const RowSet& set = rowSet(h, d);
@@ -315,8 +315,8 @@ Command addBenchCommand(CLI::App& root) {
       "sums, trimmed mean, median, packing, each with its ratio to a device-memory read floor "
       "timed in the same run); attack (a colluding coalition's opt_alie / opt_foe line search "
       "against NNA and cs_plus_pt per round at f = 1 and 8, once for all as phalanx's coalition "
-      "leader runs it "
-      "and once per colluder, each as a ratio to the f = 1 search timed in the same run); net "
+      "leader runs it and once per colluder, each as a ratio to the f = 1 search timed in the "
+      "same run); net "
       "(the transport's loopback throughput against raw sockets in the "
       "same run, and round-trip latency; --bytes, --json). --benchmark_filter=REGEX and other "
       "--benchmark_* flags pass through.");
