@@ -158,17 +158,22 @@ DaemonExit runDaemon(PeerSetup setup, const std::filesystem::path& out, DaemonOp
         return std::vector<float>(peer->parameters().begin(), peer->parameters().end());
       });
     };
-    ControlAccess control{
-        .token = config.control.token,
-        .remote = config.control.remote,
-        .apply = [&io, &peer](const std::string& command) -> std::optional<std::string> {
-          // Unanswered within the limit (nullopt): queued behind a busy or hung loop.
-          return onLoop<std::string>(io, [&peer, command] {
-            const auto applied = peer->inject(command);
-            if (applied && command.starts_with("crash")) std::_Exit(137);  // as kill -9
-            return applied ? std::string() : applied.error();
-          });
-        }};
+    ControlAccess control{.token = config.control.token,
+                          .remote = config.control.remote,
+                          .apply = [&io, &peer](const FaultCommand& command) -> ControlAnswer {
+                            // Unanswered within the limit (nullopt): queued behind a busy or hung
+                            // loop.
+                            const auto answer = onLoop<ControlAnswer>(io, [&peer, command] {
+                              const auto applied = peer->inject(command);
+                              if (applied && std::holds_alternative<fault::Crash>(command))
+                                std::_Exit(137);  // as kill -9
+                              return applied ? ControlAnswer{}
+                                             : ControlAnswer{.outcome = FaultOutcome::kRefused,
+                                                             .reason = applied.error()};
+                            });
+                            return answer ? *answer
+                                          : ControlAnswer{.outcome = FaultOutcome::kNotAnswered};
+                          }};
     http = std::make_unique<HttpEndpoint>(host, self.metrics_port, std::move(model),
                                           std::move(control));
   }

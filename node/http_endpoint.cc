@@ -31,17 +31,27 @@ HttpEndpoint::HttpEndpoint(const std::string& host, std::uint16_t port, ModelSou
     } else if (req.get_header_value("Authorization") != "Bearer " + control.token) {
       res.status = 401;
       res.set_content("wrong or missing token\n", "text/plain");
-    } else if (const std::optional<std::string> error = control.apply(req.body); !error) {
-      res.status = 504;
-      res.set_content(
-          "the node did not answer in time (busy or hung); the command is queued and may still "
-          "apply\n",
-          "text/plain");
-    } else if (!error->empty()) {
+    } else if (const auto command = parseFaultCommand(req.body); !command) {
       res.status = 400;
-      res.set_content(*error + "\n", "text/plain");
+      res.set_content(command.error() + "\n", "text/plain");
     } else {
-      res.set_content("ok\n", "text/plain");
+      const ControlAnswer answer = control.apply(*command);
+      switch (answer.outcome) {
+        case FaultOutcome::kApplied:
+          res.set_content("ok\n", "text/plain");
+          break;
+        case FaultOutcome::kRefused:
+          res.status = 400;
+          res.set_content(answer.reason + "\n", "text/plain");
+          break;
+        case FaultOutcome::kNotAnswered:
+          res.status = 504;
+          res.set_content(
+              "the node did not answer in time (busy or hung); the command is queued and may "
+              "still apply\n",
+              "text/plain");
+          break;
+      }
     }
   });
   server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {

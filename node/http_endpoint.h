@@ -3,7 +3,7 @@
 // a busy or hung loop still answers), and the parameters as a float32 .npy at GET /model (with
 // the control token as a bearer token; 404 when none is configured), taken from the loop only when
 // asked (copying the model every round would cost the loop a full read and write of it, 100 MB
-// at 25.6M parameters). Optionally POST /control (body: a fault, see PeerNode::inject) with a
+// at 25.6M parameters). Optionally POST /control (body: a fault, node/fault_command.h) with a
 // bearer token, from loopback only unless told otherwise. /metrics is open to whoever reaches the
 // port (bind the metrics port to loopback, or firewall it, where counters are private).
 #pragma once
@@ -17,6 +17,8 @@
 #include <thread>
 #include <vector>
 
+#include "node/fault_command.h"
+
 namespace httplib {
 class Server;
 }
@@ -26,18 +28,25 @@ namespace phalanx::node {
 // Returns the model, or nullopt when it cannot now (GET /model answers 503). HTTP thread.
 using ModelSource = std::function<std::optional<std::vector<float>>()>;
 
+// What became of a command: applied; refused, and why; or not answered in time (busy or hung:
+// the command stays queued and may apply later).
+struct ControlAnswer {
+  FaultOutcome outcome = FaultOutcome::kApplied;
+  std::string reason;  // kRefused
+};
+
 struct ControlAccess {
   std::string token;    // empty: no /control
   bool remote = false;  // accept requests from addresses other than loopback
-  // Applies one command: "" (applied), an error, or nullopt when the node did not answer in
-  // time (busy or hung: the command stays queued and may apply later). On the HTTP thread.
-  std::function<std::optional<std::string>(const std::string& command)> apply;
+  // Applies one command, parsed from the request's body. On the HTTP thread.
+  std::function<ControlAnswer(const FaultCommand& command)> apply;
 };
 
 class HttpEndpoint {
  public:
   // Binds host:port (0: any free port); throws std::runtime_error naming the address when it
-  // cannot. Serves until destroyed. POST /control answers 200 (applied), 400 (bad command),
+  // cannot. Serves until destroyed. POST /control answers 200 (applied), 400 (a command that does
+  // not parse, or one the node refused),
   // 401 (wrong or missing token), 403 (not from loopback), 404 (no token configured), 504 (the
   // node did not answer in time).
   HttpEndpoint(const std::string& host, std::uint16_t port, ModelSource model,

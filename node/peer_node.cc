@@ -5,7 +5,6 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <sstream>
 #include <thread>
 
 #include "base/text.h"
@@ -1492,90 +1491,72 @@ std::expected<std::unique_ptr<robust::Attack>, std::string> PeerNode::makeAttack
   return robust::makeAttack(a);
 }
 
-std::expected<void, std::string> PeerNode::switchAttack(const std::string& name) {
-  // `inject attack NAME` is text from the control endpoint: parsed here, at its boundary.
-  const auto spec = AttackSpec::parse(name);
-  if (!spec) return std::unexpected("attack " + spec.error());
-  if (!spec->honest() && spec->kind != Misbehaviour::kVector && !spec->protocol()) {
-    return std::unexpected(
-        fmt::format("attack {}: not switchable at run time (allowed: none, vector attacks {}, "
-                    "{}NAME, protocol attacks stall, round_lie, resync_flood, keyframe_spam)",
-                    name, fmt::join(robust::kAttacks.names(), ", "), kEquivocatePrefix));
-  }
+std::expected<void, std::string> PeerNode::switchAttack(const AttackSpec& spec) {
   std::unique_ptr<robust::Attack> attack;
-  if (spec->kind == Misbehaviour::kVector) {
-    auto made = makeAttackFor(*spec);
+  if (spec.kind == Misbehaviour::kVector) {
+    auto made = makeAttackFor(spec);
     if (!made) return std::unexpected(made.error());
     attack = std::move(*made);
   }
   attack_ = std::move(attack);
-  attack_spec_ = *spec;
-  role_ = roleFor(*spec);
+  attack_spec_ = spec;
+  role_ = roleFor(spec);
   // The neighbours' replicas of this node now hold something else: start them afresh.
   for (const std::uint32_t j : neighbours_) keyframe_owed_.insert(j);
   return {};
 }
 
-std::expected<void, std::string> PeerNode::inject(const std::string& command) {
-  std::istringstream in(command);
-  std::string verb, arg;
-  in >> verb >> arg;
-  const auto number = [&](double lo, double hi, double& out) -> std::string {
-    std::size_t used = 0;
-    try {
-      out = std::stod(arg, &used);
-    } catch (const std::exception&) {
-      used = 0;
+std::expected<void, std::string> PeerNode::inject(const FaultCommand& command) {
+  struct Apply {
+    PeerNode& node;
+    std::expected<void, std::string> operator()(const fault::Crash&) const {
+      node.log_->warn("round {}: injected crash", node.gate_->openRound());
+      node.abort();
+      return {};
     }
-    if (arg.empty() || used != arg.size() || !(out >= lo && out <= hi)) {
-      return fmt::format("{}: expected a number in [{}, {}], got '{}'", verb, lo, hi, arg);
-    }
-    return "";
-  };
-  double v = 0;
-  std::string error;
-  if (verb == "crash") {
-    log_->warn("round {}: injected crash", gate_->openRound());
-    abort();
-  } else if (verb == "hang") {
-    if (error = number(0, 3600, v); error.empty()) {
-      log_->warn("round {}: injected hang of {} s", gate_->openRound(), v);
+    std::expected<void, std::string> operator()(const fault::Hang& h) const {
+      node.log_->warn("round {}: injected hang of {} s", node.gate_->openRound(), h.seconds);
       // Posted, so that the command is answered as applied before the whole node stops.
-      clock_.post([v] { std::this_thread::sleep_for(std::chrono::duration<double>(v)); });
+      node.clock_.post(
+          [v = h.seconds] { std::this_thread::sleep_for(std::chrono::duration<double>(v)); });
+      return {};
     }
-  } else if (verb == "slow") {
-    if (error = number(0, 600000, v); error.empty())
-      slow_ = std::chrono::milliseconds(std::int64_t(v));
-  } else if (verb == "delay") {
-    if (error = number(0, 600000, v); error.empty())
-      transport_->setDelay(std::chrono::milliseconds(std::int64_t(v)));
-  } else if (verb == "drop") {
-    if (error = number(0, 1, v); error.empty()) transport_->setDrop(v);
-  } else if (verb == "corrupt") {
-    if (error = number(0, 1, v); error.empty()) transport_->setCorrupt(v);
-  } else if (verb == "partition") {
-    const auto parsed = base::parseIds(arg);
-    if (!parsed) return std::unexpected("partition: " + parsed.error());
-    const std::vector<std::uint32_t>& ids = *parsed;
-    if (ids.empty()) return std::unexpected("partition: expected ids, e.g. partition 3,7");
-    transport_->setPartitioned(ids);
-  } else if (verb == "attack") {
-    if (arg.empty()) {
-      error = "attack: expected a name (or none)";
-    } else if (auto switched = switchAttack(arg); !switched) {
-      error = switched.error();
+    std::expected<void, std::string> operator()(const fault::Slow& s) const {
+      node.slow_ = s.by;
+      return {};
     }
-  } else if (verb == "heal") {
-    slow_ = std::chrono::milliseconds(0);
-    transport_->heal();
-  } else {
-    error = fmt::format(
-        "unknown fault '{}' (crash, hang S, slow MS, drop P, delay MS, corrupt P, "
-        "partition IDS, attack NAME, heal)",
-        verb);
-  }
-  if (!error.empty()) return std::unexpected(error);
-  log_->warn("round {}: fault injected: {}", gate_->openRound(), command);
+    std::expected<void, std::string> operator()(const fault::Delay& d) const {
+      node.transport_->setDelay(d.by);
+      return {};
+    }
+    std::expected<void, std::string> operator()(const fault::Drop& d) const {
+      node.transport_->setDrop(d.probability);
+      return {};
+    }
+    std::expected<void, std::string> operator()(const fault::Corrupt& c) const {
+      node.transport_->setCorrupt(c.probability);
+      return {};
+    }
+    std::expected<void, std::string> operator()(const fault::Partition& p) const {
+      node.transport_->setPartitioned(p.peers);
+      return {};
+    }
+    std::expected<void, std::string> operator()(const fault::Heal&) const {
+      node.slow_ = std::chrono::milliseconds(0);
+      node.transport_->heal();
+      return {};
+    }
+    std::expected<void, std::string> operator()(const fault::SwitchAttack& a) const {
+      return node.switchAttack(a.attack);
+    }
+    std::expected<void, std::string> operator()(const fault::Restart&) const {
+      return std::unexpected(
+          "restart: a running node cannot restart itself (the simulation's faults restart a "
+          "crashed one; a real one is started again with --resume)");
+    }
+  };
+  if (auto applied = std::visit(Apply{*this}, command); !applied) return applied;
+  log_->warn("round {}: fault injected: {}", gate_->openRound(), faultText(command));
   return {};
 }
 

@@ -44,6 +44,7 @@
 #include "node/consensus_step.h"
 #include "node/dataset.h"
 #include "node/equivocation.h"
+#include "node/fault_command.h"
 #include "node/gradient_exchange.h"
 #include "node/hub_broadcast.h"
 #include "node/learner.h"
@@ -118,13 +119,11 @@ class PeerNode {
   // A crash as the peers see it: connections closed without a Goodbye.
   void abort();
 
-  // Fault injection (the control endpoint, DESIGN.md "inject"): "crash", "hang SECONDS",
-  // "slow MS" (each round starts MS later), "drop P" / "corrupt P" (each outgoing round message
-  // is dropped / has bytes flipped with probability P), "delay MS" (outgoing round messages
-  // leave MS late), "partition ID,ID,...", "attack NAME" (a vector attack, or "none"), "heal"
-  // (clears slow, drop, corrupt, delay and partition). An error says why the command was not
-  // applied. "crash" aborts the node; what the process does next is its owner's business.
-  std::expected<void, std::string> inject(const std::string& command);
+  // Fault injection (the control endpoint, a simulation's faults: node/fault_command.h).
+  // "crash" aborts the node (what the process does next is its owner's business); "hang" blocks
+  // the clock's thread; "slow" starts each round later; the others go to the fault wrapper
+  // around the transport or switch the attack. An error says why the command was not applied.
+  std::expected<void, std::string> inject(const FaultCommand& command);
 
   bool finished() const { return finished_; }
   // Stopped early because the model or its local step went NaN/Inf (after a last evaluation).
@@ -149,7 +148,7 @@ class PeerNode {
   // Whether no live honest neighbour's vector for round t has come yet and none has moved past
   // t (so a rushing attacker opening t now could hear nothing before its deadline).
   bool aheadOfHonestNeighbours(std::uint64_t t) const;
-  std::expected<void, std::string> switchAttack(const std::string& name);
+  std::expected<void, std::string> switchAttack(const AttackSpec& spec);
   void endRound(net::RoundResult&& result);
   // The end of every round's record: evaluation on evaluation rounds and the last, metrics,
   // checkpoint, on_round. False when the node stops here (diverged, or stopped by on_round).

@@ -83,11 +83,13 @@ std::vector<SimulatedFault> parseFaults(const std::string& text, const std::stri
           fmt::format("{}:{}: expected 'SECONDS NODE COMMAND', got '{}'", source, number, line));
     }
     f.node = std::uint32_t(node);
-    std::getline(words >> std::ws, f.command);
-    while (!f.command.empty() && std::isspace(static_cast<unsigned char>(f.command.back())))
-      f.command.pop_back();
-    if (f.command.empty())
+    std::string command;
+    std::getline(words >> std::ws, command);
+    if ((std::istringstream(command) >> std::ws).eof())
       throw ConfigError(fmt::format("{}:{}: no command after the node id", source, number));
+    auto parsed = parseFaultCommand(command);
+    if (!parsed) throw ConfigError(fmt::format("{}:{}: {}", source, number, parsed.error()));
+    f.command = std::move(*parsed);
     out.push_back(std::move(f));
   });
   return out;
@@ -183,19 +185,21 @@ std::vector<SimulatedFault> chaosFaults(const topologies::Topology& topology,
     const std::uint32_t node = nodes[pick(rng)];
     switch (rng() % 3) {
       case 0:
-        out.push_back({at, node, "crash"});
-        out.push_back({until, node, "restart"});
+        out.push_back({at, node, fault::Crash{}});
+        out.push_back({until, node, fault::Restart{}});
         break;
       case 1: {
         const auto& ns = topology.neighbours(node);
         if (ns.empty()) break;
-        out.push_back({at, node, fmt::format("partition {}", ns[rng() % ns.size()])});
-        out.push_back({until, node, "heal"});
+        out.push_back({at, node, fault::Partition{{ns[rng() % ns.size()]}}});
+        out.push_back({until, node, fault::Heal{}});
         break;
       }
       default:
-        out.push_back({at, node, "attack alie"});
-        out.push_back({until, node, "attack none"});
+        out.push_back({at, node,
+                       fault::SwitchAttack{
+                           {.kind = Misbehaviour::kVector, .vector = robust::AttackId::kAlie}}});
+        out.push_back({until, node, fault::SwitchAttack{}});
         break;
     }
   }
@@ -230,7 +234,7 @@ SimulationResult simulate(SimulationSetup s) {
     if (!topology.contains(f.node))
       throw ConfigError(
           fmt::format("fault at {} s: no node {} in the topology", f.at_seconds, f.node));
-    restarts |= f.command == "restart";
+    restarts |= std::holds_alternative<fault::Restart>(f.command);
   }
 
   std::shared_ptr<spdlog::logger> log = s.log;
@@ -333,7 +337,7 @@ SimulationResult simulate(SimulationSetup s) {
     scheduler.schedule(net::VirtualScheduler::kOutside, slot.actor, atSeconds(f.at_seconds),
                        [&slot, &start, &faults_left, f] {
                          --faults_left;
-                         if (f.command == "restart") {
+                         if (std::holds_alternative<fault::Restart>(f.command)) {
                            // Only a node that is down restarts (a crash before it, or none).
                            if (slot.node->finished() && !slot.done) start(slot, true);
                            return;

@@ -20,21 +20,24 @@
 
 #include "net/memory_transport.h"
 #include "node/config.h"
+#include "node/fault_command.h"
 #include "node/peer_node.h"
 #include "topologies/topology.h"
 
 namespace phalanx::node {
 
 // At virtual time `at_seconds`, node `node` gets `command`: anything PeerNode::inject takes
-// ("crash", "partition 3,7", "attack alie", "heal", ...), or "restart" (a crashed node starts
-// again from its newest checkpoint, as `phalanx node --resume`).
+// (crash, partition, attack, heal, ...), or restart (a crashed node starts again from its
+// newest checkpoint, as `phalanx node --resume`).
 struct SimulatedFault {
   double at_seconds = 0;
   std::uint32_t node = 0;
-  std::string command;
+  FaultCommand command;
 };
 
-// Parses "SECONDS NODE COMMAND..." (one fault per line of a --faults file; # comments).
+// Parses "SECONDS NODE COMMAND..." (one fault per line of a --faults file; # comments). Throws
+// ConfigError naming the file and line of the first line that does not parse, the command's
+// own mistakes (an unknown fault, a value out of range) included.
 std::vector<SimulatedFault> parseFaults(const std::string& text, const std::string& source);
 
 // A links file (# comments), one of per line:

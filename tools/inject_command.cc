@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "node/config.h"
+#include "node/fault_command.h"
 #include "tools/command.h"
 #include "tools/launch.h"
 #include "topologies/topology.h"
@@ -82,6 +83,19 @@ int runInject(const InjectOptions& o) {
     fmt::print("node {}: {} (pid {})\n", o.node, verb, *pid);
     return kExitOk;
   }
+  // Parsed here, before anything is sent: a typo is the operator's to fix, not the node's.
+  const auto fault = node::parseFaultCommand(command);
+  if (!fault) {
+    spdlog::error("inject: {}", fault.error());
+    return kExitBadInput;
+  }
+  if (std::holds_alternative<node::fault::Restart>(*fault)) {
+    spdlog::error(
+        "inject restart: a running node cannot restart itself; start it again with `phalanx "
+        "node --resume` (restart is a fault of `phalanx simulate --faults`)");
+    return kExitBadInput;
+  }
+  command = node::faultText(*fault);
   std::string token = o.token;
   if (token.empty() && !o.config.empty()) {
     try {
@@ -102,10 +116,16 @@ int runInject(const InjectOptions& o) {
   const auto r =
       http.Post("/control", {{"Authorization", "Bearer " + token}}, command, "text/plain");
   if (!r) {
+    // A crash takes the node down before it answers: the request went through (the connection
+    // closed under it), which a node that was never reached cannot say.
+    if (std::holds_alternative<node::fault::Crash>(*fault) &&
+        r.error() != httplib::Error::Connection && r.error() != httplib::Error::ConnectionTimeout) {
+      fmt::print("node {}: crash (the connection closed before an answer)\n", o.node);
+      return kExitOk;
+    }
     spdlog::error("inject: node {} at {}:{} did not answer ({})", o.node, spec.host,
                   spec.metrics_port, httplib::to_string(r.error()));
-    // A crash takes the node down before it answers.
-    return verb == "crash" ? kExitOk : kExitFailure;
+    return kExitFailure;
   }
   if (r->status == 200) {
     fmt::print("node {}: {}\n", o.node, command);

@@ -269,6 +269,31 @@ TEST(ToolsCli, LaunchRefusesPortsInUseAndBadInput) {
   EXPECT_THAT(unknown.output, HasSubstr("no node 7"));
 }
 
+// inject reads its command before it connects: a typo is exit 2 with the reason, and a crash
+// aimed at a port where no node listens is no success.
+TEST(ToolsCli, InjectRefusesATypoBeforeConnectingAndACrashNobodyReceived) {
+  testing::TempDir dir;
+  const fs::path topology = dir.path() / "pair.yaml";
+  ASSERT_EQ(runProcess(phalanxBinary() +
+                       " topology gen --kind complete --n 2 --base-port 7970 "
+                       "--metrics-base-port 8070 > " +
+                       topology.string())
+                .exit_code,
+            0);
+  const std::string inject =
+      phalanxBinary() + " inject --topology " + topology.string() + " --token s3cret --node 1 ";
+  const auto typo = runProcess(inject + "partiton 0");
+  EXPECT_EQ(typo.exit_code, 2) << typo.output;
+  EXPECT_THAT(typo.output, HasSubstr("unknown fault 'partiton'"));
+  EXPECT_THAT(typo.output, ::testing::Not(HasSubstr("did not answer")));  // never sent
+  const auto restart = runProcess(inject + "restart");
+  EXPECT_EQ(restart.exit_code, 2) << restart.output;
+  EXPECT_THAT(restart.output, HasSubstr("--resume"));
+  const auto crash = runProcess(inject + "crash");
+  EXPECT_EQ(crash.exit_code, 1) << crash.output;
+  EXPECT_THAT(crash.output, HasSubstr("did not answer"));
+}
+
 // tools/netem: three peers in their own network namespaces, started by launch --wrap. The
 // links are shaped (10 ms each way) only where the kernel has the netem qdisc.
 TEST(ToolsCli, NetemPutsPeersInNamespacesThatLaunchWraps) {

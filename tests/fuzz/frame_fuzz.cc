@@ -1,6 +1,7 @@
 // Fuzz target for everything a peer's bytes reach before the node's logic: the frame reader,
 // the envelope checks, the round fast path, the transport's direct path for large frames
-// (roundLayout), and compress/'s decoder on RoundMessage payloads.
+// (roundLayout), and compress/'s decoder on RoundMessage payloads; and for what an operator's
+// text reaches: the fault-command parser (POST /control, `phalanx inject`, faults files).
 // libFuzzer's entry point; tests/fuzz/fuzz_driver.cc runs it without libFuzzer.
 #include <cstddef>
 #include <cstdint>
@@ -11,6 +12,7 @@
 
 #include "compress/decode.h"
 #include "net/frame.h"
+#include "node/fault_command.h"
 
 namespace {
 
@@ -72,5 +74,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   // As a bare compressed message.
   decodePayload(std::string(reinterpret_cast<const char*>(data), size));
+  // As a fault command: what parses has a text that parses back to the same command.
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  if (const auto command = phalanx::node::parseFaultCommand(text)) {
+    const std::string again = phalanx::node::faultText(*command);
+    const auto reparsed = phalanx::node::parseFaultCommand(again);
+    if (!reparsed || phalanx::node::faultText(*reparsed) != again) {
+      std::fprintf(stderr, "fault command '%s' does not parse back from its text\n", again.c_str());
+      __builtin_trap();
+    }
+  }
   return 0;
 }

@@ -41,6 +41,13 @@ using testing::attackNamed;
 using testing::completeGraph;
 using testing::syntheticConfig;
 
+// What the control endpoint does with a command's text: parsed, then applied.
+std::expected<void, std::string> injectText(PeerNode& node, std::string_view text) {
+  const auto command = parseFaultCommand(text);
+  if (!command) return std::unexpected(command.error());
+  return node.inject(*command);
+}
+
 std::shared_ptr<const topologies::Topology> ringGraph(std::size_t n, std::size_t budget) {
   std::vector<topologies::NodeSpec> nodes;
   std::vector<topologies::Edge> edges;
@@ -550,11 +557,11 @@ TEST(PeerNode, InjectedFaultsTakeEffectAndHeal) {
   c.rounds.quorum = false;  // exclusions counted in every round: the sign-flipper always mixed
   auto topology = completeGraph(4, 1);
   Cluster cluster(c, topology);
-  EXPECT_THAT(cluster[0].inject("explode").error(), ::testing::HasSubstr("unknown fault"));
-  EXPECT_THAT(cluster[0].inject("drop 2").error(), ::testing::HasSubstr("[0, 1]"));
-  EXPECT_THAT(cluster[0].inject("attack frobnicate").error(),
+  EXPECT_THAT(injectText(cluster[0], "explode").error(), ::testing::HasSubstr("unknown fault"));
+  EXPECT_THAT(injectText(cluster[0], "drop 2").error(), ::testing::HasSubstr("[0, 1]"));
+  EXPECT_THAT(injectText(cluster[0], "attack frobnicate").error(),
               ::testing::HasSubstr("not something a node can run"));
-  EXPECT_THAT(cluster[0].inject("partition x").error(), ::testing::HasSubstr("not a node id"));
+  EXPECT_THAT(injectText(cluster[0], "partition x").error(), ::testing::HasSubstr("not a node id"));
   cluster.startAll();
   const auto roundOf = [&](std::uint32_t id) {
     return cluster.records(id).empty() ? 0 : cluster.records(id).back().round;
@@ -563,7 +570,7 @@ TEST(PeerNode, InjectedFaultsTakeEffectAndHeal) {
       cluster.io, [&] { return roundOf(1) >= 20; }, 30s));
 
   // Node 1 turns into a sign-flipper: the others exclude it from then on.
-  ASSERT_TRUE(cluster[1].inject("attack signflip").has_value());
+  ASSERT_TRUE(injectText(cluster[1], "attack signflip").has_value());
   EXPECT_EQ(cluster[1].role(), PeerNode::Role::kVectorAttack);
   const std::uint64_t before = cluster[0].metrics().peer_excluded_total.contains(1)
                                    ? cluster[0].metrics().peer_excluded_total.at(1)
@@ -572,10 +579,10 @@ TEST(PeerNode, InjectedFaultsTakeEffectAndHeal) {
   ASSERT_TRUE(testing::runUntil(
       cluster.io, [&] { return roundOf(0) >= switched + 30; }, 30s));
   EXPECT_GE(cluster[0].metrics().peer_excluded_total.at(1) - before, 25u);
-  ASSERT_TRUE(cluster[1].inject("attack none").has_value());
+  ASSERT_TRUE(injectText(cluster[1], "attack none").has_value());
 
   // Node 2 drops half its messages: its receivers see gaps and ask for keyframes.
-  ASSERT_TRUE(cluster[2].inject("drop 0.5").has_value());
+  ASSERT_TRUE(injectText(cluster[2], "drop 0.5").has_value());
   std::uint64_t resyncs = 0;
   const std::uint64_t dropping = roundOf(0);
   ASSERT_TRUE(testing::runUntil(
@@ -590,7 +597,7 @@ TEST(PeerNode, InjectedFaultsTakeEffectAndHeal) {
   for (std::uint32_t i = 0; i < 4; ++i) resyncs += cluster[i].metrics().resyncs_requested_total;
   EXPECT_EQ(resyncs, 0u);
 
-  ASSERT_TRUE(cluster[2].inject("heal").has_value());
+  ASSERT_TRUE(injectText(cluster[2], "heal").has_value());
   ASSERT_TRUE(cluster.runToEnd());
   // Lost messages and attack switches are not equivocation (partitions, crashes, restarts,
   // rushing and stalling peers: tests/node/simulation_test.cc, in virtual time).
@@ -601,14 +608,15 @@ TEST(PeerNode, InjectedFaultsTakeEffectAndHeal) {
 TEST(HttpEndpoint, ServesMetricsModelAndGuardsControl) {
   std::vector<std::string> applied;
   const std::vector<float> model{1.5f, -2.0f};
-  HttpEndpoint http(
-      "127.0.0.1", 0, [&] { return std::optional<std::vector<float>>(model); },
-      {.token = "s3cret", .apply = [&](const std::string& command) -> std::optional<std::string> {
-         if (command == "bad") return "unknown fault 'bad'";
-         if (command == "busy") return std::nullopt;  // the loop did not answer
-         applied.push_back(command);
-         return "";
-       }});
+  HttpEndpoint http("127.0.0.1", 0, [&] { return std::optional<std::vector<float>>(model); },
+                    {.token = "s3cret", .apply = [&](const FaultCommand& command) -> ControlAnswer {
+                       if (std::holds_alternative<fault::Hang>(command))  // the loop did not answer
+                         return {.outcome = FaultOutcome::kNotAnswered};
+                       if (std::holds_alternative<fault::SwitchAttack>(command))
+                         return {.outcome = FaultOutcome::kRefused, .reason = "no attack here"};
+                       applied.push_back(faultText(command));
+                       return {};
+                     }});
   http.publish("phalanx_round{node=\"0\"} 3\n");
   httplib::Client client("127.0.0.1", http.port());
   auto metrics = client.Get("/metrics");
@@ -629,8 +637,11 @@ TEST(HttpEndpoint, ServesMetricsModelAndGuardsControl) {
                       "text/plain")
                 ->status,
             401);
-  EXPECT_EQ(client.Post("/control", auth, "bad", "text/plain")->status, 400);
-  EXPECT_EQ(client.Post("/control", auth, "busy", "text/plain")->status, 504);  // not "applied"
+  EXPECT_EQ(client.Post("/control", auth, "bad", "text/plain")->status, 400);  // does not parse
+  const auto refused = client.Post("/control", auth, "attack alie", "text/plain");
+  EXPECT_EQ(refused->status, 400);  // parsed, refused by the node: the reason comes back
+  EXPECT_EQ(refused->body, "no attack here\n");
+  EXPECT_EQ(client.Post("/control", auth, "hang 3", "text/plain")->status, 504);  // not "applied"
   EXPECT_EQ(client.Post("/control", auth, "slow 10", "text/plain")->status, 200);
   EXPECT_EQ(applied, std::vector<std::string>{"slow 10"});
   HttpEndpoint closed("127.0.0.1", 0, {});

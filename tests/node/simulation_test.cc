@@ -29,6 +29,11 @@ namespace {
 
 using namespace std::chrono_literals;
 using testing::attackNamed;
+
+// A fault at `seconds` on `node`, as a faults file line would say it.
+SimulatedFault at(double seconds, std::uint32_t node, std::string_view command) {
+  return {seconds, node, *parseFaultCommand(command)};
+}
 using testing::completeGraph;
 
 // The simulation tests' base: 100 rounds, a 1 s ceiling.
@@ -75,7 +80,7 @@ TEST(Simulation, RerunsAreBitIdenticalAlsoWhenDeadlinesFire) {
   c.compression.codec = compress::CodecId::kTopk;
   c.compression.density = 0.1;
   // Node 3 starts each round 300 ms late from 0.1 s on: its neighbours' deadlines fire.
-  const std::vector<SimulatedFault> faults{{0.1, 3, "slow 300"}, {0.2, 1, "drop 0.3"}};
+  const std::vector<SimulatedFault> faults{at(0.1, 3, "slow 300"), at(0.2, 1, "drop 0.3")};
   const SimRun one = runSim(c, completeGraph(5, 1), faults, 1);
   const SimRun two = runSim(c, completeGraph(5, 1), faults, 2);
   std::size_t deadlines = 0;
@@ -128,7 +133,7 @@ TEST(Simulation, RushingAttackerWaitsForSlowHonestPeersInsteadOfRunningAhead) {
   c.rounds.count = 40;
   c.rounds.deadline_ms = 400;
   c.byzantine[2].attack = attackNamed("signflip");
-  const SimRun r = runSim(c, completeGraph(3, 1), {{0, 0, "slow 250"}, {0, 1, "slow 250"}});
+  const SimRun r = runSim(c, completeGraph(3, 1), {at(0, 0, "slow 250"), at(0, 1, "slow 250")});
   for (std::uint32_t i : {0u, 1u}) {
     ASSERT_EQ(r.records[i].size(), 40u);
     EXPECT_EQ(r.mixedCount(i, 2), 40u) << "node " << i;
@@ -192,7 +197,7 @@ std::size_t restartIndex(const std::vector<RoundRecord>& records) {
 // at `restart` (virtual seconds).
 SimRun crashAndRestartNodeTwo(const Config& c, double crash, double restart) {
   testing::TempDir dir;
-  return runSim(c, completeGraph(4, 1), {{crash, 2, "crash"}, {restart, 2, "restart"}}, 2,
+  return runSim(c, completeGraph(4, 1), {at(crash, 2, "crash"), at(restart, 2, "restart")}, 2,
                 dir.path());
 }
 
@@ -276,7 +281,8 @@ TEST(Simulation, APartitionedNodeHearsOnlyTheOtherSideUntilItHeals) {
   c.rounds.count = 150;
   c.rounds.quorum = true;
   // Rounds take ~4 ms of virtual time (2 ms computation, 1 ms links): cut at 0.1 s, heal at 0.3 s.
-  const SimRun r = runSim(c, completeGraph(4, 1), {{0.1, 3, "partition 0,1"}, {0.3, 3, "heal"}});
+  const SimRun r =
+      runSim(c, completeGraph(4, 1), {at(0.1, 3, "partition 0,1"), at(0.3, 3, "heal")});
   const auto& three = r.records[3];
   bool cut_seen = false, healed_seen = false;
   for (const auto& rec : three) {
@@ -611,7 +617,7 @@ TEST(Simulation, DianaKeyframeRoundsTakeTheFullShiftSoNoHonestPeerLooksLikeAnEqu
   Config c = trackedConfig("diana", compress::CodecId::kRandk, 0.25);
   c.compression.unbiased = true;
   c.rounds.deadline_ms = 200;
-  const SimRun r = runSim(c, completeGraph(5, 1), {{0.0, 2, "drop 0.3"}});
+  const SimRun r = runSim(c, completeGraph(5, 1), {at(0.0, 2, "drop 0.3")});
   std::uint64_t keyframes_asked = 0;
   for (std::uint32_t i = 0; i < 5; ++i) {
     ASSERT_EQ(r.records[i].size(), 60u) << i;
@@ -665,11 +671,17 @@ TEST(Simulation, FaultAndLinkFilesAreParsedOrRefusedWithTheLine) {
   ASSERT_EQ(f.size(), 2u);
   EXPECT_EQ(f[1].at_seconds, 1.25);
   EXPECT_EQ(f[1].node, 3u);
-  EXPECT_EQ(f[1].command, "restart");
+  EXPECT_EQ(faultText(f[1].command), "restart");
   EXPECT_THAT([] { parseFaults("0.5 crash\n", "f.txt"); },
               ::testing::ThrowsMessage<ConfigError>(::testing::HasSubstr("f.txt:1")));
   EXPECT_THAT([] { parseFaults("1 2\n", "g.txt"); },
               ::testing::ThrowsMessage<ConfigError>(::testing::HasSubstr("g.txt:1: no command")));
+  // A typo in a command fails at load, naming the line, instead of a run without the fault.
+  EXPECT_THAT([] { parseFaults("0.1 2 crash\n0.5 3 partiton 1\n", "h.txt"); },
+              ::testing::ThrowsMessage<ConfigError>(
+                  ::testing::HasSubstr("h.txt:2: unknown fault 'partiton'")));
+  EXPECT_THAT([] { parseFaults("0.5 3 drop 1.5\n", "h.txt"); },
+              ::testing::ThrowsMessage<ConfigError>(::testing::HasSubstr("h.txt:1: drop")));
   // Link files: per edge (either order), the rest at the fallback; a line that is not a link is
   // an error, not skipped.
   const auto links = parseLinks("# a b ms mbit\n3 1 20 100\n\n0 2 5\n", "l.txt",
@@ -702,9 +714,10 @@ TEST(Simulation, TheShippedWanFilesParse) {
   EXPECT_EQ(links.minLatency(), 1ms);  // the fallback, for edges to nodes beyond 63
   const auto faults = parseFaults(read("churn-64.faults"), "churn-64.faults");
   EXPECT_EQ(faults.size(), 12u);
-  EXPECT_EQ(std::count_if(faults.begin(), faults.end(),
-                          [](const SimulatedFault& f) { return f.command == "restart"; }),
-            6);
+  EXPECT_EQ(
+      std::count_if(faults.begin(), faults.end(),
+                    [](const SimulatedFault& f) { return faultText(f.command) == "restart"; }),
+      6);
 }
 
 TEST(Simulation, RegionsGiveEdgesTheirLinkClassUnlessAnEdgeHasItsOwn) {
