@@ -145,6 +145,11 @@ compress::CompressorConfig compressorConfig(const BroadcastConfig& c) {
   return {.codec = c.codec, .density = c.density, .values = c.values};
 }
 
+robust::AggregatorConfig ruleConfig(const Config& c, std::uint32_t id) {
+  const MixingConfig& m = c.mixing;
+  return {.rule = m.rule, .pre = m.pre, .tau = m.tau, .iters = m.iters, .seed = c.seed + id};
+}
+
 compress::CompressorConfig compressorConfig(const CompressionConfig& c) {
   return {.codec = c.codec,
           .density = c.density,

@@ -229,6 +229,10 @@ struct Config {
   std::map<std::uint32_t, ByzantineConfig> byzantine;  // by node id
 };
 
+// The rule node `id` mixes with (mixing.*, its seed drawn from the run's): what its aggregator
+// runs, and what an attacker optimizes against.
+robust::AggregatorConfig ruleConfig(const Config& c, std::uint32_t id);
+
 // The codec settings of `c` for compress::makeCompressor (seed and layers left to the caller).
 compress::CompressorConfig compressorConfig(const CompressionConfig& c);
 // The same for the hub's broadcast.

@@ -38,14 +38,6 @@ AttackSpec attackFor(const PeerSetup& s) {
   return it == s.config.byzantine.end() ? AttackSpec{} : it->second.attack;
 }
 
-// Protocol attacks run the honest round with honest vectors and misbehave around it.
-PeerNode::Role roleFor(const AttackSpec& attack) {
-  if (attack.kind == Misbehaviour::kVector) return PeerNode::Role::kVectorAttack;
-  if (attack.kind == Misbehaviour::kSilent) return PeerNode::Role::kSilent;
-  if (attack.wire()) return PeerNode::Role::kWireAttack;
-  return PeerNode::Role::kHonest;
-}
-
 // The setup's learner, or a LocalTrainer on its shard; a label-flipping attacker trains on
 // y -> classes-1-y. A learner from outside owns its labels (it cannot flip) and hands in only
 // its vector (no gradient for Accordion).
@@ -80,20 +72,6 @@ std::span<const std::uint8_t> bytesOf(const std::string& s) {
   return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
 }
 
-// round_lie's claims: far future, the past, just beyond the receivers' window, ahead.
-std::uint64_t liedRound(std::uint64_t t) {
-  switch (t % 4) {
-    case 0:
-      return std::uint64_t(1) << 62;
-    case 1:
-      return 0;
-    case 2:
-      return t + 9;
-    default:
-      return t + 1000;
-  }
-}
-
 // Keyframes granted on request: the first at once, then at least kResyncInterval rounds apart,
 // the gap doubling while a neighbour keeps asking (up to kMaxResyncInterval), so a resync flood
 // costs at most one keyframe per kMaxResyncInterval rounds once it has run a while.
@@ -114,38 +92,18 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
       clock_(clock ? *clock : *own_clock_),
       setup_(std::move(setup)),
       log_(setup_.log ? setup_.log : spdlog::default_logger()),
-      attack_spec_(attackFor(setup_)),
-      role_(roleFor(attack_spec_)),
       rounds_(setup_.rounds ? setup_.rounds : setup_.config.rounds.count),
       neighbours_(neighboursOf(setup_)),
-      learner_(learnerFor(setup_, attack_spec_)),
+      learner_(learnerFor(setup_, attackFor(setup_))),
       public_replica_(learner_->dimension()),
       replicas_(learner_->dimension()),
       equivocation_(setup_.topology->budgetOf(setup_.id)),
       join_timer_(clock_.timer()),
       slow_timer_(clock_.timer()),
-      hold_timer_(clock_.timer()),
-      coalition_timer_(clock_.timer()) {
+      hold_timer_(clock_.timer()) {
   const Config& config = setup_.config;
   dim_ = learner_->dimension();
   metrics_.node = setup_.id;
-  for (const auto& [id, _] : config.byzantine) byzantine_ids_.insert(id);
-  if (!attack_spec_.honest()) byzantine_ids_.insert(setup_.id);
-  // A colluding vector attacker pools what it hears with the config's other colluders over
-  // connections of their own (the side channel: honest peers never dial them).
-  if (const auto own = config.byzantine.find(setup_.id);
-      role_ == Role::kVectorAttack && own != config.byzantine.end() && own->second.collude) {
-    std::vector<std::uint32_t> fellows;
-    for (const auto& [id, b] : config.byzantine) {
-      // Fellows run vector attacks too (one that never shares would cost every round the wait).
-      if (b.collude && id != setup_.id && setup_.topology->contains(id) &&
-          b.attack.kind == Misbehaviour::kVector) {
-        fellows.push_back(id);
-      }
-    }
-    if (!fellows.empty()) coalition_ = std::make_unique<CoalitionBook>(std::move(fellows), dim_);
-  }
-
   const std::vector<compress::LayerShape> layers = learner_->layers();
   if (config.compression.codec != compress::CodecId::kNone &&
       config.compression.feedback != compress::FeedbackKind::kDgc) {
@@ -237,25 +195,15 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
           compress::compressionSeed(config.seed, setup_.id, false) ^ 0xb40adca57ULL);
     }
   }
-  auto aggregator = robust::makeAggregator(ruleConfig());
+  auto aggregator = robust::makeAggregator(ruleConfig(config, setup_.id));
   if (!aggregator) throw ConfigError("mixing: " + aggregator.error());
   aggregator_ = std::move(*aggregator);
-
-  if (role_ == Role::kVectorAttack) {
-    auto attack = makeAttackFor(attack_spec_);
-    if (!attack) throw ConfigError("byzantine: " + attack.error());
-    attack_ = std::move(*attack);
-    if (isHub()) {
-      throw ConfigError(
-          "byzantine: a vector attack at the hub is outside exchange: hub's threat model (the "
-          "leaves trust their hub; docs/PROTOCOL.md \"Hub exchange\")");
-    }
-    if (hub_ && attack_->perTarget()) {
-      throw ConfigError(fmt::format(
-          "byzantine: {} crafts per target from the vectors around it; a leaf of exchange: hub "
-          "hears no other leaf",
-          attack_spec_.name()));
-    }
+  if (const AttackSpec attack = attackFor(setup_); !attack.honest()) {
+    // What an attacker knows: the config's Byzantine peers, itself among them.
+    std::set<std::uint32_t> byzantine{setup_.id};
+    for (const auto& [id, _] : config.byzantine) byzantine.insert(id);
+    adversary_ = std::make_unique<Adversary>(static_cast<AdversaryHost&>(*this), attack,
+                                             std::move(byzantine));
   }
 
   // The public replica tracks y (model exchange) or the momentum, which starts at zero.
@@ -332,7 +280,7 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
           .on_coalition =
               [this](std::uint32_t peer, const net::v1::Coalition& c) {
                 // From a neighbour that is no fellow (honest peers have none): garbage.
-                if (!coalition_ || !coalition_->take(peer, c))
+                if (!adversary_ || !adversary_->takeCoalition(peer, c))
                   ++own_rejections_[net::Refusal::kCoalition];
               },
           .on_up =
@@ -356,10 +304,10 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
   // One started by hand knows of none: the quorum (deg - b of its neighbours) frees it all the
   // same, since its b fellow attackers are not needed to make it.
   for (const std::uint32_t j : neighbours_) {
-    if (role_ == Role::kHonest || !byzantine_ids_.contains(j)) awaited_.push_back(j);
+    if (role() == Role::kHonest || !adversary_->byzantine().contains(j)) awaited_.push_back(j);
   }
   const RoundsConfig& rc = config.rounds;
-  const double ceiling_ms = double(rc.deadline_ms) * (role_ == Role::kHonest ? 1.0 : 0.5);
+  const double ceiling_ms = double(rc.deadline_ms) * (role() == Role::kHonest ? 1.0 : 0.5);
   // The quorum: deg - b, but at least b + 1, so that it always holds an honest vector. Where
   // deg <= 2b, deg - b arrivals could all be Byzantine: b fast attackers would pace the node on
   // its own, and its honest neighbours would have to skip rounds to catch up with it.
@@ -412,7 +360,7 @@ void PeerNode::start(std::function<void(const RoundRecord&)> on_round,
   started_ = true;
   log_->info(
       "round {}: starting as {} ({} parameters, {} neighbours, rule {}, codec {}, {} rounds)",
-      first_round_, attack_spec_.honest() ? "honest" : "byzantine: " + attack_spec_.name(), dim_,
+      first_round_, adversary_ ? "byzantine: " + adversary_->spec().name() : "honest", dim_,
       neighbours_.size(), robust::kRules.name(setup_.config.mixing.rule),
       compress::codecName(setup_.config.compression.codec), rounds_);
   waitForNeighbours(clock_.now());
@@ -446,28 +394,20 @@ void PeerNode::beginRound() {
     finish();
     return;
   }
-  // (A leaf of exchange: hub hears the hub's round only after it sent its own.)
-  if (role_ == Role::kVectorAttack && !hub_ && aheadOfHonestNeighbours(t)) {
-    // A rushing attacker whose round ended before any honest vector came (they were slower
-    // than its half deadline) must not run on: a round ahead, it hears only stale messages,
-    // sends nothing, costs each honest neighbour a full deadline and drifts further ahead.
-    // It waits for them instead.
+  if (adversary_ && adversary_->holdsRound(t)) {
     hold_timer_->start(std::chrono::milliseconds(2), [this] { beginRound(); });
     return;
   }
-  transport_->setRound(attack_spec_.kind == Misbehaviour::kRoundLie ? liedRound(t) : t);
+  transport_->setRound(adversary_ ? adversary_->announcedRound(t) : t);
   round_started_ = clock_.now();
   // An injected slow peer starts every round late; a staller, just before the neighbours'
   // deadline ceiling.
   // The computation's virtual time is the honest step's (an attacker's vector costs little);
   // an outer round computes H of them.
   const std::chrono::microseconds late =
-      (role_ == Role::kHonest ? setup_.compute_time * std::int64_t(outer_ ? outer_->steps() : 1)
-                              : std::chrono::microseconds(0)) +
-      slow_ +
-      (attack_spec_.kind == Misbehaviour::kStall
-           ? std::chrono::milliseconds(std::int64_t(0.9 * double(setup_.config.rounds.deadline_ms)))
-           : std::chrono::milliseconds(0));
+      (role() == Role::kHonest ? setup_.compute_time * std::int64_t(outer_ ? outer_->steps() : 1)
+                               : std::chrono::microseconds(0)) +
+      slow_ + (adversary_ ? adversary_->startDelay() : std::chrono::microseconds(0));
   if (late.count() > 0) {
     slow_timer_->start(late, [this, t] {
       if (!finished_) runRound(t);
@@ -477,36 +417,19 @@ void PeerNode::beginRound() {
   runRound(t);
 }
 
-bool PeerNode::aheadOfHonestNeighbours(std::uint64_t t) const {
-  // Released by a vector for round t, not by a heartbeat saying round t: a slow peer announces
-  // its round before it sends, and an attacker let go then would time out all the same.
-  const auto live = transport_->livePeers();
-  const auto heard = gate_->inbox().heard();  // senders with a message for the open round, t
-  bool any = false;
-  for (const std::uint32_t j : awaited_) {
-    if (!contains(live, j)) continue;
-    if (contains(heard, j) || gate_->hasReached(j, t + 1)) return false;  // here, or past t
-    any = true;
-  }
-  return any;  // none live: nobody to wait for
-}
-
 void PeerNode::runRound(std::uint64_t t) {
   // A learner fed from another thread (a training script) may not have round t's vector yet:
   // the round resumes on this clock when it comes. The neighbours meanwhile hear this round
   // announced in the heartbeats and wait up to their deadline.
-  if (role_ == Role::kHonest && !learner_->ready([this, t, alive = std::weak_ptr<bool>(alive_)] {
+  if (role() == Role::kHonest && !learner_->ready([this, t, alive = std::weak_ptr<bool>(alive_)] {
         clock_.post([this, t, alive] {
           if (!alive.expired() && !finished_) runRound(t);
         });
       })) {
     return;
   }
-  if (role_ == Role::kHonest) sendOwn(t);
-  if (role_ == Role::kVectorAttack && hub_) {
-    startLeafAttack(t);
-    return;
-  }
+  if (role() == Role::kHonest) sendOwn(t);
+  if (adversary_ && adversary_->startRound(t)) return;
   gate_->wait([this](net::RoundResult&& result) { endRound(std::move(result)); });
 }
 
@@ -521,11 +444,8 @@ bool PeerNode::sendTo(std::uint32_t peer, std::uint64_t round, net::v1::RoundMes
   header.set_codec(payload->size() > 1 ? (*payload)[1] : 0);
   if (kind == net::v1::RoundMessage::DELTA && delta_shift_ != 1.0f)
     header.set_shift_step(delta_shift_);
-  // A round liar sends the same message again under a lie about its round.
-  if (attack_spec_.kind == Misbehaviour::kRoundLie) {
-    net::v1::RoundMessage lie = header;
-    lie.set_round(liedRound(round));
-    transport_->sendRound(peer, lie, payload);
+  if (adversary_) {
+    if (const auto lie = adversary_->lieAbout(header)) transport_->sendRound(peer, *lie, payload);
   }
   if (!transport_->sendRound(peer, header, payload)) return false;
   ++metrics_.messages_sent_total;
@@ -663,7 +583,8 @@ void PeerNode::publish(std::uint64_t t, std::span<const float> y) {
   // DIANA's partial shift step, except in a round that sends any keyframe: a keyframe carries
   // the new shift, so that round takes the full step and the keyframe and the deltas stand for
   // the same vector at every receiver (the digests of honest peers must agree).
-  bool any_keyframe = periodic || attack_spec_.kind == Misbehaviour::kKeyframeSpam;
+  const bool spam = adversary_ && adversary_->spamsKeyframes();
+  bool any_keyframe = periodic || spam;
   for (const std::uint32_t j : neighbours_)
     any_keyframe |= contains(live, j) && keyframe_owed_.contains(j);
   delta_shift_ = any_keyframe ? 1.0f : shift_step_;
@@ -688,8 +609,7 @@ void PeerNode::publish(std::uint64_t t, std::span<const float> y) {
       keyframe_owed_.insert(j);  // it learns our replica from a keyframe when it is back
       continue;
     }
-    const bool full = !codec_ || periodic || keyframe_owed_.contains(j) ||
-                      attack_spec_.kind == Misbehaviour::kKeyframeSpam;
+    const bool full = !codec_ || periodic || keyframe_owed_.contains(j) || spam;
     if (full && !keyframe) {
       keyframe = std::make_shared<const std::vector<std::uint8_t>>(public_replica_.keyframe());
     }
@@ -717,7 +637,7 @@ bool PeerNode::applyUnmixed(const net::v1::RoundMessage& m) {
                      : replicas_.applyDelta(peer, m.sequence(), bytesOf(m.payload()), shiftOf(m));
   const bool applied = r.outcome == ReplicaTable::Outcome::kApplied;
   ++own_rejections_[applied ? net::Refusal::kMissedRound : net::Refusal::kStale];
-  if (applied && role_ == Role::kHonest) {
+  if (applied && role() == Role::kHonest) {
     // The replica now holds the sender's vector for that round: evidence like any other.
     const std::uint64_t h = vectorDigest(refreshRow(peer));
     if (equivocation_.own(m.round(), peer, h)) logConviction(peer, m.round());
@@ -767,7 +687,7 @@ std::vector<std::uint32_t> PeerNode::screenEquivocators(std::uint64_t t,
 }
 
 void PeerNode::takeDigest(std::uint32_t reporter, const net::v1::RoundDigest& d) {
-  if (role_ != Role::kHonest) return;
+  if (role() != Role::kHonest) return;
   for (int k = 0; k < d.senders_size(); ++k) {
     const std::uint32_t sender = d.senders(k);
     if (sender == setup_.id || sender == reporter || !contains(neighbours_, sender)) continue;
@@ -844,8 +764,9 @@ std::vector<std::uint32_t> PeerNode::applyMessages(net::RoundResult& result) {
 
 std::vector<std::uint32_t> PeerNode::transportPeers() const {
   std::vector<std::uint32_t> peers = neighbours_;
-  if (coalition_) {
-    for (const std::uint32_t f : coalition_->fellows()) {
+  if (const auto fellows = adversary_ ? adversary_->fellows() : std::vector<std::uint32_t>();
+      !fellows.empty()) {
+    for (const std::uint32_t f : fellows) {
       if (!contains(peers, f)) peers.push_back(f);
     }
     std::sort(peers.begin(), peers.end());
@@ -863,11 +784,6 @@ double PeerNode::consensusStep() const {
   return auto_step_.step(codec_->varianceFactor(dim_));
 }
 
-double PeerNode::metropolisWeight(std::uint32_t a, std::uint32_t b) const {
-  const auto& t = *setup_.topology;
-  return 1.0 / (1.0 + double(std::max(t.degree(a), t.degree(b))));
-}
-
 void PeerNode::mix(std::uint64_t t, const std::vector<std::uint32_t>& heard, RoundRecord& record) {
   if (isLeaf()) {
     applyBroadcast(t, heard, record);
@@ -878,7 +794,7 @@ void PeerNode::mix(std::uint64_t t, const std::vector<std::uint32_t>& heard, Rou
   std::vector<double> weights{0.0};
   for (const std::uint32_t j : heard) {
     rows.push_back(rowOf(j));
-    weights.push_back(metropolisWeight(setup_.id, j));
+    weights.push_back(topologies::metropolisWeight(*setup_.topology, setup_.id, j));
   }
   mix_out_.resize(dim_);
   const robust::MixInput in{
@@ -949,7 +865,7 @@ void PeerNode::applyBroadcast(std::uint64_t t, const std::vector<std::uint32_t>&
                               RoundRecord& record) {
   if (!contains(heard, *hub_)) {
     // Out of step with the others from here on (the hub resends nothing): said, not hidden.
-    if (role_ == Role::kHonest)
+    if (role() == Role::kHonest)
       log_->warn("round {}: no usable update from the hub; this model did not step", t);
     return;
   }
@@ -958,293 +874,38 @@ void PeerNode::applyBroadcast(std::uint64_t t, const std::vector<std::uint32_t>&
   ++metrics_.peer_heard_total[*hub_];
 }
 
-void PeerNode::startLeafAttack(std::uint64_t t) {
-  // Its honest vector as an honest leaf would send it (uncompressed): what it crafts from.
+void PeerNode::sendEnvelope(std::uint32_t peer, const net::v1::Envelope& envelope) {
+  transport_->send(peer, envelope);
+}
+
+net::Transport::Payload PeerNode::wirePayload(std::span<const float> vector) {
+  return std::make_shared<const std::vector<std::uint8_t>>(encodeDense(wireScaled(vector)));
+}
+
+void PeerNode::sendWhole(std::uint32_t peer, std::uint64_t round,
+                         const net::Transport::Payload& payload,
+                         std::optional<std::uint64_t> sequence) {
+  sendTo(peer, round, wholeVectorKind(), payload, sequence);
+}
+
+std::span<const float> PeerNode::leafOwnVector(std::uint64_t t) {
   last_loss_ = learner_->gradient(t);
   const std::span<const float> g = learner_->lastGradient();
   const std::span<const float> own =
       gradient_->kind() == GradientExchange::Kind::kDgc ? g : gradient_->track(g);
   hub_own_.assign(own.begin(), own.end());
-  RoundRecord record;
-  record.round = t;
-  if (coalition_) {
-    coalition_->advance(t);
-    const std::uint32_t self = setup_.id;
-    const std::span<const float> mine = hub_own_;
-    for (const auto& e : CoalitionBook::shares(t, std::span(&self, 1), std::span(&mine, 1)))
-      toFellows(e);
-    coalition_wait_until_ =
-        clock_.now() + std::chrono::milliseconds(setup_.config.rounds.deadline_ms / 4);
-    awaitCoalition(t, {}, std::move(record));
-    return;
-  }
-  sendAttack(t, {}, record);
-  leaf_attack_ = record;
+  return hub_own_;
+}
+
+void PeerNode::waitForRound() {
   gate_->wait([this](net::RoundResult&& result) { endRound(std::move(result)); });
 }
 
-std::span<const float> PeerNode::Knowledge::of(std::uint32_t peer) const {
-  const auto it = std::find(ids.begin(), ids.end(), peer);
-  return it == ids.end() ? std::span<const float>() : rows[std::size_t(it - ids.begin())];
-}
-
-PeerNode::Knowledge PeerNode::knowledge(std::uint64_t t,
-                                        const std::vector<std::uint32_t>& heard) const {
-  Knowledge k;
-  if (hub_) {
-    // A leaf hears no other leaf: the coalition crafts from its members' own honest vectors,
-    // pooled over the side channel (the attacker of ALIE's paper, Baruch et al. 2019).
-    k.ids.push_back(setup_.id);
-    k.rows.push_back(hub_own_);
-    if (coalition_) {
-      for (const auto& [id, v] : coalition_->pooled(t)) {
-        if (contains(k.ids, id)) continue;
-        k.ids.push_back(id);
-        k.rows.push_back(v);
-      }
-    }
-    return k;
-  }
-  k = heardHonest(heard);
-  if (!coalition_) return k;
-  for (const auto& [id, v] : coalition_->pooled(t)) {
-    if (byzantine_ids_.contains(id) || contains(k.ids, id)) continue;
-    k.ids.push_back(id);
-    k.rows.push_back(v);
-  }
-  return k;
-}
-
-bool PeerNode::sharedAttack() const { return coalition_ && attack_ && !attack_spec_.equivocate; }
-
-bool PeerNode::leadsCoalition() const {
-  return !coalition_ || coalition_->leader(setup_.id, transport_->livePeers()) == setup_.id;
-}
-
-PeerNode::Knowledge PeerNode::heardHonest(const std::vector<std::uint32_t>& heard) const {
-  Knowledge k;
-  for (const std::uint32_t j : heard) {
-    // A fellow attacker's vector is not an honest one, whatever it claims.
-    if (byzantine_ids_.contains(j)) continue;
-    if (const std::span<const float> row = rowOf(j); !row.empty()) {
-      k.ids.push_back(j);
-      k.rows.push_back(row);
-    }
-  }
-  return k;
-}
-
-void PeerNode::shareHeard(std::uint64_t t, const std::vector<std::uint32_t>& heard) {
-  // The topology is the coalition's knowledge too: a fellow next to an honest peer heard that
-  // peer's vector itself, so only the others travel (with every Byzantine peer next to every
-  // honest one, as in gossip-sota, the shares are all markers). A vector the fellow's own link
-  // lost is not made up for; the rounds the grids run lose none.
-  const Knowledge own = heardHonest(heard);
-  for (const std::uint32_t f : coalition_->fellows()) {
-    const auto& next_to_f = setup_.topology->neighbours(f);
-    std::vector<std::uint32_t> ids;
-    std::vector<std::span<const float>> rows;
-    for (std::size_t k = 0; k < own.ids.size(); ++k) {
-      if (contains(next_to_f, own.ids[k])) continue;
-      ids.push_back(own.ids[k]);
-      rows.push_back(own.rows[k]);
-    }
-    for (const auto& e : CoalitionBook::shares(t, ids, rows)) transport_->send(f, e);
-  }
-}
-
-void PeerNode::toFellows(const net::v1::Envelope& e, std::optional<std::uint32_t> next_to) {
-  for (const std::uint32_t f : coalition_->fellows()) {
-    if (!next_to || contains(setup_.topology->neighbours(f), *next_to)) transport_->send(f, e);
-  }
-}
-
-void PeerNode::awaitCoalition(std::uint64_t t, std::vector<std::uint32_t> heard,
-                              RoundRecord record) {
-  bool ready = coalition_->sharesComplete(t, transport_->livePeers());
-  if (ready && sharedAttack() && !leadsCoalition()) {
-    if (!attack_->perTarget()) {
-      ready = coalition_->crafted(t) != nullptr;
-    } else {  // a vector for each honest neighbour it heard
-      for (const std::uint32_t j : neighbours_) {
-        if (!byzantine_ids_.contains(j) && contains(heard, j) && !coalition_->crafted(t, j))
-          ready = false;
-      }
-    }
-  }
-  if (!ready && clock_.now() < coalition_wait_until_) {
-    coalition_timer_->start(std::chrono::milliseconds(1),
-                            [this, t, heard = std::move(heard), record = std::move(record)] {
-                              if (!finished_) awaitCoalition(t, heard, record);
-                            });
-    return;
-  }
-  if (role_ == Role::kVectorAttack) sendAttack(t, heard, record);  // an inject may have changed it
-  if (hub_) {  // a leaf's attack: sent at the round's start, the broadcast still to come
-    leaf_attack_ = record;
-    gate_->wait([this](net::RoundResult&& result) { endRound(std::move(result)); });
-    return;
-  }
+void PeerNode::finishRound(std::uint64_t t, RoundRecord& record) {
   if (!recordRound(t, record, false)) return;
   clock_.post([this, alive = std::weak_ptr<bool>(alive_)] {
     if (!alive.expired()) beginRound();
   });
-}
-
-void PeerNode::sendAttack(std::uint64_t t, const std::vector<std::uint32_t>& heard,
-                          RoundRecord& record) {
-  const Knowledge known = knowledge(t, heard);
-  const std::vector<std::span<const float>>& honest = known.rows;
-  record.attack_known = honest.size();
-  if (honest.empty()) return;  // nothing to build the attack from: stay silent this round
-  std::vector<float> out(dim_);
-  const auto send = [&](std::uint32_t j) {
-    auto payload = std::make_shared<const std::vector<std::uint8_t>>(encodeDense(wireScaled(out)));
-    sendTo(j, t, wholeVectorKind(), payload);
-  };
-  const auto toHonestNeighbours = [&] {
-    const auto payload =
-        std::make_shared<const std::vector<std::uint8_t>>(encodeDense(wireScaled(out)));
-    for (const std::uint32_t j : neighbours_) {
-      if (!byzantine_ids_.contains(j)) {
-        sendTo(j, t, wholeVectorKind(), payload);
-      }
-    }
-  };
-  if (attack_spec_.equivocate && !attack_->perTarget()) {
-    // Each neighbour its own vector: the attack crafted from the honest vectors known, less
-    // the target's own when there are others.
-    record.attack_computed = true;
-    for (const std::uint32_t j : neighbours_) {
-      std::vector<std::span<const float>> view;
-      for (std::size_t k = 0; k < known.ids.size(); ++k) {
-        if (known.ids[k] != j) view.push_back(known.rows[k]);
-      }
-      if (view.empty()) view = honest;
-      if (auto ok = attack_->craft({.honest = view}, out); ok) send(j);
-    }
-    return;
-  }
-  if (!attack_->perTarget()) {
-    // Colluding: the leader computes, the others send what it handed over (or compute
-    // themselves when it did not come in time; a leader that finished still counts).
-    if (const std::vector<float>* given = coalition_ ? coalition_->crafted(t) : nullptr;
-        given != nullptr) {
-      std::copy(given->begin(), given->end(), out.begin());
-      toHonestNeighbours();
-      return;
-    }
-    record.attack_computed = true;
-    if (auto ok = attack_->craft({.honest = honest}, out); !ok) {
-      // Too little to attack from (ALIE's spread needs two vectors; an attacker on a sparse
-      // graph may hear one): send the mean it knows rather than nothing, which would only cost
-      // every honest neighbour a deadline per round.
-      if (!attack_fallback_logged_) {
-        log_->warn(
-            "round {}: attack {}: {}; sending the mean of the honest vectors known instead "
-            "(logged once)",
-            t, attack_spec_.name(), ok.error());
-        attack_fallback_logged_ = true;
-      }
-      std::fill(out.begin(), out.end(), 0.0f);
-      for (const auto& h : honest) kernels::axpy(1.0f / float(honest.size()), h, out);
-    }
-    if (coalition_ && leadsCoalition()) toFellows(CoalitionBook::craftedMessage(t, out));
-    toHonestNeighbours();
-    return;
-  }
-  // Per target (dissensus, spectral): target j's view from everything known. Colluding, the
-  // leader crafts for every honest peer next to the coalition and hands each vector to the
-  // fellows next to that peer; the others send what came (crafting what did not).
-  const bool leader = leadsCoalition();
-  std::set<std::uint32_t> targets;
-  for (const std::uint32_t j : neighbours_) {
-    if (!byzantine_ids_.contains(j) && contains(heard, j)) targets.insert(j);
-  }
-  // (A fellow that finds itself the lowest live id after the leader left, at the end of a run,
-  // does not start over what the leader already handed out.)
-  if (coalition_ && leader && !coalition_->anyCrafted(t)) {
-    for (const std::uint32_t f : coalition_->fellows()) {
-      for (const std::uint32_t j : setup_.topology->neighbours(f)) {
-        if (!byzantine_ids_.contains(j) && !known.of(j).empty()) targets.insert(j);
-      }
-    }
-  }
-  const bool spectral = attack_spec_.vector == robust::AttackId::kSpectral;
-  if (spectral && fiedler_.empty()) {
-    try {
-      fiedler_ = topologies::honestFiedlerVector(*setup_.topology, byzantine_ids_);
-    } catch (const topologies::TopologyError& e) {
-      log_->warn("round {}: attack spectral: {}; staying silent", t, e.what());
-      return;
-    }
-  }
-  const auto fiedlerOf = [&](std::uint32_t k) {
-    return spectral ? fiedler_[setup_.topology->indexOf(k)] : 0.0;
-  };
-  std::vector<double> honest_fiedler;
-  for (const std::uint32_t j : known.ids) honest_fiedler.push_back(fiedlerOf(j));
-  for (const std::uint32_t j : targets) {
-    const bool mine = contains(neighbours_, j);
-    if (const std::vector<float>* given = coalition_ ? coalition_->crafted(t, j) : nullptr;
-        given != nullptr) {
-      std::copy(given->begin(), given->end(), out.begin());
-      if (mine) send(j);
-      continue;
-    }
-    std::vector<std::span<const float>> around;
-    std::vector<double> w;
-    double byzantine_weight = 0;
-    std::size_t byzantine_count = 0;
-    for (const std::uint32_t k : setup_.topology->neighbours(j)) {
-      if (byzantine_ids_.contains(k)) {
-        byzantine_weight += metropolisWeight(j, k);
-        ++byzantine_count;
-      } else if (const auto row = known.of(k); !row.empty()) {
-        around.push_back(row);
-        w.push_back(metropolisWeight(j, k));
-      }
-    }
-    const robust::TargetView view{.target = known.of(j),
-                                  .honest_neighbours = around,
-                                  .honest_weights = w,
-                                  .byzantine_weight = byzantine_weight,
-                                  .byzantine_count = byzantine_count,
-                                  .budget = setup_.topology->budgetOf(j),
-                                  .fiedler = fiedlerOf(j)};
-    record.attack_computed = true;
-    if (auto ok = attack_->craft(
-            {.honest = honest, .target = &view, .honest_fiedler = honest_fiedler}, out);
-        !ok) {
-      log_->warn("round {}: attack {} on peer {}: {}", t, attack_spec_.name(), j, ok.error());
-      continue;
-    }
-    if (coalition_ && leader) toFellows(CoalitionBook::craftedMessage(t, out, j), j);
-    if (mine) send(j);
-  }
-}
-
-void PeerNode::sendWireAttack(std::uint64_t t) {
-  if (attack_spec_.kind == Misbehaviour::kReplay) {
-    if (!replayed_)
-      replayed_ =
-          std::make_shared<const std::vector<std::uint8_t>>(encodeDense(public_replica_.values()));
-    // Always the first sequence: the receivers have seen it.
-    for (const std::uint32_t j : neighbours_)
-      sendTo(j, t, wholeVectorKind(), replayed_, /*sequence=*/1);
-    return;
-  }
-  std::vector<std::uint8_t> bytes;
-  if (attack_spec_.kind == Misbehaviour::kWrongDim) {
-    bytes = encodeDense(std::vector<float>(dim_ + 7, 1.0f));
-  } else {  // garbage
-    std::uniform_int_distribution<int> byte(0, 255);
-    bytes.resize(64 + t % 4032);
-    for (auto& b : bytes) b = std::uint8_t(byte(fault_rng_));
-  }
-  const auto payload = std::make_shared<const std::vector<std::uint8_t>>(std::move(bytes));
-  // As keyframes: a receiver decodes those whatever state its replica of this node is in.
-  for (const std::uint32_t j : neighbours_) sendTo(j, t, wholeVectorKind(), payload);
 }
 
 void PeerNode::endRound(net::RoundResult&& result) {
@@ -1255,7 +916,7 @@ void PeerNode::endRound(net::RoundResult&& result) {
   record.quorum_close = result.closed == net::Close::kQuorum;
   std::vector<std::uint32_t> heard = applyMessages(result);
   // (In hub mode no leaf hears another: no digest could corroborate anything.)
-  if (role_ == Role::kHonest && !hub_) heard = screenEquivocators(t, heard);
+  if (role() == Role::kHonest && !hub_) heard = screenEquivocators(t, heard);
   for (const auto& m : gate_->takeSkipped()) applyUnmixed(m);  // rounds a catch-up skipped
   for (const std::uint32_t j : neighbours_) {
     if (!contains(heard, j)) {
@@ -1265,44 +926,25 @@ void PeerNode::endRound(net::RoundResult&& result) {
       }
     }
   }
-  if (role_ == Role::kHonest) {
+  if (role() == Role::kHonest) {
     mix(t, heard, record);
-    if (attack_spec_.kind == Misbehaviour::kResyncFlood) {
-      for (const std::uint32_t j : neighbours_) askForKeyframe(j, t);
-    }
+    if (adversary_) adversary_->afterHonestMix(t);
     record.train_loss = last_loss_;
     record.learning_rate = learner_->learningRate(outer_ ? outer_->firstStep(t) : t);
-  } else if (role_ == Role::kVectorAttack && hub_) {
-    // Its attack went up at the round's start; the broadcast keeps its gradients current.
-    applyBroadcast(t, heard, record);
-    record.attack_known = leaf_attack_.attack_known;
-    record.attack_computed = leaf_attack_.attack_computed;
-  } else if (role_ == Role::kVectorAttack) {
-    if (coalition_) {
-      coalition_->advance(t);
-      shareHeard(t, heard);
-      // A quarter of the deadline ceiling for one hop among fellows: the attacker's own wait
-      // for the honest vectors is capped at half of it.
-      coalition_wait_until_ =
-          clock_.now() + std::chrono::milliseconds(setup_.config.rounds.deadline_ms / 4);
-      awaitCoalition(t, std::move(heard), std::move(record));
-      return;
-    }
-    sendAttack(t, heard, record);
-  } else if (role_ == Role::kWireAttack) {
-    sendWireAttack(t);
+  } else if (adversary_->endRound(t, heard, record)) {
+    return;  // held open (a colluder waiting for its fellows): it finishes the round
   }
   // An honest model that went NaN/Inf cannot mix again (it is its own pivot): evaluate it
   // once more and stop, so the run records the collapse and the neighbours stop waiting.
   const bool diverged =
-      role_ == Role::kHonest && (nonfinite_vector_ || !kernels::allFinite(learner_->parameters()));
+      role() == Role::kHonest && (nonfinite_vector_ || !kernels::allFinite(learner_->parameters()));
   if (diverged) {
     log_->error(
         "round {}: the model or its step holds NaN or Inf (diverged: the rule let an attack "
         "through); a last evaluation, then stopping",
         t);
   }
-  if (role_ == Role::kHonest) {
+  if (role() == Role::kHonest) {
     // The mix goes back to its owner; one that evaluates itself reports on an evaluation
     // round before it hands in its next vector, so waiting for the report costs the round
     // nothing.
@@ -1327,7 +969,7 @@ void PeerNode::closeRound(std::uint64_t t, RoundRecord& record, bool diverged) {
   if (!recordRound(t, record, diverged)) return;
   // Caught up with neighbours ahead: the rounds skipped are run alone (a local step, nothing
   // heard), so no local step is lost — a catch-up only saves the waiting.
-  if (role_ == Role::kHonest && !gradient_ && learner_->canStepAlone()) {
+  if (role() == Role::kHonest && !gradient_ && learner_->canStepAlone()) {
     for (std::uint64_t skipped = t + 1; skipped < gate_->openRound(); ++skipped) {
       RoundRecord alone;
       alone.round = skipped;
@@ -1347,9 +989,9 @@ void PeerNode::closeRound(std::uint64_t t, RoundRecord& record, bool diverged) {
 
 bool PeerNode::recordRound(std::uint64_t t, RoundRecord& record, bool diverged) {
   // A Byzantine node's round passes its learner's vector over (an external loop is paced by it).
-  if (role_ != Role::kHonest) learner_->roundDone(t, false);
+  if (role() != Role::kHonest) learner_->roundDone(t, false);
   if (const auto evaluated =
-          role_ == Role::kHonest
+          role() == Role::kHonest
               ? learner_->evaluation(setup_.test.get(), evaluationDue(t, diverged))
               : std::nullopt) {
     const Evaluation& e = *evaluated;
@@ -1442,7 +1084,7 @@ bool PeerNode::markFinished() {
   join_timer_->cancel();
   slow_timer_->cancel();
   hold_timer_->cancel();
-  coalition_timer_->cancel();
+  if (adversary_) adversary_->stop();
   gate_->cancel();
   learner_->finished();
   return true;
@@ -1461,46 +1103,19 @@ std::string PeerNode::configDigest() const {
   return node::configDigest(setup_.config, learner_->identity(), dim_);
 }
 
-robust::AggregatorConfig PeerNode::ruleConfig() const {
-  const MixingConfig& m = setup_.config.mixing;
-  return {.rule = m.rule,
-          .pre = m.pre,
-          .tau = m.tau,
-          .iters = m.iters,
-          .seed = setup_.config.seed + setup_.id};
-}
-
-std::expected<std::unique_ptr<robust::Attack>, std::string> PeerNode::makeAttackFor(
-    const AttackSpec& spec) const {
-  const auto it = setup_.config.byzantine.find(setup_.id);
-  const ByzantineConfig byz = it == setup_.config.byzantine.end() ? ByzantineConfig{} : it->second;
-  // Every attacker knows f from the config (ALIE's z and the opt_* searches assume f copies).
-  // Colluding ones also draw from one random stream, so on the same honest inputs (a complete
-  // graph) randomised attacks send the same vector; alone, each draws its own. (They do not
-  // pool what they received: each attacks from the honest vectors it heard itself.)
-  robust::AttackConfig a{
-      .attack = spec.vector,
-      .n = setup_.topology->size(),
-      .f = std::max<std::size_t>(1, byzantine_ids_.size()),
-      .sigma = byz.sigma,
-      .eps = byz.eps,
-      .seed = byz.collude ? setup_.config.seed * 31 + 7 : setup_.config.seed + setup_.id,
-      .target = ruleConfig(),
-      .target_b = setup_.topology->defaultBudget()};
-  if (byz.tau > 0) a.tau = byz.tau;
-  return robust::makeAttack(a);
-}
-
 std::expected<void, std::string> PeerNode::switchAttack(const AttackSpec& spec) {
-  std::unique_ptr<robust::Attack> attack;
-  if (spec.kind == Misbehaviour::kVector) {
-    auto made = makeAttackFor(spec);
-    if (!made) return std::unexpected(made.error());
-    attack = std::move(*made);
+  if (!adversary_ && !spec.honest()) {
+    // An honest peer turned Byzantine knows the config's Byzantine peers (not itself: nobody
+    // counted it among them).
+    std::set<std::uint32_t> byzantine;
+    for (const auto& [id, _] : setup_.config.byzantine) byzantine.insert(id);
+    auto made = std::make_unique<Adversary>(static_cast<AdversaryHost&>(*this), AttackSpec{},
+                                            std::move(byzantine));
+    if (auto switched = made->switchTo(spec); !switched) return switched;
+    adversary_ = std::move(made);
+  } else if (adversary_) {
+    if (auto switched = adversary_->switchTo(spec); !switched) return switched;
   }
-  attack_ = std::move(attack);
-  attack_spec_ = spec;
-  role_ = roleFor(spec);
   // The neighbours' replicas of this node now hold something else: start them afresh.
   for (const std::uint32_t j : neighbours_) keyframe_owed_.insert(j);
   return {};

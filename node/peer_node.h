@@ -38,8 +38,9 @@
 #include "net/faulty_transport.h"
 #include "net/round_gate.h"
 #include "net/transport.h"
+#include "node/adversary/adversary.h"
+#include "node/adversary/host.h"
 #include "node/checkpoint.h"
-#include "node/coalition.h"
 #include "node/config.h"
 #include "node/consensus_step.h"
 #include "node/dataset.h"
@@ -88,9 +89,9 @@ struct PeerSetup {
   std::shared_ptr<spdlog::logger> log;  // null: spdlog's default
 };
 
-class PeerNode {
+class PeerNode : private AdversaryHost {
  public:
-  enum class Role { kHonest, kVectorAttack, kSilent, kWireAttack };
+  using Role = PeerRole;
 
   // Builds the node's transport from its config and handlers (TcpTransport when empty).
   using TransportMaker =
@@ -125,14 +126,14 @@ class PeerNode {
   // around the transport or switch the attack. An error says why the command was not applied.
   std::expected<void, std::string> inject(const FaultCommand& command);
 
-  bool finished() const { return finished_; }
+  bool finished() const override { return finished_; }
   // Stopped early because the model or its local step went NaN/Inf (after a last evaluation).
   bool diverged() const { return diverged_; }
-  Role role() const { return role_; }
+  Role role() const { return adversary_ ? adversary_->role() : Role::kHonest; }
   std::uint64_t openRound() const { return gate_->openRound(); }
   std::uint64_t rounds() const { return rounds_; }
   std::span<const float> parameters() const { return learner_->parameters(); }
-  std::size_t dimension() const { return dim_; }
+  std::size_t dimension() const override { return dim_; }
   // Counters as of the last round (transport figures refreshed by refreshMetrics()).
   const NodeMetrics& metrics() const { return metrics_; }
   void refreshMetrics();
@@ -145,9 +146,6 @@ class PeerNode {
   void waitForNeighbours(net::Clock::TimePoint since);
   void beginRound();
   void runRound(std::uint64_t t);
-  // Whether no live honest neighbour's vector for round t has come yet and none has moved past
-  // t (so a rushing attacker opening t now could hear nothing before its deadline).
-  bool aheadOfHonestNeighbours(std::uint64_t t) const;
   std::expected<void, std::string> switchAttack(const AttackSpec& spec);
   void endRound(net::RoundResult&& result);
   // The end of every round's record: evaluation on evaluation rounds and the last, metrics,
@@ -172,19 +170,16 @@ class PeerNode {
   net::v1::RoundMessage::Kind wholeVectorKind() const;
   bool standaloneGradients() const { return gradient_ && !gradient_->tracked(); }
   // exchange: hub — this node is the star's centre, or one of its leaves.
-  bool isHub() const { return hub_ && *hub_ == setup_.id; }
+  bool isHub() const override { return hub_ && *hub_ == setup_.id; }
   bool isLeaf() const { return hub_ && *hub_ != setup_.id; }
   // The hub's round end: its aggregate to every leaf, and the same update applied here.
   void broadcastAggregate(std::uint64_t round);
   // A peer's round end in hub mode: the hub's update for the round applied, if it came.
   void applyBroadcast(std::uint64_t round, const std::vector<std::uint32_t>& heard,
-                      RoundRecord& record);
-  // A vector-attacking leaf's round start: its own gradient to its fellows, their shares
-  // awaited, the attack sent up to the hub before the round's broadcast comes down.
-  void startLeafAttack(std::uint64_t round);
+                      RoundRecord& record) override;
   // What enters the rule: the node's own vector, and neighbour j's as heard this round.
   std::span<const float> pivot() const;
-  std::span<const float> rowOf(std::uint32_t peer) const;
+  std::span<const float> rowOf(std::uint32_t peer) const override;
   // Whether rows are kept decoded in received_ (standalone gradients, a leaf's broadcast,
   // EF21-W's unscaled replicas) rather than read from the replicas.
   bool decodedRows() const { return standaloneGradients() || isLeaf() || !unscale_.empty(); }
@@ -192,35 +187,11 @@ class PeerNode {
   std::span<const float> refreshRow(std::uint32_t peer);
   // A vector as this node puts it on the wire (EF21-W's scaling).
   std::span<const float> wireScaled(std::span<const float> v);
-  // The honest vectors a vector attacker knows for the round: those it heard (less its fellow
-  // attackers') and, colluding, those its fellows shared.
-  struct Knowledge {
-    std::vector<std::uint32_t> ids;
-    std::vector<std::span<const float>> rows;
-    std::span<const float> of(std::uint32_t peer) const;  // empty when unknown
-  };
-  Knowledge knowledge(std::uint64_t round, const std::vector<std::uint32_t>& heard) const;
-  // Of `heard`, the honest peers whose vector this node holds, with those vectors.
-  Knowledge heardHonest(const std::vector<std::uint32_t>& heard) const;
-  void sendAttack(std::uint64_t round, const std::vector<std::uint32_t>& heard,
-                  RoundRecord& record);
-  // A colluder's round end: waits (polling) until every live fellow's share and, for a shared
-  // attack, the leader's vector are in or the wait runs out; then attacks and goes on.
-  void awaitCoalition(std::uint64_t round, std::vector<std::uint32_t> heard, RoundRecord record);
-  bool sharedAttack() const;  // the leader computes it for the coalition (not equivocate:NAME)
-  // This node computes the coalition's attacks (not colluding: always).
-  bool leadsCoalition() const;
-  // Shares the honest vectors heard in `round` with the fellows: each gets those of the honest
-  // peers it is no neighbour of (it hears its own neighbours itself), or a count-0 marker.
-  void shareHeard(std::uint64_t round, const std::vector<std::uint32_t>& heard);
-  // To every fellow colluder, or to those next to honest peer `next_to`.
-  void toFellows(const net::v1::Envelope& e, std::optional<std::uint32_t> next_to = std::nullopt);
-  void sendWireAttack(std::uint64_t round);
   // Applies this round's messages to the replicas; returns the senders whose replica is valid
   // and was updated this round, ascending.
   std::vector<std::uint32_t> applyMessages(net::RoundResult& result);
   void mix(std::uint64_t round, const std::vector<std::uint32_t>& heard, RoundRecord& record);
-  void askForKeyframe(std::uint32_t peer, std::uint64_t round);
+  void askForKeyframe(std::uint32_t peer, std::uint64_t round) override;
   // A replica message for a round already closed (it missed the quorum close): applied to the
   // replica in sequence order, so the chain stays unbroken and no keyframe is needed, but it
   // enters no mix; its digest goes to the neighbours as for a mixed one. False for anything else
@@ -244,27 +215,40 @@ class PeerNode {
   void saveCheckpoint(std::uint64_t next_round);
   void finish();
   bool markFinished();  // false when already finished; else stops the timers and the gate
-  robust::AggregatorConfig ruleConfig() const;
-  std::expected<std::unique_ptr<robust::Attack>, std::string> makeAttackFor(
-      const AttackSpec& spec) const;
-  double metropolisWeight(std::uint32_t a, std::uint32_t b) const;
   // γ of x = y + γ(z − ŷ): the configured one, or gamma: auto's (Config's compression.gamma).
   double consensusStep() const;
   // Whom the transport connects: the neighbours and, colluding, the fellow colluders.
   std::vector<std::uint32_t> transportPeers() const;
 
+  // What its adversary may use of it (node/adversary/host.h).
+  std::uint32_t self() const override { return setup_.id; }
+  const Config& config() const override { return setup_.config; }
+  const topologies::Topology& topology() const override { return *setup_.topology; }
+  const std::vector<std::uint32_t>& neighbours() const override { return neighbours_; }
+  const std::vector<std::uint32_t>& awaited() const override { return awaited_; }
+  const net::RoundGate& gate() const override { return *gate_; }
+  spdlog::logger& log() const override { return *log_; }
+  net::Clock& clock() override { return clock_; }
+  bool hubMode() const override { return hub_.has_value(); }
+  std::vector<std::uint32_t> livePeers() const override { return transport_->livePeers(); }
+  void sendEnvelope(std::uint32_t peer, const net::v1::Envelope& envelope) override;
+  net::Transport::Payload wirePayload(std::span<const float> vector) override;
+  void sendWhole(std::uint32_t peer, std::uint64_t round, const net::Transport::Payload& payload,
+                 std::optional<std::uint64_t> sequence) override;
+  std::span<const float> publicReplica() const override { return public_replica_.values(); }
+  std::span<const float> leafOwnVector(std::uint64_t round) override;
+  void waitForRound() override;
+  void finishRound(std::uint64_t round, RoundRecord& record) override;
+
   std::unique_ptr<net::Clock> own_clock_;  // on an io_context: the real clock over it
   net::Clock& clock_;
   PeerSetup setup_;
   std::shared_ptr<spdlog::logger> log_;
-  AttackSpec attack_spec_;  // before role_: role_ is derived from it
-  Role role_ = Role::kHonest;
   std::size_t dim_ = 0;
   std::uint64_t rounds_ = 0;
   std::vector<std::uint32_t> neighbours_;
-  std::vector<std::uint32_t> awaited_;     // the neighbours a round waits for (see the constructor)
-  std::set<std::uint32_t> byzantine_ids_;  // known from the config (the attackers' side knowledge)
-  std::shared_ptr<Learner> learner_;       // shared with its owner when external
+  std::vector<std::uint32_t> awaited_;  // the neighbours a round waits for (see the constructor)
+  std::shared_ptr<Learner> learner_;    // shared with its owner when external
   std::unique_ptr<compress::Compressor> codec_;  // null: uncompressed (every message a keyframe)
   std::unique_ptr<GradientExchange> gradient_;   // exchange: gradient and hub
   // DIANA: the shift's step alpha; the step this round's deltas take (a round that sends any
@@ -278,8 +262,7 @@ class PeerNode {
   std::optional<std::uint32_t> hub_;         // exchange: hub — the star's centre
   std::unique_ptr<OuterLoop> outer_;         // exchange: outer
   std::unique_ptr<HubBroadcast> broadcast_;  // the hub's downlink
-  std::vector<float> hub_own_;               // the hub's own vector: the rule's pivot
-  RoundRecord leaf_attack_;                  // what a leaf's attack recorded at round start
+  std::vector<float> hub_own_;  // the hub's own vector: the rule's pivot (a leaf attacker's too)
   std::map<std::uint32_t, std::vector<float>> received_;  // standalone gradients, decoded
   // Accordion (compression.adaptive): the controller and the compressor whose levels it sets
   // (owned by codec_ or by gradient_).
@@ -287,10 +270,7 @@ class PeerNode {
   compress::AdaptiveCompressor* adaptive_ = nullptr;
   std::uint64_t accordion_window_ = 1;
   std::unique_ptr<robust::Aggregator> aggregator_;
-  std::unique_ptr<robust::Attack> attack_;
-  std::vector<double> fiedler_;  // spectral: the honest graph's Fiedler vector, by position
-  std::unique_ptr<CoalitionBook> coalition_;  // colluding vector attackers only
-  net::Clock::TimePoint coalition_wait_until_{};
+  std::unique_ptr<Adversary> adversary_;  // Byzantine peers only
   PublicReplica public_replica_;
   ReplicaTable replicas_;
   std::map<std::uint32_t, std::uint64_t> next_sequence_;  // outgoing, per neighbour
@@ -320,13 +300,9 @@ class PeerNode {
   bool nonfinite_vector_ = false;  // this round's vector to send was NaN/Inf
   // Injected faults beyond the transport's.
   std::chrono::milliseconds slow_{0};
-  std::mt19937_64 fault_rng_{0x5eed};  // the garbage attack's bytes
-  net::Transport::Payload replayed_;   // replay: the first keyframe this node sent
-  bool attack_fallback_logged_ = false;
   std::unique_ptr<net::Timer> slow_timer_;
   std::unique_ptr<net::Timer>
       hold_timer_;  // a rushing attacker waiting for the honest peers' round
-  std::unique_ptr<net::Timer> coalition_timer_;  // a colluder waiting for its fellows
   // Posted work checks it: a destroyed node (a crashed one replaced by its restart) runs nothing.
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

@@ -204,9 +204,9 @@ void registerCompress(bool quick) {
 // One round of a colluding coalition's crafting: an opt_* line search (ALGORITHMS.md §4) against
 // a rule (NNA; cs_plus_pt, whose principal trim measures every pair of rows) over h honest rows
 // with f Byzantine copies. `shared`: what phalanx's coalition runs, one search by its leader for
-// all f (node/coalition.h); otherwise f searches, what every colluder searching on its own would
-// cost. Each reports its ratio to the shared search at f = 1, timed alternately with it in the
-// same run, so "independent of f" reads off one counter.
+// all f (node/adversary/coalition.h); otherwise f searches, what every colluder searching on its
+// own would cost. Each reports its ratio to the shared search at f = 1, timed alternately with it
+// in the same run, so "independent of f" reads off one counter.
 void runCraft(benchmark::State& state, robust::AttackId attack, robust::RuleId rule, std::size_t h,
               std::size_t d, std::size_t f, bool shared) {
   const RowSet& set = rowSet(h, d);

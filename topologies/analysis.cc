@@ -33,12 +33,16 @@ std::size_t componentCount(std::size_t n, const std::vector<Edge>& edges) {
   return components;
 }
 
+double metropolisWeight(const Topology& topology, NodeId a, NodeId b) {
+  return 1.0 / (1.0 + double(std::max(topology.degree(a), topology.degree(b))));
+}
+
 Eigen::MatrixXd metropolisWeights(const Topology& topology) {
   const std::size_t n = topology.size();
   Eigen::MatrixXd w = Eigen::MatrixXd::Zero(Eigen::Index(n), Eigen::Index(n));
   for (const auto& [a, b] : topology.edges()) {
     const auto i = Eigen::Index(topology.indexOf(a)), j = Eigen::Index(topology.indexOf(b));
-    w(i, j) = w(j, i) = 1.0 / double(1 + std::max(topology.degree(a), topology.degree(b)));
+    w(i, j) = w(j, i) = metropolisWeight(topology, a, b);
   }
   for (Eigen::Index i = 0; i < Eigen::Index(n); ++i) w(i, i) = 1.0 - w.row(i).sum();
   return w;

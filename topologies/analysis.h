@@ -15,6 +15,9 @@ namespace phalanx::topologies {
 // Connected components of the graph on nodes 0..n-1 (an isolated node is one component).
 std::size_t componentCount(std::size_t n, const std::vector<Edge>& edges);
 
+// W_ab = 1 / (1 + max(deg_a, deg_b)): the Metropolis weight of the edge between nodes a and b.
+double metropolisWeight(const Topology& topology, NodeId a, NodeId b);
+
 // W_ij = 1 / (1 + max(deg_i, deg_j)) on edges, W_ii = 1 - Σ_j W_ij (ALGORITHMS.md §2),
 // indexed by position in topology.nodes(). Symmetric and doubly stochastic.
 Eigen::MatrixXd metropolisWeights(const Topology& topology);

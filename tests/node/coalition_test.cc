@@ -1,6 +1,6 @@
-// The colluders' bookkeeping (node/coalition.h): who may share, when a round's shares are
+// The colluders' bookkeeping (node/adversary/coalition.h): who may share, when a round's shares are
 // whole, what is pooled, who leads.
-#include "node/coalition.h"
+#include "node/adversary/coalition.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "node/coalition.h"
+#include "node/adversary/coalition.h"
 
 #include <algorithm>
 #include <limits>

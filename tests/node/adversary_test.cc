@@ -1,0 +1,383 @@
+// The adversaries (node/adversary/) against a scripted peer: what each kind sends, to whom, and
+// how a coalition's leader and follower finish a round, on a clock that moves only when the test
+// says so.
+#include "node/adversary/adversary.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <spdlog/spdlog.h>
+
+#include <cstdlib>
+#include <deque>
+#include <functional>
+#include <map>
+
+#include "compress/decode.h"
+#include "node/adversary/protocol_roles.h"
+#include "node/adversary/wire_attacker.h"
+#include "node/replicas.h"
+#include "tests/support/node_fixtures.h"
+
+namespace phalanx::node {
+namespace {
+
+using testing::attackNamed;
+using testing::completeGraph;
+using testing::syntheticConfig;
+
+// Time moves when the test advances it; a timer fires when the test fires it.
+class ManualClock : public net::Clock {
+ public:
+  struct ManualTimer : net::Timer {
+    explicit ManualTimer(ManualClock& c) : clock(c) {}
+    void start(std::chrono::nanoseconds, std::function<void()> cb) override {
+      pending = std::move(cb);
+    }
+    void cancel() override { pending = nullptr; }
+    ManualClock& clock;
+    std::function<void()> pending;
+  };
+  TimePoint now() const override { return now_; }
+  void post(std::function<void()> task) override { posted.push_back(std::move(task)); }
+  std::unique_ptr<net::Timer> timer() override {
+    auto t = std::make_unique<ManualTimer>(*this);
+    timers.push_back(t.get());
+    return t;
+  }
+  // Fires every pending timer once; true when one was pending.
+  bool fire() {
+    bool any = false;
+    for (ManualTimer* t : timers) {
+      if (auto cb = std::exchange(t->pending, nullptr)) {
+        cb();
+        any = true;
+      }
+    }
+    return any;
+  }
+  void advance(std::chrono::milliseconds by) { now_ += by; }
+  std::vector<ManualTimer*> timers;
+  std::deque<std::function<void()>> posted;
+
+ private:
+  TimePoint now_{};
+};
+
+struct Sent {
+  std::uint32_t peer;
+  std::uint64_t round;
+  net::Transport::Payload payload;
+  std::optional<std::uint64_t> sequence;
+};
+
+// A peer as an adversary sees it: peer `id` of a complete graph, the vectors it heard set by
+// the test, everything it sends recorded.
+class ScriptedPeer : public AdversaryHost {
+ public:
+  ScriptedPeer(std::uint32_t id, Config config, std::size_t n, std::size_t dim = 4)
+      : id_(id), config_(std::move(config)), topology_(completeGraph(n, 2)), dim_(dim) {
+    neighbours_ = topology_->neighbours(id);
+  }
+  std::uint32_t self() const override { return id_; }
+  const Config& config() const override { return config_; }
+  const topologies::Topology& topology() const override { return *topology_; }
+  const std::vector<std::uint32_t>& neighbours() const override { return neighbours_; }
+  const std::vector<std::uint32_t>& awaited() const override { return neighbours_; }
+  const net::RoundGate& gate() const override {
+    ADD_FAILURE() << "the gate is not part of these tests";
+    std::abort();
+  }
+  spdlog::logger& log() const override { return *spdlog::default_logger(); }
+  net::Clock& clock() override { return clock_; }
+  std::size_t dimension() const override { return dim_; }
+  bool hubMode() const override { return hub_mode; }
+  bool isHub() const override { return is_hub; }
+  bool finished() const override { return false; }
+  std::vector<std::uint32_t> livePeers() const override { return live; }
+  void sendEnvelope(std::uint32_t peer, const net::v1::Envelope& e) override {
+    envelopes.emplace_back(peer, e);
+  }
+  net::Transport::Payload wirePayload(std::span<const float> v) override {
+    return std::make_shared<const std::vector<std::uint8_t>>(encodeDense(v));
+  }
+  void sendWhole(std::uint32_t peer, std::uint64_t round, const net::Transport::Payload& payload,
+                 std::optional<std::uint64_t> sequence) override {
+    sent.push_back({peer, round, payload, sequence});
+  }
+  void askForKeyframe(std::uint32_t peer, std::uint64_t) override { asked.push_back(peer); }
+  std::span<const float> rowOf(std::uint32_t peer) const override {
+    const auto it = rows.find(peer);
+    return it == rows.end() ? std::span<const float>() : std::span<const float>(it->second);
+  }
+  std::span<const float> publicReplica() const override { return replica; }
+  std::span<const float> leafOwnVector(std::uint64_t) override { return leaf_own; }
+  void applyBroadcast(std::uint64_t, const std::vector<std::uint32_t>&, RoundRecord&) override {
+    ++broadcasts;
+  }
+  void waitForRound() override { ++waits; }
+  void finishRound(std::uint64_t round, RoundRecord& record) override {
+    finished_rounds.emplace_back(round, record);
+  }
+
+  // The vector sent to `peer` (decoded), the last one when several.
+  std::vector<float> vectorTo(std::uint32_t peer) const {
+    for (auto it = sent.rbegin(); it != sent.rend(); ++it) {
+      if (it->peer != peer) continue;
+      std::vector<float> v(dim_);
+      EXPECT_TRUE(compress::decode(*it->payload, v));
+      return v;
+    }
+    return {};
+  }
+
+  ManualClock clock_;
+  std::map<std::uint32_t, std::vector<float>> rows;
+  std::vector<std::uint32_t> live;
+  std::vector<float> replica, leaf_own;
+  bool hub_mode = false, is_hub = false;
+  std::vector<Sent> sent;
+  std::vector<std::pair<std::uint32_t, net::v1::Envelope>> envelopes;
+  std::vector<std::uint32_t> asked;
+  int broadcasts = 0, waits = 0;
+  std::vector<std::pair<std::uint64_t, RoundRecord>> finished_rounds;
+
+ private:
+  std::uint32_t id_;
+  Config config_;
+  std::shared_ptr<const topologies::Topology> topology_;
+  std::vector<std::uint32_t> neighbours_;
+  std::size_t dim_;
+};
+
+// Elementwise within float rounding.
+auto Near(std::vector<float> expected) {
+  return ::testing::Pointwise(::testing::FloatNear(1e-5f), expected);
+}
+
+// Five peers, 3 and 4 Byzantine; honest 0, 1, 2 sent these rows this round.
+void hearHonest(ScriptedPeer& p) {
+  p.rows[0] = {1, 2, 3, 4};
+  p.rows[1] = {2, 2, 2, 2};
+  p.rows[2] = {3, 1, 0, 4};
+  p.rows[3] = {100, 100, 100, 100};  // a fellow attacker's row is no honest vector
+  p.live = {0, 1, 2, 3, 4};
+}
+
+Config withAttackers(const std::string& attack, bool collude) {
+  Config c = syntheticConfig();
+  for (const std::uint32_t id : {3u, 4u})
+    c.byzantine[id] = {.attack = attackNamed(attack), .collude = collude};
+  return c;
+}
+
+TEST(Adversary, AVectorAttackerSendsOneCraftedVectorToEveryHonestNeighbour) {
+  ScriptedPeer peer(4, withAttackers("signflip", false), 5);
+  hearHonest(peer);
+  Adversary adversary(peer, attackNamed("signflip"), {3, 4});
+  EXPECT_EQ(adversary.role(), PeerRole::kVectorAttack);
+  EXPECT_TRUE(adversary.fellows().empty());
+  std::vector<std::uint32_t> heard{0, 1, 2, 3};
+  RoundRecord record;
+  EXPECT_FALSE(adversary.endRound(7, heard, record));  // nothing held open
+  EXPECT_EQ(record.attack_known, 3u);                  // the fellow's row left out
+  EXPECT_TRUE(record.attack_computed);
+  ASSERT_EQ(peer.sent.size(), 3u);  // 0, 1, 2; not fellow 3
+  for (const Sent& s : peer.sent) {
+    EXPECT_NE(s.peer, 3u);
+    EXPECT_EQ(s.round, 7u);
+    EXPECT_EQ(s.payload, peer.sent[0].payload);  // one vector, encoded once
+  }
+  // signflip: minus the mean of the honest vectors.
+  EXPECT_THAT(peer.vectorTo(0), Near({-2.0f, -5.0f / 3, -5.0f / 3, -10.0f / 3}));
+}
+
+TEST(Adversary, AnEquivocatorCraftsEachNeighboursVectorWithoutThatNeighboursOwn) {
+  ScriptedPeer peer(4, withAttackers("equivocate:signflip", false), 5);
+  hearHonest(peer);
+  Adversary adversary(peer, attackNamed("equivocate:signflip"), {3, 4});
+  std::vector<std::uint32_t> heard{0, 1, 2, 3};
+  RoundRecord record;
+  adversary.endRound(2, heard, record);
+  // Every neighbour its own vector, fellows included; 0's is crafted from 1 and 2 only.
+  EXPECT_EQ(peer.sent.size(), 4u);
+  EXPECT_THAT(peer.vectorTo(0), Near({-2.5f, -1.5f, -1.0f, -3.0f}));
+  EXPECT_THAT(peer.vectorTo(1), Near({-2.0f, -1.5f, -1.5f, -4.0f}));
+  EXPECT_NE(peer.sent[0].payload, peer.sent[1].payload);
+}
+
+TEST(Adversary, TooLittleToAttackFromSendsTheMeanKnown) {
+  ScriptedPeer peer(4, withAttackers("alie", false), 5);
+  peer.rows[0] = {1, 2, 3, 4};  // one honest vector: ALIE's spread needs two
+  Adversary adversary(peer, attackNamed("alie"), {3, 4});
+  std::vector<std::uint32_t> heard{0};
+  RoundRecord record;
+  adversary.endRound(0, heard, record);
+  EXPECT_EQ(record.attack_known, 1u);
+  EXPECT_THAT(peer.vectorTo(1), Near({1, 2, 3, 4}));
+  // Heard nothing honest: silent.
+  peer.sent.clear();
+  std::vector<std::uint32_t> none{3};
+  RoundRecord quiet;
+  adversary.endRound(1, none, quiet);
+  EXPECT_TRUE(peer.sent.empty());
+  EXPECT_EQ(quiet.attack_known, 0u);
+  EXPECT_FALSE(quiet.attack_computed);
+}
+
+TEST(Adversary, ColludersShareWhatTheyHeardAndTheLeaderCraftsForTheFollower) {
+  // 3 and 4 collude; 3 leads (lowest live id). Each hears the honest rows itself here (complete
+  // graph), so the shares are count-0 markers; the leader hands its crafted vector over.
+  ScriptedPeer leader_peer(3, withAttackers("signflip", true), 5);
+  ScriptedPeer follower_peer(4, withAttackers("signflip", true), 5);
+  for (ScriptedPeer* p : {&leader_peer, &follower_peer}) hearHonest(*p);
+  Adversary leader(leader_peer, attackNamed("signflip"), {3, 4});
+  Adversary follower(follower_peer, attackNamed("signflip"), {3, 4});
+  EXPECT_EQ(leader.fellows(), std::vector<std::uint32_t>{4});
+  EXPECT_EQ(follower.fellows(), std::vector<std::uint32_t>{3});
+
+  std::vector<std::uint32_t> heard{0, 1, 2};
+  RoundRecord record, follower_record;
+  record.round = follower_record.round = 5;
+  // The follower holds its round open: no share from the leader yet.
+  EXPECT_TRUE(follower.endRound(5, heard, follower_record));
+  EXPECT_TRUE(follower_peer.sent.empty());
+  EXPECT_TRUE(follower_peer.finished_rounds.empty());
+  // The leader: its share out, the follower's in, then it crafts, hands over and sends.
+  std::vector<std::uint32_t> leader_heard{0, 1, 2};  // (the follower kept its `heard`)
+  EXPECT_TRUE(leader.endRound(5, leader_heard, record));
+  for (const auto& [to, e] : follower_peer.envelopes) {
+    ASSERT_EQ(to, 3u);
+    EXPECT_TRUE(leader.takeCoalition(4, e.coalition()));
+  }
+  EXPECT_TRUE(leader_peer.clock_.fire());
+  ASSERT_EQ(leader_peer.finished_rounds.size(), 1u);
+  EXPECT_TRUE(leader_peer.finished_rounds[0].second.attack_computed);
+  EXPECT_EQ(leader_peer.sent.size(), 3u);
+  // What the leader sent its fellow: its share and the crafted vector.
+  for (const auto& [to, e] : leader_peer.envelopes) {
+    ASSERT_EQ(to, 4u);
+    EXPECT_TRUE(follower.takeCoalition(3, e.coalition()));
+  }
+  EXPECT_TRUE(follower_peer.clock_.fire());
+  ASSERT_EQ(follower_peer.finished_rounds.size(), 1u);
+  // The follower sent the leader's vector without computing one itself.
+  EXPECT_FALSE(follower_peer.finished_rounds[0].second.attack_computed);
+  EXPECT_EQ(follower_peer.vectorTo(0), leader_peer.vectorTo(0));
+  // A coalition message from a peer that is no fellow is refused.
+  EXPECT_FALSE(follower.takeCoalition(0, leader_peer.envelopes[0].second.coalition()));
+}
+
+TEST(Adversary, AFollowerWhoseLeaderNeverSharesCraftsItselfWhenTheWaitRunsOut) {
+  ScriptedPeer peer(4, withAttackers("signflip", true), 5);
+  hearHonest(peer);
+  Adversary follower(peer, attackNamed("signflip"), {3, 4});
+  std::vector<std::uint32_t> heard{0, 1, 2};
+  RoundRecord record;
+  EXPECT_TRUE(follower.endRound(9, heard, record));
+  EXPECT_TRUE(peer.clock_.fire());  // still within a quarter of the deadline: waits on
+  EXPECT_TRUE(peer.finished_rounds.empty());
+  peer.clock_.advance(std::chrono::milliseconds(peer.config().rounds.deadline_ms / 4));
+  EXPECT_TRUE(peer.clock_.fire());
+  ASSERT_EQ(peer.finished_rounds.size(), 1u);
+  EXPECT_TRUE(peer.finished_rounds[0].second.attack_computed);
+  EXPECT_EQ(peer.sent.size(), 3u);
+}
+
+TEST(Adversary, ALeafAttackerSendsUpAtTheRoundStartAndAppliesTheBroadcastAtItsEnd) {
+  ScriptedPeer peer(4, withAttackers("signflip", false), 5);
+  peer.hub_mode = true;
+  peer.leaf_own = {1, 1, 1, 1};
+  Adversary adversary(peer, attackNamed("signflip"), {3, 4});
+  EXPECT_FALSE(adversary.holdsRound(0));  // a leaf hears the hub only after it sent
+  EXPECT_TRUE(adversary.startRound(0));
+  EXPECT_EQ(peer.waits, 1);
+  EXPECT_THAT(peer.vectorTo(0), Near({-1, -1, -1, -1}));
+  std::vector<std::uint32_t> heard{0};
+  RoundRecord record;
+  EXPECT_FALSE(adversary.endRound(0, heard, record));
+  EXPECT_EQ(peer.broadcasts, 1);
+  EXPECT_EQ(record.attack_known, 1u);
+  EXPECT_TRUE(record.attack_computed);
+}
+
+TEST(Adversary, RefusesAttacksOutsideTheHubsThreatModel) {
+  ScriptedPeer hub(0, withAttackers("alie", false), 5);
+  hub.hub_mode = hub.is_hub = true;
+  EXPECT_THROW(Adversary(hub, attackNamed("alie"), {0}), ConfigError);
+  ScriptedPeer leaf(4, withAttackers("dissensus", false), 5);
+  leaf.hub_mode = true;
+  EXPECT_THAT(
+      [&] {
+        Adversary(leaf, attackNamed("dissensus"), {3, 4});
+      },
+      ::testing::ThrowsMessage<ConfigError>(::testing::HasSubstr("per target")));
+}
+
+TEST(Adversary, SwitchingChangesWhatItDoesAndKeepsItsCoalition) {
+  ScriptedPeer peer(4, withAttackers("signflip", true), 5);
+  hearHonest(peer);
+  Adversary adversary(peer, attackNamed("signflip"), {3, 4});
+  ASSERT_TRUE(adversary.switchTo(attackNamed("none")));
+  EXPECT_EQ(adversary.role(), PeerRole::kHonest);
+  EXPECT_EQ(adversary.fellows(), std::vector<std::uint32_t>{3});
+  ASSERT_TRUE(adversary.switchTo(attackNamed("round_lie")));
+  EXPECT_EQ(adversary.announcedRound(0), std::uint64_t(1) << 62);
+  ASSERT_TRUE(adversary.switchTo(attackNamed("alie")));
+  EXPECT_EQ(adversary.role(), PeerRole::kVectorAttack);
+  EXPECT_EQ(adversary.announcedRound(6), 6u);
+}
+
+TEST(ProtocolRoles, EachMisbehavesAroundAnHonestRound) {
+  ScriptedPeer peer(1, syntheticConfig(100, 400), 4);
+  EXPECT_EQ(Staller(peer).startDelay(), std::chrono::milliseconds(360));  // 0.9 × the ceiling
+  const RoundLiar liar;
+  EXPECT_EQ(liar.announcedRound(8), std::uint64_t(1) << 62);
+  EXPECT_EQ(liar.announcedRound(9), 0u);
+  EXPECT_EQ(liar.announcedRound(10), 19u);  // just past a receiver's window
+  EXPECT_EQ(liar.announcedRound(11), 1011u);
+  net::v1::RoundMessage m;
+  m.set_round(9);
+  m.set_sequence(4);
+  const auto lie = liar.lieAbout(m);
+  ASSERT_TRUE(lie);
+  EXPECT_EQ(lie->round(), 0u);
+  EXPECT_EQ(lie->sequence(), 4u);
+  ResyncFlooder flooder(peer);
+  flooder.afterHonestMix(3);
+  EXPECT_EQ(peer.asked, (std::vector<std::uint32_t>{0, 2, 3}));
+  EXPECT_TRUE(KeyframeSpammer().spamsKeyframes());
+  EXPECT_FALSE(Tactic().spamsKeyframes());
+}
+
+TEST(WireAttacker, GarbageWrongLengthsAndReplaysReachEveryNeighbour) {
+  ScriptedPeer peer(0, syntheticConfig(), 3);
+  WireAttacker garbage(peer, Misbehaviour::kGarbage);
+  garbage.endRound(5);
+  ASSERT_EQ(peer.sent.size(), 2u);
+  EXPECT_EQ(peer.sent[0].payload->size(), 64u + 5);
+  std::vector<float> out(4);
+  EXPECT_FALSE(compress::decode(*peer.sent[0].payload, out));  // not a message at all
+  // Seeded: the same bytes on every rerun.
+  ScriptedPeer again(0, syntheticConfig(), 3);
+  WireAttacker(again, Misbehaviour::kGarbage).endRound(5);
+  EXPECT_EQ(*again.sent[0].payload, *peer.sent[0].payload);
+
+  peer.sent.clear();
+  WireAttacker(peer, Misbehaviour::kWrongDim).endRound(0);
+  EXPECT_FALSE(compress::decode(*peer.sent[0].payload, out));  // 11 floats for 4
+  std::vector<float> eleven(11);
+  EXPECT_TRUE(compress::decode(*peer.sent[0].payload, eleven));
+
+  peer.sent.clear();
+  peer.replica = {1, 2, 3, 4};
+  WireAttacker replay(peer, Misbehaviour::kReplay);
+  replay.endRound(0);
+  peer.replica = {9, 9, 9, 9};  // the model moved on; the replay did not
+  replay.endRound(1);
+  ASSERT_EQ(peer.sent.size(), 4u);
+  for (const Sent& s : peer.sent) EXPECT_EQ(s.sequence, std::optional<std::uint64_t>(1));
+  EXPECT_THAT(peer.vectorTo(1), Near({1, 2, 3, 4}));
+}
+
+}  // namespace
+}  // namespace phalanx::node
