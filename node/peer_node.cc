@@ -30,44 +30,6 @@ float shiftOf(const net::v1::RoundMessage& m) {
   return m.shift_step() == 0.0f ? 1.0f : m.shift_step();
 }
 
-// The setup's attack, else the config's entry for this id, else honest ("none" in the config:
-// a peer named Byzantine that starts out honest until the control endpoint switches it).
-AttackSpec attackFor(const PeerSetup& s) {
-  if (s.attack) return *s.attack;
-  const auto it = s.config.byzantine.find(s.id);
-  return it == s.config.byzantine.end() ? AttackSpec{} : it->second.attack;
-}
-
-// The setup's learner, or a LocalTrainer on its shard; a label-flipping attacker trains on
-// y -> classes-1-y. A learner from outside owns its labels (it cannot flip) and hands in only
-// its vector (no gradient for Accordion).
-std::shared_ptr<Learner> learnerFor(PeerSetup& s, const AttackSpec& attack) {
-  if (s.learner) {
-    if (s.config.compression.adaptive) {
-      throw ConfigError(
-          "compression.adaptive: Accordion reads the node's own gradients; an external training "
-          "loop hands in only its vector");
-    }
-    if (attack.kind == Misbehaviour::kLabelflip) {
-      throw ConfigError(
-          "byzantine: labelflip needs the node's own data (an external training loop flips its "
-          "labels itself)");
-    }
-    return s.learner;
-  }
-  if (attack.kind == Misbehaviour::kLabelflip) {
-    for (auto& y : s.shard.y) y = std::uint8_t(s.shard.classes - 1 - y);
-  }
-  return std::make_shared<LocalTrainer>(s.config, std::move(s.shard), s.config.seed);
-}
-
-std::vector<std::uint32_t> neighboursOf(const PeerSetup& s) {
-  if (!s.topology) throw ConfigError("node: no topology");
-  if (!s.topology->contains(s.id))
-    throw ConfigError(fmt::format("--id {}: no such node in the topology", s.id));
-  return s.topology->neighbours(s.id);
-}
-
 std::span<const std::uint8_t> bytesOf(const std::string& s) {
   return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
 }
@@ -104,198 +66,35 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
   const Config& config = setup_.config;
   dim_ = learner_->dimension();
   metrics_.node = setup_.id;
-  const std::vector<compress::LayerShape> layers = learner_->layers();
-  if (config.compression.codec != compress::CodecId::kNone &&
-      config.compression.feedback != compress::FeedbackKind::kDgc) {
-    compress::CompressorConfig c = compressorConfig(config.compression);
-    c.seed = compress::compressionSeed(config.seed, setup_.id, config.compression.shared_seed);
-    c.layers = layers;
-    if (config.compression.adaptive) {
-      auto levels = compress::accordionLevels(c);
-      if (!levels) throw ConfigError(levels.error());
-      auto made = compress::AdaptiveCompressor::make(levels->first, levels->second);
-      if (!made) throw ConfigError(made.error());
-      adaptive_ = made->get();
-      codec_ = std::move(*made);
-      accordion_ = std::make_unique<compress::AccordionController>(
-          layers.size(), compress::AccordionConfig{.eta = config.compression.accordion_eta});
-      accordion_window_ = config.compression.accordion_window > 0
-                              ? config.compression.accordion_window
-                              : learner_->roundsPerEpoch();
-    } else {
-      auto made = compress::makeCompressor(c);
-      if (!made) throw ConfigError("compression: " + made.error());
-      codec_ = std::move(*made);
-    }
-  }
-  if (!exchangesGradients(config) && codec_) {
-    // The config refuses rand-k and terngrad unbiased in model gossip; QSGD's variance factor
-    // depends on bits and bucket, and above 1 its replicas may drift (the grid's 4-bit runs did
-    // not, with gamma 0.4): said once here.
-    if (const auto omega = codec_->varianceFactor(dim_); omega && *omega > 1) {
-      log_->warn(
-          "compression: {} has variance factor {:.2f} > 1 here, not a contraction: CHOCO replicas "
-          "may drift (unbiased: false makes it one)",
-          compress::codecName(config.compression.codec), *omega);
-    }
-  }
-  if (exchangesGradients(config)) {
-    // Standalone gradient messages carry their own codec; tracked ones go through the replica.
-    gradient_ = std::make_unique<GradientExchange>(
-        config, dim_, layers, setup_.topology->size(),
-        GradientExchange::tracks(config.compression.feedback) ? nullptr : std::move(codec_));
-  }
-  if (gradient_ && config.compression.feedback == compress::FeedbackKind::kDiana) {
-    const auto omega = codec_ ? codec_->varianceFactor(dim_) : std::optional<double>(0.0);
-    if (!omega) throw ConfigError("compression.feedback: diana needs an unbiased codec");
-    shift_step_ =
-        float(config.compression.alpha > 0 ? config.compression.alpha : 1.0 / (*omega + 1.0));
-  }
-  if (gradient_ && config.compression.feedback == compress::FeedbackKind::kEf21W) {
-    // w_k: uniform, or peer k's share of the samples as the partition (known to every peer,
-    // claimed by none) gives it. Published vectors are m / (n·w_self); receivers undo it.
-    const auto& t = *setup_.topology;
-    const std::size_t n = t.size();
-    std::vector<double> w(n, 1.0 / double(n));
-    if (config.compression.weights == Ef21Weights::kData) {
-      if (setup_.shard_sizes.size() != n) {
-        throw ConfigError(
-            "compression.weights: data needs every peer's shard size (a node that trains on "
-            "its own data; use uniform with an external training loop)");
-      }
-      double total = 0;
-      for (const std::size_t s : setup_.shard_sizes) total += double(s);
-      for (std::size_t k = 0; k < n; ++k) w[k] = double(setup_.shard_sizes[k]) / total;
-    }
-    for (std::size_t k = 0; k < n; ++k) {
-      if (!(w[k] > 0)) throw ConfigError("compression.weights: a peer holds no samples");
-      unscale_[t.nodes()[k].id] = float(double(n) * w[k]);
-    }
-    own_scale_ = 1.0f / unscale_.at(setup_.id);
-  }
-  if (config.exchange == Exchange::kOuter) {
-    if (setup_.learner) {
-      throw ConfigError(
-          "exchange: outer runs the node's own local steps; an external training loop hands in "
-          "one vector per round (use exchange: model or gradient)");
-    }
-    outer_ = std::make_unique<OuterLoop>(config.outer, dim_);
-  }
-  if (config.exchange == Exchange::kHub) {
-    hub_ = topologies::starCentre(*setup_.topology);
-    if (!hub_) {
-      throw ConfigError(
-          "exchange: hub needs a star topology (phalanx topology gen --kind star): one centre "
-          "joined to every other peer, each of them joined only to it");
-    }
-    if (isHub()) {
-      // The downlink's randomness (randk, topk_sampled) is the hub's own draw stream.
-      broadcast_ = std::make_unique<HubBroadcast>(
-          config.compression.broadcast, dim_, layers,
-          compress::compressionSeed(config.seed, setup_.id, false) ^ 0xb40adca57ULL);
-    }
-  }
+  ExchangeParts parts = buildExchange(setup_, *learner_, *log_);
+  codec_ = std::move(parts.codec);
+  gradient_ = std::move(parts.gradient);
+  shift_step_ = parts.shift_step;
+  own_scale_ = parts.own_scale;
+  unscale_ = std::move(parts.unscale);
+  hub_ = parts.hub;
+  outer_ = std::move(parts.outer);
+  broadcast_ = std::move(parts.broadcast);
+  accordion_ = std::move(parts.accordion);
+  adaptive_ = parts.adaptive;
+  accordion_window_ = parts.accordion_window;
   auto aggregator = robust::makeAggregator(ruleConfig(config, setup_.id));
   if (!aggregator) throw ConfigError("mixing: " + aggregator.error());
   aggregator_ = std::move(*aggregator);
-  if (const AttackSpec attack = attackFor(setup_); !attack.honest()) {
-    // What an attacker knows: the config's Byzantine peers, itself among them.
-    std::set<std::uint32_t> byzantine{setup_.id};
-    for (const auto& [id, _] : config.byzantine) byzantine.insert(id);
-    adversary_ = std::make_unique<Adversary>(static_cast<AdversaryHost&>(*this), attack,
-                                             std::move(byzantine));
-  }
+  adversary_ = adversaryFor(setup_, *this);
 
   // The public replica tracks y (model exchange) or the momentum, which starts at zero.
   if (!gradient_) public_replica_.reset(learner_->parameters());
-  if (!setup_.checkpoint_dir.empty()) {
-    checkpoints_ = std::make_unique<CheckpointStore>(setup_.checkpoint_dir);
-    if (setup_.resume) {
-      auto loaded = checkpoints_->loadLatest();
-      for (const auto& why : loaded.skipped) log_->warn("checkpoint skipped: {}", why);
-      if (loaded.checkpoint) {
-        learner_->restore(*loaded.checkpoint);
-        if (gradient_) gradient_->restore(*loaded.checkpoint);
-        if (broadcast_) broadcast_->restore(*loaded.checkpoint);
-        if (outer_) outer_->restore(*loaded.checkpoint);
-        const auto replica = loaded.checkpoint->floats("public_replica");
-        if (replica.size() != dim_)
-          throw CheckpointError("checkpoint: public_replica has the wrong size");
-        public_replica_.reset(replica);
-        // Absent (no compressed delta yet, or an older checkpoint): gamma: auto starts over.
-        auto_step_.restore(*loaded.checkpoint);
-        if (loaded.checkpoint->has("deadline_offsets_ms")) {
-          const auto offsets = loaded.checkpoint->floats("deadline_offsets_ms");
-          restored_offsets_.assign(offsets.begin(), offsets.end());
-        }
-        first_round_ = loaded.checkpoint->round;
-        log_->info("resumed from {} at round {}", loaded.file.string(), first_round_);
-      } else {
-        log_->warn("--resume: no usable checkpoint in {}; starting at round 0",
-                   setup_.checkpoint_dir.string());
-      }
-    }
-  }
+  if (!setup_.checkpoint_dir.empty()) restoreCheckpoint();
 
-  const topologies::NodeSpec& self = setup_.topology->node(setup_.id);
-  net::TransportConfig tc{.self = setup_.id,
-                          .model_dim = dim_,
-                          .config_digest = configDigest(),
-                          .listen_host = setup_.listen_host,
-                          .listen_port = setup_.listen_port.value_or(self.port),
-                          .neighbours = transportPeers(),
-                          .seed = config.seed * 7919 + setup_.id};
-  // A link is dead when nothing came over it for a whole deadline ceiling (at least the
-  // transport's 3 s): a round with a large model moves 4 bytes per parameter per edge, and on a
-  // busy machine that alone can outlast a fixed few seconds.
-  tc.liveness_timeout =
-      std::max(tc.liveness_timeout, std::chrono::milliseconds(config.rounds.deadline_ms));
-  if (config.security.mode == SecurityMode::kTls) {
-    tc.tls = {.enabled = true,
-              .ca = config.security.ca,
-              .cert = config.security.cert,
-              .key = config.security.key};
-  }
+  const net::TransportConfig tc = transportConfig(setup_, dim_, configDigest(), transportPeers());
   if (!make_transport) {
     make_transport = [io](net::TransportConfig config, net::TransportHandlers handlers) {
       return std::make_unique<net::TcpTransport>(*io, std::move(config), std::move(handlers));
     };
   }
   transport_ = std::make_unique<net::FaultyTransport>(
-      clock_,
-      net::TransportHandlers{
-          .on_round =
-              [this](std::uint32_t peer, net::v1::RoundMessage& m) {
-                if (m.sender() == peer && m.round() < gate_->openRound()) {
-                  gate_->noteLate(peer, m.round());
-                }
-                if (!applyLate(peer, m)) gate_->add(std::move(m));
-              },
-          .on_resync = [this](std::uint32_t peer,
-                              const net::v1::ResyncRequest&) { grantResync(peer); },
-          .on_heartbeat = [this](std::uint32_t peer,
-                                 std::uint64_t round) { gate_->noteRound(peer, round); },
-          .on_digest = [this](std::uint32_t peer,
-                              const net::v1::RoundDigest& d) { takeDigest(peer, d); },
-          .on_coalition =
-              [this](std::uint32_t peer, const net::v1::Coalition& c) {
-                // From a neighbour that is no fellow (honest peers have none): garbage.
-                if (!adversary_ || !adversary_->takeCoalition(peer, c))
-                  ++own_rejections_[net::Refusal::kCoalition];
-              },
-          .on_up =
-              [this](std::uint32_t peer) {
-                // A new connection: whatever was in flight on the old one is lost, so both replicas
-                // of this edge restart from keyframes.
-                keyframe_owed_.insert(peer);
-                replicas_.invalidate(peer);
-                log_->info("round {}: peer {} connected", gate_->openRound(), peer);
-              },
-          .on_down =
-              [this](std::uint32_t peer, std::string_view why) {
-                log_->info("round {}: peer {} disconnected: {}", gate_->openRound(), peer, why);
-                gate_->poke();
-              }},
+      clock_, transportHandlers(),
       [&](net::TransportHandlers handlers) { return make_transport(tc, std::move(handlers)); },
       config.seed * 104729 + setup_.id);
 
@@ -306,36 +105,79 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
   for (const std::uint32_t j : neighbours_) {
     if (role() == Role::kHonest || !adversary_->byzantine().contains(j)) awaited_.push_back(j);
   }
-  const RoundsConfig& rc = config.rounds;
-  const double ceiling_ms = double(rc.deadline_ms) * (role() == Role::kHonest ? 1.0 : 0.5);
-  // The quorum: deg - b, but at least b + 1, so that it always holds an honest vector. Where
-  // deg <= 2b, deg - b arrivals could all be Byzantine: b fast attackers would pace the node on
-  // its own, and its honest neighbours would have to skip rounds to catch up with it.
-  const std::size_t b = setup_.topology->budgetOf(setup_.id);
-  const std::size_t deg = neighbours_.size();
-  const std::size_t quorum = std::min(deg, std::max(deg > b ? deg - b : 0, b + 1));
-  // Without the quorum the rounds are synchronous: every live neighbour, up to the ceiling. An
-  // adaptive deadline there would close rounds on a loaded machine's scheduling noise, and peers
-  // that must aggregate the same messages (gradient exchange) would drift apart. A leaf of
-  // exchange: hub waits for its hub up to the ceiling too: a broadcast it gave up on is a step
-  // every other model took and its own never will.
   gate_ = std::make_unique<net::RoundGate>(
       clock_, *transport_, awaited_,
-      net::GateConfig{.deadline = {.fixed_ms = ceiling_ms,
-                                   .adaptive = rc.quorum && rc.adaptive_deadline && !isLeaf(),
-                                   .k = rc.deadline_k,
-                                   .min_ms = double(rc.deadline_min_ms)},
-                      .quorum = rc.quorum ? std::min(quorum, awaited_.size()) : 0,
-                      .grace_fraction = rc.quorum_grace,
-                      .pace_fraction = rc.pace_floor,
-                      .budget = b,
-                      .last_round = rounds_ > 0 ? rounds_ - 1 : 0},
+      gateConfig(setup_, role() == Role::kHonest, awaited_.size(), isLeaf(), rounds_),
       first_round_);
   // A resumed node paces its rounds by the arrivals it had learned, not by the ceiling until it
   // has seen 8 more: alone (its neighbours gone, or finished), it would wait the ceiling each
   // round.
   gate_->restoreDeadline(restored_offsets_);
   restored_offsets_ = {};
+}
+
+void PeerNode::restoreCheckpoint() {
+  checkpoints_ = std::make_unique<CheckpointStore>(setup_.checkpoint_dir);
+  if (setup_.resume) {
+    auto loaded = checkpoints_->loadLatest();
+    for (const auto& why : loaded.skipped) log_->warn("checkpoint skipped: {}", why);
+    if (loaded.checkpoint) {
+      learner_->restore(*loaded.checkpoint);
+      if (gradient_) gradient_->restore(*loaded.checkpoint);
+      if (broadcast_) broadcast_->restore(*loaded.checkpoint);
+      if (outer_) outer_->restore(*loaded.checkpoint);
+      const auto replica = loaded.checkpoint->floats("public_replica");
+      if (replica.size() != dim_)
+        throw CheckpointError("checkpoint: public_replica has the wrong size");
+      public_replica_.reset(replica);
+      // Absent (no compressed delta yet, or an older checkpoint): gamma: auto starts over.
+      auto_step_.restore(*loaded.checkpoint);
+      if (loaded.checkpoint->has("deadline_offsets_ms")) {
+        const auto offsets = loaded.checkpoint->floats("deadline_offsets_ms");
+        restored_offsets_.assign(offsets.begin(), offsets.end());
+      }
+      first_round_ = loaded.checkpoint->round;
+      log_->info("resumed from {} at round {}", loaded.file.string(), first_round_);
+    } else {
+      log_->warn("--resume: no usable checkpoint in {}; starting at round 0",
+                 setup_.checkpoint_dir.string());
+    }
+  }
+}
+
+net::TransportHandlers PeerNode::transportHandlers() {
+  return net::TransportHandlers{
+      .on_round =
+          [this](std::uint32_t peer, net::v1::RoundMessage& m) {
+            if (m.sender() == peer && m.round() < gate_->openRound()) {
+              gate_->noteLate(peer, m.round());
+            }
+            if (!applyLate(peer, m)) gate_->add(std::move(m));
+          },
+      .on_resync = [this](std::uint32_t peer, const net::v1::ResyncRequest&) { grantResync(peer); },
+      .on_heartbeat = [this](std::uint32_t peer,
+                             std::uint64_t round) { gate_->noteRound(peer, round); },
+      .on_digest = [this](std::uint32_t peer,
+                          const net::v1::RoundDigest& d) { takeDigest(peer, d); },
+      .on_coalition =
+          [this](std::uint32_t peer, const net::v1::Coalition& c) {
+            // From a neighbour that is no fellow (honest peers have none): garbage.
+            if (!adversary_ || !adversary_->takeCoalition(peer, c))
+              ++own_rejections_[net::Refusal::kCoalition];
+          },
+      .on_up =
+          [this](std::uint32_t peer) {
+            // A new connection: whatever was in flight on the old one is lost, so both replicas
+            // of this edge restart from keyframes.
+            keyframe_owed_.insert(peer);
+            replicas_.invalidate(peer);
+            log_->info("round {}: peer {} connected", gate_->openRound(), peer);
+          },
+      .on_down =
+          [this](std::uint32_t peer, std::string_view why) {
+            log_->info("round {}: peer {} disconnected: {}", gate_->openRound(), peer, why);
+            gate_->poke();
+          }};
 }
 
 PeerNode::~PeerNode() = default;
@@ -1105,12 +947,7 @@ std::string PeerNode::configDigest() const {
 
 std::expected<void, std::string> PeerNode::switchAttack(const AttackSpec& spec) {
   if (!adversary_ && !spec.honest()) {
-    // An honest peer turned Byzantine knows the config's Byzantine peers (not itself: nobody
-    // counted it among them).
-    std::set<std::uint32_t> byzantine;
-    for (const auto& [id, _] : setup_.config.byzantine) byzantine.insert(id);
-    auto made = std::make_unique<Adversary>(static_cast<AdversaryHost&>(*this), AttackSpec{},
-                                            std::move(byzantine));
+    auto made = turnedByzantine(setup_, *this);
     if (auto switched = made->switchTo(spec); !switched) return switched;
     adversary_ = std::move(made);
   } else if (adversary_) {

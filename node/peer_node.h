@@ -52,6 +52,7 @@
 #include "node/local_trainer.h"
 #include "node/metrics.h"
 #include "node/outer_loop.h"
+#include "node/peer_builder.h"
 #include "node/replicas.h"
 #include "node/round_record.h"
 #include "robust/aggregator.h"
@@ -59,35 +60,6 @@
 #include "topologies/topology.h"
 
 namespace phalanx::node {
-
-struct PeerSetup {
-  Config config;
-  std::shared_ptr<const topologies::Topology> topology;  // required
-  std::uint32_t id = 0;
-  std::string listen_host = "127.0.0.1";
-  std::optional<std::uint16_t> listen_port;  // default: the topology's; 0: any free port (tests)
-  Dataset shard;                             // this node's training data (for its LocalTrainer)
-  // Every peer's number of training samples, by topology index: EF21-W's data weights
-  // (compression.weights: data) need them; empty otherwise.
-  std::vector<std::size_t> shard_sizes;
-  // Null: a LocalTrainer on `shard`. Otherwise the model's owner (an external training loop:
-  // node/external_learner.h); `shard` is then unused.
-  std::shared_ptr<Learner> learner;
-  std::shared_ptr<const Dataset> test;  // evaluation set; null: no evaluation
-  // Unset: the config's `byzantine` entry for this id, if any, else honest. Wire-level
-  // misbehaviour sends `garbage` (random bytes as a delta), `wrong_dim` (a keyframe of the
-  // wrong length) or `replay` (its first keyframe again every round, with its old sequence).
-  std::optional<AttackSpec> attack;
-  std::uint64_t rounds = 0;                       // 0: config.rounds.count
-  std::filesystem::path checkpoint_dir;           // empty: no checkpoints
-  bool resume = false;                            // start from the newest usable checkpoint
-  std::chrono::milliseconds join_timeout{30000};  // round 0 waits this long for every neighbour
-  // Virtual time only (node/simulation.h): how long each local step's computation takes before
-  // the round's message leaves (a round of exchange: outer takes H of them; in real time the
-  // computation takes what it takes).
-  std::chrono::microseconds compute_time{0};
-  std::shared_ptr<spdlog::logger> log;  // null: spdlog's default
-};
 
 class PeerNode : private AdversaryHost {
  public:
@@ -143,6 +115,11 @@ class PeerNode : private AdversaryHost {
 
  private:
   PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup, TransportMaker make_transport);
+  // --resume: the newest usable checkpoint of setup_.checkpoint_dir into the learner, the
+  // exchange's state, the public replica and the gate's learned deadline.
+  void restoreCheckpoint();
+  // What the transport calls when something arrives or a link goes up or down.
+  net::TransportHandlers transportHandlers();
   void waitForNeighbours(net::Clock::TimePoint since);
   void beginRound();
   void runRound(std::uint64_t t);

@@ -1,0 +1,108 @@
+// How a peer is put together before its first round (leveldb's DB::Open and SanitizeOptions keep
+// DBImpl small the same way): what it is given (PeerSetup), its attack and learner, and the parts
+// of its exchange mode made and checked against the topology, the learner and the attack in one
+// place, beside config.cc's own rules; its transport's and round gate's configs.
+#pragma once
+
+#include <spdlog/logger.h>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compress/accordion.h"
+#include "compress/compressor.h"
+#include "net/round_gate.h"
+#include "net/transport.h"
+#include "node/adversary/adversary.h"
+#include "node/attack_spec.h"
+#include "node/config.h"
+#include "node/dataset.h"
+#include "node/gradient_exchange.h"
+#include "node/hub_broadcast.h"
+#include "node/learner.h"
+#include "node/outer_loop.h"
+#include "topologies/topology.h"
+
+namespace phalanx::node {
+
+struct PeerSetup {
+  Config config;
+  std::shared_ptr<const topologies::Topology> topology;  // required
+  std::uint32_t id = 0;
+  std::string listen_host = "127.0.0.1";
+  std::optional<std::uint16_t> listen_port;  // default: the topology's; 0: any free port (tests)
+  Dataset shard;                             // this node's training data (for its LocalTrainer)
+  // Every peer's number of training samples, by topology index: EF21-W's data weights
+  // (compression.weights: data) need them; empty otherwise.
+  std::vector<std::size_t> shard_sizes;
+  // Null: a LocalTrainer on `shard`. Otherwise the model's owner (an external training loop:
+  // node/external_learner.h); `shard` is then unused.
+  std::shared_ptr<Learner> learner;
+  std::shared_ptr<const Dataset> test;  // evaluation set; null: no evaluation
+  // Unset: the config's `byzantine` entry for this id, if any, else honest. Wire-level
+  // misbehaviour sends `garbage` (random bytes as a delta), `wrong_dim` (a keyframe of the
+  // wrong length) or `replay` (its first keyframe again every round, with its old sequence).
+  std::optional<AttackSpec> attack;
+  std::uint64_t rounds = 0;                       // 0: config.rounds.count
+  std::filesystem::path checkpoint_dir;           // empty: no checkpoints
+  bool resume = false;                            // start from the newest usable checkpoint
+  std::chrono::milliseconds join_timeout{30000};  // round 0 waits this long for every neighbour
+  // Virtual time only (node/simulation.h): how long each local step's computation takes before
+  // the round's message leaves (a round of exchange: outer takes H of them; in real time the
+  // computation takes what it takes).
+  std::chrono::microseconds compute_time{0};
+  std::shared_ptr<spdlog::logger> log;  // null: spdlog's default
+};
+
+// The setup's attack, else the config's entry for this id, else honest ("none" in the config:
+// a peer named Byzantine that starts out honest until the control endpoint switches it).
+AttackSpec attackFor(const PeerSetup& setup);
+// The setup's learner, or a LocalTrainer on its shard (moved out of the setup); a label-flipping
+// attacker trains on y -> classes-1-y. Throws ConfigError for what an external learner cannot
+// do (Accordion, label flipping).
+std::shared_ptr<Learner> learnerFor(PeerSetup& setup, const AttackSpec& attack);
+// The setup's neighbours; ConfigError when there is no topology or the id is not in it.
+std::vector<std::uint32_t> neighboursOf(const PeerSetup& setup);
+
+// The adversary of a peer that starts Byzantine (null when it starts honest): it knows the
+// config's Byzantine peers and itself. Throws ConfigError where its attack cannot run here.
+std::unique_ptr<Adversary> adversaryFor(const PeerSetup& setup, AdversaryHost& host);
+// The adversary of an honest peer switched at run time (`inject attack`), still honest: it knows
+// the config's Byzantine peers, not itself (nobody counted it among them).
+std::unique_ptr<Adversary> turnedByzantine(const PeerSetup& setup, AdversaryHost& host);
+
+// What the exchange mode is made of (config.exchange, compression.*, outer.*): the codec (and
+// Accordion's controller over it), the gradient exchange, DIANA's shift step, EF21-W's scales,
+// the outer loop, the hub and its downlink.
+struct ExchangeParts {
+  std::unique_ptr<compress::Compressor> codec;  // null: uncompressed (or owned by `gradient`)
+  std::unique_ptr<compress::AccordionController> accordion;
+  compress::AdaptiveCompressor* adaptive = nullptr;  // owned by codec or by gradient
+  std::uint64_t accordion_window = 1;
+  std::unique_ptr<GradientExchange> gradient;  // exchange: gradient and hub
+  float shift_step = 1.0f;                     // DIANA's alpha
+  // EF21-W: this node publishes its vector times own_scale = 1/(n·w_self); a receiver reads
+  // n·w_j times peer j's replica (unscale, by peer; empty in every other mode).
+  float own_scale = 1.0f;
+  std::map<std::uint32_t, float> unscale;
+  std::unique_ptr<OuterLoop> outer;         // exchange: outer
+  std::optional<std::uint32_t> hub;         // exchange: hub — the star's centre
+  std::unique_ptr<HubBroadcast> broadcast;  // the hub's downlink (at the hub only)
+};
+// Throws ConfigError naming the field for a combination that cannot run here.
+ExchangeParts buildExchange(const PeerSetup& setup, const Learner& learner, spdlog::logger& log);
+
+// Its transport: whom it connects (`peers`), what it offers in its Hello, TLS, liveness.
+net::TransportConfig transportConfig(const PeerSetup& setup, std::size_t dim,
+                                     std::string config_digest, std::vector<std::uint32_t> peers);
+// Its round gate: the deadline ceiling (half for a Byzantine peer), the quorum, the pace.
+net::GateConfig gateConfig(const PeerSetup& setup, bool honest, std::size_t awaited, bool leaf,
+                           std::uint64_t rounds);
+
+}  // namespace phalanx::node
