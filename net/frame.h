@@ -23,6 +23,10 @@ inline constexpr std::size_t kLengthBytes = 4;
 // compressed message for that dimension (compress/FORMAT.md: at most 8 bytes per entry, e.g.
 // a sparse message listing every index, plus headers) and the envelope's own fields.
 std::size_t maxFrameBytes(std::uint64_t dim);
+// The largest frame body a connection may declare before its Hello is verified: a Hello is a few
+// hundred bytes, and a body is allocated whole once its length is read, so an outsider's length
+// prefix must not choose the allocation (64 sockets × a model-sized claim was half a gigabyte).
+inline constexpr std::size_t kMaxHandshakeFrameBytes = 64u << 10;
 
 enum class FrameError : std::uint8_t {
   kEmpty,      // a zero length prefix

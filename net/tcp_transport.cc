@@ -185,8 +185,10 @@ class TcpTransport::Session : public std::enable_shared_from_this<Session> {
                        [self = shared_from_this()](const asio::error_code& ec, std::size_t) {
                          if (!self->usable()) return;
                          if (ec) return self->readFailed(ec, "closed by peer");
-                         const auto length = readLength(
-                             self->header_, maxFrameBytes(self->owner_.config_.model_dim));
+                         const auto length =
+                             readLength(self->header_,
+                                        self->open_ ? maxFrameBytes(self->owner_.config_.model_dim)
+                                                    : kMaxHandshakeFrameBytes);
                          if (!length) return self->refuse(length.error());
                          if (self->open_ && *length >= kDirectMin) {
                            self->pending_ = *length;

@@ -259,8 +259,8 @@ void VectorAttacker::sendAttack(std::uint64_t t, const std::vector<std::uint32_t
         if (known.ids[k] != j) view.push_back(known.rows[k]);
       }
       if (view.empty()) view = honest;
-      if (auto ok = attack_->craft({.honest = view}, out); ok)
-        host_.sendWhole(j, t, host_.wirePayload(out));
+      if (auto ok = attack_->craft({.honest = view}, out); !ok) meanOf(view, t, ok.error(), out);
+      host_.sendWhole(j, t, host_.wirePayload(out));
     }
     return;
   }
@@ -279,22 +279,26 @@ void VectorAttacker::sendAttack(std::uint64_t t, const std::vector<std::uint32_t
     return;
   }
   record.attack_computed = true;
-  if (auto ok = attack_->craft({.honest = honest}, out); !ok) {
-    // Too little to attack from (ALIE's spread needs two vectors; an attacker on a sparse
-    // graph may hear one): send the mean it knows rather than nothing, which would only cost
-    // every honest neighbour a deadline per round.
-    if (!attack_fallback_logged_) {
-      host_.log().warn(
-          "round {}: attack {}: {}; sending the mean of the honest vectors known instead "
-          "(logged once)",
-          t, spec_.name(), ok.error());
-      attack_fallback_logged_ = true;
-    }
-    std::fill(out.begin(), out.end(), 0.0f);
-    for (const auto& h : honest) kernels::axpy(1.0f / float(honest.size()), h, out);
-  }
+  if (auto ok = attack_->craft({.honest = honest}, out); !ok) meanOf(honest, t, ok.error(), out);
   if (coalition_ && leadsCoalition()) toFellows(CoalitionBook::craftedMessage(t, out));
   toHonestNeighbours();
+}
+
+void VectorAttacker::meanOf(std::span<const std::span<const float>> vectors, std::uint64_t t,
+                            const std::string& why, std::span<float> out) {
+  // Too little to attack from (ALIE's spread needs two vectors; an attacker on a sparse graph
+  // may hear one, and an equivocator's view of a target leaves out the target's own): send the
+  // mean it knows rather than nothing, which would only cost every honest neighbour a deadline
+  // per round — and an equivocator's neighbours still each get their own vector.
+  if (!attack_fallback_logged_) {
+    host_.log().warn(
+        "round {}: attack {}: {}; sending the mean of the honest vectors known instead "
+        "(logged once)",
+        t, spec_.name(), why);
+    attack_fallback_logged_ = true;
+  }
+  std::fill(out.begin(), out.end(), 0.0f);
+  for (const auto& h : vectors) kernels::axpy(1.0f / float(vectors.size()), h, out);
 }
 
 void VectorAttacker::sendPerTarget(std::uint64_t t, const std::vector<std::uint32_t>& heard,

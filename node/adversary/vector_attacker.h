@@ -64,6 +64,9 @@ class VectorAttacker {
   Knowledge heardHonest(const std::vector<std::uint32_t>& heard) const;
   void sendAttack(std::uint64_t round, const std::vector<std::uint32_t>& heard,
                   RoundRecord& record);
+  // The mean of `vectors` into `out`, when the attack cannot be crafted from them (`why`).
+  void meanOf(std::span<const std::span<const float>> vectors, std::uint64_t t,
+              const std::string& why, std::span<float> out);
   // Per target (dissensus, spectral): each target's view from everything known.
   void sendPerTarget(std::uint64_t round, const std::vector<std::uint32_t>& heard,
                      const Knowledge& known, RoundRecord& record);

@@ -279,6 +279,36 @@ TEST(Transport, HostileBytesAreCountedAndDropped) {
   ASSERT_TRUE(c.runUntil([&] { return c[0].received[1].size() == 1; }));
 }
 
+// Before its Hello is verified a connection cannot choose an allocation: a length prefix above
+// the handshake bound is refused at once (a model-sized claim used to be allocated whole and
+// kept until the socket closed), while the same length from an open neighbour is a frame.
+TEST(Transport, ALengthClaimedBeforeTheHelloCannotChooseTheAllocation) {
+  const std::uint64_t dim = 1u << 20;  // frames of up to ~8 MB once open
+  ASSERT_GT(maxFrameBytes(dim), 16 * kMaxHandshakeFrameBytes);
+  Cluster c(2, 2000ms, dim);
+  ASSERT_TRUE(c.runUntil([&] { return c.allConnected(); }));
+  const auto& rejected = c[0].transport->stats().rejected;
+  const auto oversized = [&] {
+    const Refusal r = kRefusals.parse("oversized").value();
+    return rejected.contains(r) ? rejected.at(r) : 0;
+  };
+  const auto claim = std::uint32_t(maxFrameBytes(dim));
+  std::vector<std::unique_ptr<RawClient>> clients;
+  for (int k = 0; k < 64; ++k) {
+    clients.push_back(std::make_unique<RawClient>(c.io, c[0].port));
+    clients.back()->write({std::uint8_t(claim), std::uint8_t(claim >> 8), std::uint8_t(claim >> 16),
+                           std::uint8_t(claim >> 24)});
+  }
+  // Refused on the prefix alone: the clients never send a body, so a node that waited for one
+  // would count nothing here.
+  ASSERT_TRUE(c.runUntil([&] { return oversized() == 64; })) << oversized();
+  // A neighbour's frame of that size still arrives whole.
+  const std::string big(std::size_t(kMaxHandshakeFrameBytes) * 4, 'x');
+  ASSERT_TRUE(c[1].transport->send(0, roundMessage(0, 1, big)));
+  ASSERT_TRUE(c.runUntil([&] { return c[0].received[1].size() == 1; }));
+  EXPECT_EQ(c[0].received[1][0].payload().size(), big.size());
+}
+
 TEST(Transport, APeerSpeakingForAnotherIsIgnored) {
   // Node 0 expects neighbours 1 and 2; a raw client that says it is 2 and then sends as 1.
   Cluster c(3);

@@ -205,6 +205,26 @@ TEST(Adversary, AnEquivocatorCraftsEachNeighboursVectorWithoutThatNeighboursOwn)
   EXPECT_NE(peer.sent[0].payload, peer.sent[1].payload);
 }
 
+// On a sparse graph a target's view (what the attacker heard, less the target's own) may hold a
+// single honest vector, too few for ALIE: each neighbour still gets its own vector, the mean of
+// its view, so the equivocation is real (it used to send nothing: a silent peer, not an
+// equivocator).
+TEST(Adversary, AnEquivocatorWithOneVectorPerViewStillSendsEachNeighbourItsOwn) {
+  ScriptedPeer peer(4, withAttackers("equivocate:alie", false), 5);
+  peer.rows[0] = {1, 2, 3, 4};
+  peer.rows[1] = {5, 5, 5, 5};
+  Adversary adversary(peer, attackNamed("equivocate:alie"), {3, 4});
+  std::vector<std::uint32_t> heard{0, 1};
+  RoundRecord record;
+  adversary.endRound(0, heard, record);
+  EXPECT_EQ(peer.sent.size(), 4u);  // 0, 1, 2 and fellow 3
+  EXPECT_THAT(peer.vectorTo(0), Near({5, 5, 5, 5}));
+  EXPECT_THAT(peer.vectorTo(1), Near({1, 2, 3, 4}));
+  // Peer 2's view holds both: ALIE itself, μ + 1.5σ, beyond the mean (3, 3.5, 4, 4.5).
+  EXPECT_GT(peer.vectorTo(2)[0], 3.0f);
+  EXPECT_NE(peer.vectorTo(0), peer.vectorTo(1));
+}
+
 TEST(Adversary, TooLittleToAttackFromSendsTheMeanKnown) {
   ScriptedPeer peer(4, withAttackers("alie", false), 5);
   peer.rows[0] = {1, 2, 3, 4};  // one honest vector: ALIE's spread needs two
