@@ -34,12 +34,6 @@ std::span<const std::uint8_t> bytesOf(const std::string& s) {
   return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
 }
 
-// Keyframes granted on request: the first at once, then at least kResyncInterval rounds apart,
-// the gap doubling while a neighbour keeps asking (up to kMaxResyncInterval), so a resync flood
-// costs at most one keyframe per kMaxResyncInterval rounds once it has run a while.
-constexpr std::uint64_t kResyncInterval = 16;
-constexpr std::uint64_t kMaxResyncInterval = 128;
-
 }  // namespace
 
 PeerNode::PeerNode(asio::io_context& io, PeerSetup setup)
@@ -75,9 +69,10 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
   hub_ = parts.hub;
   outer_ = std::move(parts.outer);
   broadcast_ = std::move(parts.broadcast);
-  accordion_ = std::move(parts.accordion);
-  adaptive_ = parts.adaptive;
-  accordion_window_ = parts.accordion_window;
+  if (parts.accordion) {
+    accordion_ = std::make_unique<AccordionStep>(std::move(parts.accordion), parts.adaptive,
+                                                 parts.accordion_window);
+  }
   auto aggregator = robust::makeAggregator(ruleConfig(config, setup_.id));
   if (!aggregator) throw ConfigError("mixing: " + aggregator.error());
   aggregator_ = std::move(*aggregator);
@@ -352,28 +347,9 @@ void PeerNode::sendOwn(std::uint64_t t) {
 
 void PeerNode::accordionStep(std::uint64_t t) {
   if (!accordion_) return;
-  const std::span<const float> g = learner_->lastGradient();
-  std::size_t offset = 0;
-  const auto layers = learner_->layers();
-  for (std::size_t l = 0; l < layers.size(); ++l) {
-    const std::size_t n = layers[l].rows * layers[l].cols;
-    accordion_->accumulate(l, g.subspan(offset, n));
-    offset += n;
-  }
-  if ((t + 1) % accordion_window_ != 0) return;
-  const bool dropped =
-      learner_->learningRate(t + 1) < learner_->learningRate(t + 1 - accordion_window_);
-  const auto before = std::vector(adaptive_->levelsInUse().begin(), adaptive_->levelsInUse().end());
-  const auto levels = accordion_->endWindow(dropped);
-  adaptive_->setLevels(levels);
-  if (!std::equal(levels.begin(), levels.end(), before.begin(), before.end())) {
-    auto_step_.codecChanged();
-    std::string text;
-    for (const auto level : levels) text += level == compress::Level::kLow ? 'L' : 'H';
-    log_->info("round {}: accordion levels per layer now {} (L: less compression)", t, text);
-  }
-  metrics_.accordion_low_layers =
-      double(std::count(levels.begin(), levels.end(), compress::Level::kLow));
+  const auto outcome = accordion_->step(t, *learner_, *log_);
+  if (outcome.changed) auto_step_.codecChanged();
+  if (outcome.window_ended) metrics_.accordion_low_layers = accordion_->lowLayers();
 }
 
 net::v1::RoundMessage::Kind PeerNode::wholeVectorKind() const {
@@ -493,16 +469,11 @@ bool PeerNode::applyUnmixed(const net::v1::RoundMessage& m) {
 }
 
 void PeerNode::grantResync(std::uint32_t peer) {
-  const std::uint64_t t = gate_->openRound();
-  ResyncGrant& g = resync_grants_[peer];
-  if (t < g.next) {
+  if (resync_grants_.grant(peer, gate_->openRound())) {
+    keyframe_owed_.insert(peer);
+  } else {
     ++own_rejections_[net::Refusal::kResyncThrottled];
-    return;
   }
-  if (t >= g.next + kMaxResyncInterval) g.interval = kResyncInterval;  // quiet for long: start over
-  keyframe_owed_.insert(peer);
-  g.next = t + g.interval;
-  g.interval = std::min(g.interval * 2, kMaxResyncInterval);
 }
 
 std::vector<std::uint32_t> PeerNode::screenEquivocators(std::uint64_t t,

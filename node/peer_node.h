@@ -45,6 +45,8 @@
 #include "node/consensus_step.h"
 #include "node/dataset.h"
 #include "node/equivocation.h"
+#include "node/exchange/accordion_step.h"
+#include "node/exchange/resync_grants.h"
 #include "node/fault_command.h"
 #include "node/gradient_exchange.h"
 #include "node/hub_broadcast.h"
@@ -241,21 +243,14 @@ class PeerNode : private AdversaryHost {
   std::unique_ptr<HubBroadcast> broadcast_;  // the hub's downlink
   std::vector<float> hub_own_;  // the hub's own vector: the rule's pivot (a leaf attacker's too)
   std::map<std::uint32_t, std::vector<float>> received_;  // standalone gradients, decoded
-  // Accordion (compression.adaptive): the controller and the compressor whose levels it sets
-  // (owned by codec_ or by gradient_).
-  std::unique_ptr<compress::AccordionController> accordion_;
-  compress::AdaptiveCompressor* adaptive_ = nullptr;
-  std::uint64_t accordion_window_ = 1;
+  std::unique_ptr<AccordionStep> accordion_;              // compression.adaptive
   std::unique_ptr<robust::Aggregator> aggregator_;
   std::unique_ptr<Adversary> adversary_;  // Byzantine peers only
   PublicReplica public_replica_;
   ReplicaTable replicas_;
   std::map<std::uint32_t, std::uint64_t> next_sequence_;  // outgoing, per neighbour
   std::set<std::uint32_t> keyframe_owed_;
-  struct ResyncGrant {
-    std::uint64_t next = 0, interval = 16;  // the next round a request is granted; then the gap
-  };
-  std::map<std::uint32_t, ResyncGrant> resync_grants_;
+  ResyncGrants resync_grants_;
   EquivocationDetector equivocation_;
   // The real transport (TCP, or the simulation's) inside the injected faults' wrapper.
   std::unique_ptr<net::FaultyTransport> transport_;
