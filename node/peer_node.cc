@@ -64,8 +64,7 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
   codec_ = std::move(parts.codec);
   gradient_ = std::move(parts.gradient);
   shift_step_ = parts.shift_step;
-  own_scale_ = parts.own_scale;
-  unscale_ = std::move(parts.unscale);
+  if (!parts.unscale.empty()) scaling_ = WireScaling(parts.own_scale, std::move(parts.unscale));
   hub_ = parts.hub;
   outer_ = std::move(parts.outer);
   broadcast_ = std::move(parts.broadcast);
@@ -322,7 +321,7 @@ void PeerNode::sendOwn(std::uint64_t t) {
     return;
   }
   if (gradient_->tracked()) {
-    publish(t, wireScaled(gradient_->track(g)));
+    publish(t, scaling_.wire(gradient_->track(g)));
     return;
   }
   // DGC's warm-up advances per epoch, or per warmup_every rounds (short runs).
@@ -359,24 +358,17 @@ net::v1::RoundMessage::Kind PeerNode::wholeVectorKind() const {
 std::span<const float> PeerNode::pivot() const {
   if (isHub()) return hub_own_;
   if (standaloneGradients()) return gradient_->own();
-  if (!unscale_.empty()) return own_unscaled_;
+  if (scaling_.active()) return scaling_.own();
   return public_replica_.published();
-}
-
-std::span<const float> PeerNode::wireScaled(std::span<const float> v) {
-  if (own_scale_ == 1.0f) return v;
-  scaled_.resize(v.size());
-  for (std::size_t i = 0; i < v.size(); ++i) scaled_[i] = v[i] * own_scale_;
-  return scaled_;
 }
 
 std::span<const float> PeerNode::refreshRow(std::uint32_t peer) {
   const std::span<const float> replica = replicas_.replica(peer);
-  const auto it = unscale_.find(peer);
-  if (it == unscale_.end()) return replica;
+  const std::optional<float> scale = scaling_.scaleOf(peer);
+  if (!scale) return replica;
   std::vector<float>& row = received_[peer];
   row.resize(replica.size());
-  for (std::size_t i = 0; i < replica.size(); ++i) row[i] = replica[i] * it->second;
+  for (std::size_t i = 0; i < replica.size(); ++i) row[i] = replica[i] * *scale;
   return row;
 }
 
@@ -417,11 +409,8 @@ void PeerNode::publish(std::uint64_t t, std::span<const float> y) {
     }
     delta = std::make_shared<const std::vector<std::uint8_t>>(std::move(*q));
   }
-  if (!unscale_.empty()) {  // EF21-W: this node's vector as its receivers read it
-    const std::span<const float> p = public_replica_.published();
-    own_unscaled_.resize(p.size());
-    for (std::size_t i = 0; i < p.size(); ++i) own_unscaled_[i] = p[i] / own_scale_;
-  }
+  // EF21-W: this node's vector as its receivers read it.
+  if (scaling_.active()) scaling_.setOwn(public_replica_.published());
   for (const std::uint32_t j : neighbours_) {
     if (!contains(live, j)) {
       keyframe_owed_.insert(j);  // it learns our replica from a keyframe when it is back
@@ -554,7 +543,7 @@ std::vector<std::uint32_t> PeerNode::applyMessages(net::RoundResult& result) {
     }
     switch (r.outcome) {
       case ReplicaTable::Outcome::kApplied:
-        if (!unscale_.empty()) refreshRow(sender);
+        if (scaling_.active()) refreshRow(sender);
         heard.push_back(sender);
         break;
       case ReplicaTable::Outcome::kStale:
@@ -692,7 +681,7 @@ void PeerNode::sendEnvelope(std::uint32_t peer, const net::v1::Envelope& envelop
 }
 
 net::Transport::Payload PeerNode::wirePayload(std::span<const float> vector) {
-  return std::make_shared<const std::vector<std::uint8_t>>(encodeDense(wireScaled(vector)));
+  return std::make_shared<const std::vector<std::uint8_t>>(encodeDense(scaling_.wire(vector)));
 }
 
 void PeerNode::sendWhole(std::uint32_t peer, std::uint64_t round,

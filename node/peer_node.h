@@ -47,6 +47,7 @@
 #include "node/equivocation.h"
 #include "node/exchange/accordion_step.h"
 #include "node/exchange/resync_grants.h"
+#include "node/exchange/wire_scaling.h"
 #include "node/fault_command.h"
 #include "node/gradient_exchange.h"
 #include "node/hub_broadcast.h"
@@ -161,11 +162,9 @@ class PeerNode : private AdversaryHost {
   std::span<const float> rowOf(std::uint32_t peer) const override;
   // Whether rows are kept decoded in received_ (standalone gradients, a leaf's broadcast,
   // EF21-W's unscaled replicas) rather than read from the replicas.
-  bool decodedRows() const { return standaloneGradients() || isLeaf() || !unscale_.empty(); }
+  bool decodedRows() const { return standaloneGradients() || isLeaf() || scaling_.active(); }
   // A tracked peer's vector as the rule reads it, refreshed after its replica changed.
   std::span<const float> refreshRow(std::uint32_t peer);
-  // A vector as this node puts it on the wire (EF21-W's scaling).
-  std::span<const float> wireScaled(std::span<const float> v);
   // Applies this round's messages to the replicas; returns the senders whose replica is valid
   // and was updated this round, ascending.
   std::vector<std::uint32_t> applyMessages(net::RoundResult& result);
@@ -233,11 +232,7 @@ class PeerNode : private AdversaryHost {
   // DIANA: the shift's step alpha; the step this round's deltas take (a round that sends any
   // keyframe takes a full one: see publish).
   float shift_step_ = 1.0f, delta_shift_ = 1.0f;
-  // EF21-W: this node publishes its vector times own_scale_ = 1/(n·w_self); a receiver reads
-  // n·w_j times peer j's replica (unscale_, by peer; empty in every other mode).
-  float own_scale_ = 1.0f;
-  std::map<std::uint32_t, float> unscale_;
-  std::vector<float> scaled_, own_unscaled_;
+  WireScaling scaling_;                      // EF21-W's; inactive in every other mode
   std::optional<std::uint32_t> hub_;         // exchange: hub — the star's centre
   std::unique_ptr<OuterLoop> outer_;         // exchange: outer
   std::unique_ptr<HubBroadcast> broadcast_;  // the hub's downlink

@@ -1,6 +1,8 @@
-#include "node/exchange/resync_grants.h"
-
+// The exchange modes' helpers (node/exchange/): keyframes granted on request, EF21-W's scaling.
 #include <gtest/gtest.h>
+
+#include "node/exchange/resync_grants.h"
+#include "node/exchange/wire_scaling.h"
 
 namespace phalanx::node {
 namespace {
@@ -30,6 +32,32 @@ TEST(ResyncGrants, TheFirstAtOnceThenTheGapDoublesUpTo128AndAQuietPeerStartsOver
   EXPECT_TRUE(quiet.grant(1, 500));  // 500 >= 48 + 128: starts over
   EXPECT_FALSE(quiet.grant(1, 515));
   EXPECT_TRUE(quiet.grant(1, 516));
+}
+
+}  // namespace
+}  // namespace phalanx::node
+
+namespace phalanx::node {
+namespace {
+
+// EF21-W with peer 0 holding a tenth of four peers' samples: it sends m / (4 · 0.1) and reads
+// peer j's replica times 4·w_j; what it mixes as its own is what the others read of it.
+TEST(WireScaling, PublishesOverNwAndReadsTimesNw) {
+  WireScaling inactive;
+  EXPECT_FALSE(inactive.active());
+  const std::vector<float> v{1, -2};
+  EXPECT_EQ(inactive.wire(v).data(), v.data());  // the identity, no copy
+  EXPECT_FALSE(inactive.scaleOf(3));
+  WireScaling w(2.5f, {{0, 0.4f}, {1, 1.2f}, {2, 1.2f}, {3, 1.2f}});
+  EXPECT_TRUE(w.active());
+  const auto wire = w.wire(v);
+  EXPECT_FLOAT_EQ(wire[0], 2.5f);
+  EXPECT_FLOAT_EQ(wire[1], -5.0f);
+  EXPECT_EQ(w.scaleOf(1), std::optional<float>(1.2f));
+  EXPECT_FALSE(w.scaleOf(9));
+  w.setOwn(wire);  // the replica of what it published
+  EXPECT_FLOAT_EQ(w.own()[0], 1.0f);
+  EXPECT_FLOAT_EQ(w.own()[1], -2.0f);
 }
 
 }  // namespace
