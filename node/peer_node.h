@@ -7,8 +7,9 @@
 // step (node/outer_loop.h); in hub mode a
 // star's centre aggregates the leaves' gradients and broadcasts the one update every peer
 // applies (node/hub_broadcast.h); Accordion sets
-// the codec's level per layer. A Byzantine peer sends what its attack computes from the honest
-// vectors it heard this round (it waits for them first: a rushing adversary).
+// the codec's level per layer. A Byzantine peer holds an Adversary (node/adversary/) whose hooks
+// the round calls; an honest one holds none. What a peer is built from, and the checks on it
+// before its first round, are node/peer_builder.h's.
 //
 // Threading: a PeerNode lives on one clock (an asio::io_context run by one thread, or its actor in
 // virtual time) with its Transport and RoundGate; every method must be called there. Destroy it
