@@ -47,18 +47,25 @@ std::vector<std::uint32_t> neighboursOf(const PeerSetup& s) {
   return s.topology->neighbours(s.id);
 }
 
+namespace {
+// The peers the config names Byzantine: every attacker's side knowledge.
+std::set<std::uint32_t> configuredByzantine(const Config& config) {
+  std::set<std::uint32_t> ids;
+  for (const auto& [id, _] : config.byzantine) ids.insert(id);
+  return ids;
+}
+}  // namespace
+
 std::unique_ptr<Adversary> adversaryFor(const PeerSetup& setup, AdversaryHost& host) {
   const AttackSpec attack = attackFor(setup);
   if (attack.honest()) return nullptr;
-  std::set<std::uint32_t> byzantine{setup.id};
-  for (const auto& [id, _] : setup.config.byzantine) byzantine.insert(id);
+  std::set<std::uint32_t> byzantine = configuredByzantine(setup.config);
+  byzantine.insert(setup.id);
   return std::make_unique<Adversary>(host, attack, std::move(byzantine));
 }
 
 std::unique_ptr<Adversary> turnedByzantine(const PeerSetup& setup, AdversaryHost& host) {
-  std::set<std::uint32_t> byzantine;
-  for (const auto& [id, _] : setup.config.byzantine) byzantine.insert(id);
-  return std::make_unique<Adversary>(host, AttackSpec{}, std::move(byzantine));
+  return std::make_unique<Adversary>(host, AttackSpec{}, configuredByzantine(setup.config));
 }
 
 ExchangeParts buildExchange(const PeerSetup& setup, const Learner& learner, spdlog::logger& log) {

@@ -1,18 +1,15 @@
 #include "node/peer_node.h"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <thread>
 
-#include "base/text.h"
 #include "compress/decode.h"
 #include "kernels/vector_ops.h"
 #include "net/tcp_transport.h"
 #include "node/json.h"
-#include "robust/attacks.h"
 #include "topologies/analysis.h"
 
 namespace phalanx::node {
@@ -919,55 +916,40 @@ std::expected<void, std::string> PeerNode::switchAttack(const AttackSpec& spec) 
 }
 
 std::expected<void, std::string> PeerNode::inject(const FaultCommand& command) {
-  struct Apply {
-    PeerNode& node;
-    std::expected<void, std::string> operator()(const fault::Crash&) const {
-      node.log_->warn("round {}: injected crash", node.gate_->openRound());
-      node.abort();
-      return {};
-    }
-    std::expected<void, std::string> operator()(const fault::Hang& h) const {
-      node.log_->warn("round {}: injected hang of {} s", node.gate_->openRound(), h.seconds);
+  const auto apply = [this](const auto& f) -> std::expected<void, std::string> {
+    using F = std::decay_t<decltype(f)>;
+    if constexpr (std::is_same_v<F, fault::Crash>) {
+      log_->warn("round {}: injected crash", gate_->openRound());
+      abort();
+    } else if constexpr (std::is_same_v<F, fault::Hang>) {
+      log_->warn("round {}: injected hang of {} s", gate_->openRound(), f.seconds);
       // Posted, so that the command is answered as applied before the whole node stops.
-      node.clock_.post(
-          [v = h.seconds] { std::this_thread::sleep_for(std::chrono::duration<double>(v)); });
-      return {};
-    }
-    std::expected<void, std::string> operator()(const fault::Slow& s) const {
-      node.slow_ = s.by;
-      return {};
-    }
-    std::expected<void, std::string> operator()(const fault::Delay& d) const {
-      node.transport_->setDelay(d.by);
-      return {};
-    }
-    std::expected<void, std::string> operator()(const fault::Drop& d) const {
-      node.transport_->setDrop(d.probability);
-      return {};
-    }
-    std::expected<void, std::string> operator()(const fault::Corrupt& c) const {
-      node.transport_->setCorrupt(c.probability);
-      return {};
-    }
-    std::expected<void, std::string> operator()(const fault::Partition& p) const {
-      node.transport_->setPartitioned(p.peers);
-      return {};
-    }
-    std::expected<void, std::string> operator()(const fault::Heal&) const {
-      node.slow_ = std::chrono::milliseconds(0);
-      node.transport_->heal();
-      return {};
-    }
-    std::expected<void, std::string> operator()(const fault::SwitchAttack& a) const {
-      return node.switchAttack(a.attack);
-    }
-    std::expected<void, std::string> operator()(const fault::Restart&) const {
+      clock_.post(
+          [v = f.seconds] { std::this_thread::sleep_for(std::chrono::duration<double>(v)); });
+    } else if constexpr (std::is_same_v<F, fault::Slow>) {
+      slow_ = f.by;
+    } else if constexpr (std::is_same_v<F, fault::Delay>) {
+      transport_->setDelay(f.by);
+    } else if constexpr (std::is_same_v<F, fault::Drop>) {
+      transport_->setDrop(f.probability);
+    } else if constexpr (std::is_same_v<F, fault::Corrupt>) {
+      transport_->setCorrupt(f.probability);
+    } else if constexpr (std::is_same_v<F, fault::Partition>) {
+      transport_->setPartitioned(f.peers);
+    } else if constexpr (std::is_same_v<F, fault::Heal>) {
+      slow_ = std::chrono::milliseconds(0);
+      transport_->heal();
+    } else if constexpr (std::is_same_v<F, fault::SwitchAttack>) {
+      return switchAttack(f.attack);
+    } else {
+      static_assert(std::is_same_v<F, fault::Restart>);
       return std::unexpected(
           "restart: a running node cannot restart itself (the simulation's faults restart a "
           "crashed one; a real one is started again with --resume)");
     }
+    return {};
   };
-  if (auto applied = std::visit(Apply{*this}, command); !applied) return applied;
+  if (auto applied = std::visit(apply, command); !applied) return applied;
   log_->warn("round {}: fault injected: {}", gate_->openRound(), faultText(command));
   return {};
 }

@@ -27,7 +27,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <random>
 #include <set>
 #include <span>
 #include <string>
@@ -60,7 +59,6 @@
 #include "node/replicas.h"
 #include "node/round_record.h"
 #include "robust/aggregator.h"
-#include "robust/attacks.h"
 #include "topologies/topology.h"
 
 namespace phalanx::node {
