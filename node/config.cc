@@ -84,7 +84,7 @@ void checkBroadcast(const BroadcastConfig& b, const Source& source) {
   if (!made) source.fail("compression.broadcast", made.error());
 }
 
-// What each exchange mode can run (node/gradient_exchange.h for gradient mode, the leaves'
+// What each exchange mode can run (node/exchange/gradient_feedback.h for gradient mode, the leaves'
 // uplink of hub mode).
 void checkExchange(const Config& c, const Source& source) {
   const CompressionConfig& k = c.compression;

@@ -43,8 +43,8 @@ inline constexpr auto kModelKinds =
     base::nameTable<ModelKind>({{ModelKind::kMlp, "mlp"}, {ModelKind::kSoftmax, "softmax"}});
 // What peers exchange: models (gossip with CHOCO replicas), momenta/gradients (every peer
 // aggregates its neighbours'), gradients through a hub (a star's centre aggregates the leaves'
-// and broadcasts one update that every peer applies: node/hub_broadcast.h), or pseudo-
-// gradients of H local steps (the outer loop: node/outer_loop.h).
+// and broadcasts one update that every peer applies: node/exchange/hub_broadcast.h), or pseudo-
+// gradients of H local steps (the outer loop: node/exchange/outer_loop.h).
 enum class Exchange : std::uint8_t { kModel, kGradient, kHub, kOuter };
 inline constexpr auto kExchanges = base::nameTable<Exchange>({{Exchange::kModel, "model"},
                                                               {Exchange::kGradient, "gradient"},
@@ -141,10 +141,11 @@ enum class OuterMix : std::uint8_t { kPseudoGradients, kModels };
 inline constexpr auto kOuterMixes = base::nameTable<OuterMix>(
     {{OuterMix::kPseudoGradients, "pseudo_gradients"}, {OuterMix::kModels, "models"}});
 
-// exchange: outer (node/outer_loop.h). The defaults are DiLoCo's outer optimizer (Douillard et
-// al. 2023: Nesterov momentum 0.9, outer lr 0.7, after H = 500 inner AdamW steps) on its
-// pseudo-gradients, with H = 10 of our local momentum SGD. In docs/RESULTS.md's `outer` grid they
-// ended below 0.5 accuracy after 60 outer steps; mix: models with lr 1 and no momentum held up.
+// exchange: outer (node/exchange/outer_loop.h). The defaults are DiLoCo's outer optimizer
+// (Douillard et al. 2023: Nesterov momentum 0.9, outer lr 0.7, after H = 500 inner AdamW steps) on
+// its pseudo-gradients, with H = 10 of our local momentum SGD. In docs/RESULTS.md's `outer` grid
+// they ended below 0.5 accuracy after 60 outer steps; mix: models with lr 1 and no momentum held
+// up.
 struct OuterConfig {
   std::uint64_t steps = 10;  // H: local steps per round
   OuterMix mix = OuterMix::kPseudoGradients;

@@ -109,9 +109,9 @@ ExchangeParts buildExchange(const PeerSetup& setup, const Learner& learner, spdl
   }
   if (exchangesGradients(config)) {
     // Standalone gradient messages carry their own codec; tracked ones go through the replica.
-    p.gradient = std::make_unique<GradientExchange>(
+    p.gradient = std::make_unique<GradientFeedback>(
         config, dim, layers, setup.topology->size(),
-        GradientExchange::tracks(config.compression.feedback) ? nullptr : std::move(p.codec));
+        GradientFeedback::tracks(config.compression.feedback) ? nullptr : std::move(p.codec));
   }
   if (p.gradient && config.compression.feedback == compress::FeedbackKind::kDiana) {
     const auto omega = p.codec ? p.codec->varianceFactor(dim) : std::optional<double>(0.0);

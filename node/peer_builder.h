@@ -23,10 +23,10 @@
 #include "node/attack_spec.h"
 #include "node/config.h"
 #include "node/dataset.h"
-#include "node/gradient_exchange.h"
-#include "node/hub_broadcast.h"
+#include "node/exchange/gradient_feedback.h"
+#include "node/exchange/hub_broadcast.h"
+#include "node/exchange/outer_loop.h"
 #include "node/learner.h"
-#include "node/outer_loop.h"
 #include "topologies/topology.h"
 
 namespace phalanx::node {
@@ -85,7 +85,7 @@ struct ExchangeParts {
   std::unique_ptr<compress::AccordionController> accordion;
   compress::AdaptiveCompressor* adaptive = nullptr;  // owned by codec or by gradient
   std::uint64_t accordion_window = 1;
-  std::unique_ptr<GradientExchange> gradient;  // exchange: gradient and hub
+  std::unique_ptr<GradientFeedback> gradient;  // exchange: gradient and hub
   float shift_step = 1.0f;                     // DIANA's alpha
   // EF21-W: this node publishes its vector times own_scale = 1/(n·w_self); a receiver reads
   // n·w_j times peer j's replica (unscale, by peer; empty in every other mode).

@@ -691,7 +691,7 @@ std::span<const float> PeerNode::leafOwnVector(std::uint64_t t) {
   last_loss_ = learner_->gradient(t);
   const std::span<const float> g = learner_->lastGradient();
   const std::span<const float> own =
-      gradient_->kind() == GradientExchange::Kind::kDgc ? g : gradient_->track(g);
+      gradient_->kind() == GradientFeedback::Kind::kDgc ? g : gradient_->track(g);
   hub_own_.assign(own.begin(), own.end());
   return hub_own_;
 }

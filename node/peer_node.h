@@ -2,14 +2,13 @@
 // momentum step, CHOCO replica gossip over the transport (per-edge sequence numbers, keyframes
 // on connection, on request and every K rounds), robust mixing of the replicas and the
 // consensus step; in gradient-exchange mode the same loop carries gradients (DGC, EF14, EF21,
-// EF21-SGDM: node/gradient_exchange.h) and steps with their robust aggregate; in outer mode a
-// round is H local steps whose pseudo-gradient is exchanged and mixed, then an outer Nesterov
-// step (node/outer_loop.h); in hub mode a
-// star's centre aggregates the leaves' gradients and broadcasts the one update every peer
-// applies (node/hub_broadcast.h); Accordion sets
-// the codec's level per layer. A Byzantine peer holds an Adversary (node/adversary/) whose hooks
-// the round calls; an honest one holds none. What a peer is built from, and the checks on it
-// before its first round, are node/peer_builder.h's.
+// EF21-SGDM: node/exchange/gradient_feedback.h) and steps with their robust aggregate; in outer
+// mode a round is H local steps whose pseudo-gradient is exchanged and mixed, then an outer
+// Nesterov step (node/exchange/outer_loop.h); in hub mode a star's centre aggregates the leaves'
+// gradients and broadcasts the one update every peer applies (node/exchange/hub_broadcast.h);
+// Accordion sets the codec's level per layer. A Byzantine peer holds an Adversary (node/adversary/)
+// whose hooks the round calls; an honest one holds none. What a peer is built from, and the checks
+// on it before its first round, are node/peer_builder.h's.
 //
 // Threading: a PeerNode lives on one clock (an asio::io_context run by one thread, or its actor in
 // virtual time) with its Transport and RoundGate; every method must be called there. Destroy it
@@ -42,21 +41,21 @@
 #include "node/adversary/host.h"
 #include "node/checkpoint.h"
 #include "node/config.h"
-#include "node/consensus_step.h"
 #include "node/dataset.h"
 #include "node/equivocation.h"
 #include "node/exchange/accordion_step.h"
+#include "node/exchange/consensus_step.h"
+#include "node/exchange/gradient_feedback.h"
+#include "node/exchange/hub_broadcast.h"
+#include "node/exchange/outer_loop.h"
+#include "node/exchange/replicas.h"
 #include "node/exchange/resync_grants.h"
 #include "node/exchange/wire_scaling.h"
 #include "node/fault_command.h"
-#include "node/gradient_exchange.h"
-#include "node/hub_broadcast.h"
 #include "node/learner.h"
 #include "node/local_trainer.h"
 #include "node/metrics.h"
-#include "node/outer_loop.h"
 #include "node/peer_builder.h"
-#include "node/replicas.h"
 #include "node/round_record.h"
 #include "robust/aggregator.h"
 #include "topologies/topology.h"
@@ -137,7 +136,7 @@ class PeerNode : private AdversaryHost {
   // The record, the rounds a catch-up skipped (run alone), and the next round.
   void closeRound(std::uint64_t round, RoundRecord& record, bool diverged);
   // The honest step and message: the half step and its replica delta (model exchange), or the
-  // local gradient through the GradientExchange.
+  // local gradient through the GradientFeedback.
   void sendOwn(std::uint64_t round);
   // y (model) or the tracked momentum (gradient, ef21*) through the public replica: a delta, or
   // a keyframe to whoever is owed one.
@@ -227,7 +226,7 @@ class PeerNode : private AdversaryHost {
   std::vector<std::uint32_t> awaited_;  // the neighbours a round waits for (see the constructor)
   std::shared_ptr<Learner> learner_;    // shared with its owner when external
   std::unique_ptr<compress::Compressor> codec_;  // null: uncompressed (every message a keyframe)
-  std::unique_ptr<GradientExchange> gradient_;   // exchange: gradient and hub
+  std::unique_ptr<GradientFeedback> gradient_;   // exchange: gradient and hub
   // DIANA: the shift's step alpha; the step this round's deltas take (a round that sends any
   // keyframe takes a full one: see publish).
   float shift_step_ = 1.0f, delta_shift_ = 1.0f;

@@ -5,7 +5,7 @@
 
 #include "compress/decode.h"
 #include "kernels/vector_ops.h"
-#include "node/replicas.h"
+#include "node/exchange/replicas.h"
 
 namespace phalanx::node {
 namespace {

@@ -1,6 +1,6 @@
 #include "node/adversary/wire_attacker.h"
 
-#include "node/replicas.h"
+#include "node/exchange/replicas.h"
 
 namespace phalanx::node {
 

@@ -15,7 +15,7 @@
 #include "compress/decode.h"
 #include "node/adversary/protocol_roles.h"
 #include "node/adversary/wire_attacker.h"
-#include "node/replicas.h"
+#include "node/exchange/replicas.h"
 #include "tests/support/node_fixtures.h"
 
 namespace phalanx::node {

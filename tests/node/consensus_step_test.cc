@@ -1,6 +1,6 @@
 // gamma: auto (ALGORITHMS.md §3.3): the averaged contraction, the residual back-off by hand, and
 // the checkpoint section.
-#include "node/consensus_step.h"
+#include "node/exchange/consensus_step.h"
 
 #include <gtest/gtest.h>
 

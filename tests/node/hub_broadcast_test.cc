@@ -2,7 +2,7 @@
 // e_{t+1} = e_t + G_t − C(e_t + G_t) by hand, the dense broadcast that is the aggregate
 // exactly, messages that decode to the update the hub applies, refusals, and a checkpoint
 // round trip that continues bit-identically.
-#include "node/hub_broadcast.h"
+#include "node/exchange/hub_broadcast.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

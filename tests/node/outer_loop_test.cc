@@ -1,7 +1,7 @@
 // The outer loop (ALGORITHMS.md §3.7): the outer Nesterov step by hand on a tiny problem (two
 // peers, H = 3 local steps), error feedback carried across outer rounds by the pseudo-gradient's
-// GradientExchange, and a checkpoint that continues with the same bytes on the wire.
-#include "node/outer_loop.h"
+// GradientFeedback, and a checkpoint that continues with the same bytes on the wire.
+#include "node/exchange/outer_loop.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "compress/decode.h"
-#include "node/gradient_exchange.h"
+#include "node/exchange/gradient_feedback.h"
 
 namespace phalanx::node {
 namespace {
@@ -92,7 +92,7 @@ std::unique_ptr<compress::Compressor> topOne() {
 TEST(OuterLoop, ErrorFeedbackCarriesThePseudoGradientAcrossRounds) {
   // The pseudo-gradient goes out as it is (no inner momentum on it) through EF14: what top-1
   // leaves out of Δ₁ is added to Δ₂.
-  GradientExchange ex(outerConfig(), 4, {{4, 1}}, 2, topOne());
+  GradientFeedback ex(outerConfig(), 4, {{4, 1}}, 2, topOne());
   ASSERT_TRUE(ex.encode(std::vector<float>{3, -1, 2, 0}, 0));
   EXPECT_THAT(copy(ex.own()), ElementsAre(3, 0, 0, 0));
   // e = (0, −1, 2, 0); Δ₂ + e = (1, 0.5, 3, 1) − keeps the 3 that round 1 left out and added to.
@@ -103,7 +103,7 @@ TEST(OuterLoop, ErrorFeedbackCarriesThePseudoGradientAcrossRounds) {
 TEST(OuterLoop, CheckpointContinuesWithTheSameBytesOnTheWire) {
   const Config c = outerConfig();
   OuterLoop a(c.outer, 4), b(c.outer, 4);
-  GradientExchange ea(c, 4, {{4, 1}}, 2, topOne()), eb(c, 4, {{4, 1}}, 2, topOne());
+  GradientFeedback ea(c, 4, {{4, 1}}, 2, topOne()), eb(c, 4, {{4, 1}}, 2, topOne());
   std::vector<float> x{1, 2, 3, 4};
   a.begin(x);
   std::vector<float> after{0.5f, 2.5f, 2, 4.25f};

@@ -1,6 +1,6 @@
 // CHOCO replicas: sender and receiver stay bit-identical through keyframes and deltas; gaps,
 // replays and garbage never corrupt a replica silently.
-#include "node/replicas.h"
+#include "node/exchange/replicas.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "node/replicas.h"
+#include "node/exchange/replicas.h"
 
 #include <fmt/format.h>
 

@@ -1,7 +1,7 @@
-// GradientExchange (ALGORITHMS.md §3.2, §3.4): the EMA momentum by hand, standalone messages
+// GradientFeedback (ALGORITHMS.md §3.2, §3.4): the EMA momentum by hand, standalone messages
 // that decode to the pivot, DGC's masking seen through the message, EF21-SGDM's tracked
 // momentum, and a checkpoint round trip that continues bit-identically.
-#include "node/gradient_exchange.h"
+#include "node/exchange/gradient_feedback.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -33,10 +33,10 @@ std::unique_ptr<compress::Compressor> codecFor(const Config& c,
   return std::move(*compress::makeCompressor(k));
 }
 
-TEST(GradientExchange, DenseMomentumIsTheEmaByHandAndIsThePivot) {
+TEST(GradientFeedback, DenseMomentumIsTheEmaByHandAndIsThePivot) {
   const Config c = gradientConfig("none", "none");
-  GradientExchange ex(c, 3, {{3, 1}}, 4, nullptr);
-  EXPECT_EQ(ex.kind(), GradientExchange::Kind::kStandalone);
+  GradientFeedback ex(c, 3, {{3, 1}}, 4, nullptr);
+  EXPECT_EQ(ex.kind(), GradientFeedback::Kind::kStandalone);
   const std::vector<float> g1{4, -8, 2}, g2{0, 4, -4};
   auto q = ex.encode(g1, 0);
   ASSERT_TRUE(q) << q.error();
@@ -55,10 +55,10 @@ TEST(GradientExchange, DenseMomentumIsTheEmaByHandAndIsThePivot) {
   EXPECT_FALSE(ex.encode(std::vector<float>{1, 2}, 0));
 }
 
-TEST(GradientExchange, CompressedMessagesDecodeToThePivot) {
+TEST(GradientFeedback, CompressedMessagesDecodeToThePivot) {
   const Config c = gradientConfig("ef14", "topk");
   const std::vector<compress::LayerShape> layers{{4, 1}};
-  GradientExchange ex(c, 4, layers, 4, codecFor(c, layers));
+  GradientFeedback ex(c, 4, layers, 4, codecFor(c, layers));
   // density 0.01 keeps one entry: the largest of m = 0.25·g.
   auto q = ex.encode(std::vector<float>{4, -8, 2, 1}, 0);
   ASSERT_TRUE(q);
@@ -72,13 +72,13 @@ TEST(GradientExchange, CompressedMessagesDecodeToThePivot) {
               ::testing::ElementsAre(1.75, 0, 0, 0));
 }
 
-TEST(GradientExchange, DgcMasksWhatItSent) {
+TEST(GradientFeedback, DgcMasksWhatItSent) {
   Config c = gradientConfig("dgc", "topk_sampled");
   c.compression.density = 0.25;
   // One 4 x 8 matrix (sparse: 32 >= 2/0.25) and a bias of 4 (dense).
   const std::vector<compress::LayerShape> layers{{4, 8}, {4, 1}};
-  GradientExchange ex(c, 36, layers, 4, nullptr);
-  EXPECT_EQ(ex.kind(), GradientExchange::Kind::kDgc);
+  GradientFeedback ex(c, 36, layers, 4, nullptr);
+  EXPECT_EQ(ex.kind(), GradientFeedback::Kind::kDgc);
   std::vector<float> g(36);
   for (std::size_t i = 0; i < g.size(); ++i) g[i] = float(i % 7) - 3.0f;
   auto q = ex.encode(g, /*epoch=*/100);  // past the warm-up: density 0.25
@@ -94,9 +94,9 @@ TEST(GradientExchange, DgcMasksWhatItSent) {
     EXPECT_EQ(ex.own()[i], g[i]) << "the bias goes dense (u = g)";
 }
 
-TEST(GradientExchange, Ef21SgdmTracksTheEtaMomentum) {
+TEST(GradientFeedback, Ef21SgdmTracksTheEtaMomentum) {
   const Config c = gradientConfig("ef21_sgdm", "topk");
-  GradientExchange ex(c, 2, {{2, 1}}, 4, nullptr);
+  GradientFeedback ex(c, 2, {{2, 1}}, 4, nullptr);
   EXPECT_TRUE(ex.tracked());
   auto u = ex.track(std::vector<float>{4, 8});
   EXPECT_THAT(std::vector<float>(u.begin(), u.end()), ::testing::ElementsAre(1, 2));  // eta·g
@@ -104,14 +104,14 @@ TEST(GradientExchange, Ef21SgdmTracksTheEtaMomentum) {
   EXPECT_THAT(std::vector<float>(u.begin(), u.end()), ::testing::ElementsAre(0.75, 2.5));
 }
 
-TEST(GradientExchange, Ef21WAndDianaTrackTheEmaMomentumThroughTheReplica) {
+TEST(GradientFeedback, Ef21WAndDianaTrackTheEmaMomentumThroughTheReplica) {
   // The node publishes what track() returns (EF21-W scaled by 1/(n·w), DIANA with its shift
   // step): the momentum itself is the EMA of every tracked kind but EF21-SGDM.
   for (const char* feedback : {"ef21_w", "diana"}) {
     SCOPED_TRACE(feedback);
-    EXPECT_TRUE(GradientExchange::tracks(compress::kFeedbacks.parse(feedback).value()));
+    EXPECT_TRUE(GradientFeedback::tracks(compress::kFeedbacks.parse(feedback).value()));
     const Config c = gradientConfig(feedback, "qsgd");
-    GradientExchange ex(c, 2, {{2, 1}}, 4, nullptr);
+    GradientFeedback ex(c, 2, {{2, 1}}, 4, nullptr);
     EXPECT_TRUE(ex.tracked());
     ex.track(std::vector<float>{4, -8});
     const auto m = ex.track(std::vector<float>{0, 4});
@@ -120,12 +120,12 @@ TEST(GradientExchange, Ef21WAndDianaTrackTheEmaMomentumThroughTheReplica) {
   }
 }
 
-TEST(GradientExchange, CheckpointContinuesBitIdentically) {
+TEST(GradientFeedback, CheckpointContinuesBitIdentically) {
   for (const char* feedback : {"dgc", "ef14"}) {
     Config c = gradientConfig(feedback, feedback == std::string("dgc") ? "topk_sampled" : "topk");
     c.compression.density = 0.1;
     const std::vector<compress::LayerShape> layers{{10, 10}};
-    GradientExchange a(c, 100, layers, 4, codecFor(c, layers));
+    GradientFeedback a(c, 100, layers, 4, codecFor(c, layers));
     std::vector<float> g(100);
     for (int step = 0; step < 3; ++step) {
       for (std::size_t i = 0; i < g.size(); ++i) g[i] = float((i * 37 + step * 11) % 23) - 11.0f;
@@ -133,7 +133,7 @@ TEST(GradientExchange, CheckpointContinuesBitIdentically) {
     }
     Checkpoint saved;
     a.save(saved);
-    GradientExchange b(c, 100, layers, 4, codecFor(c, layers));
+    GradientFeedback b(c, 100, layers, 4, codecFor(c, layers));
     b.restore(saved);
     for (std::size_t i = 0; i < g.size(); ++i) g[i] = float(i % 5);
     const auto qa = a.encode(g, 10), qb = b.encode(g, 10);

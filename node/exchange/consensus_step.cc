@@ -1,4 +1,4 @@
-#include "node/consensus_step.h"
+#include "node/exchange/consensus_step.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,7 +1,7 @@
 // The outer loop of `exchange: outer` (ALGORITHMS.md §3.7: DiLoCo, Douillard et al. 2023, with
 // robust gossip instead of an all-reduce): a round is `steps` local momentum-SGD steps from
 // x_start; the pseudo-gradient Δ = x_start − x goes out (compressed, with error feedback, by the
-// node's GradientExchange); the rule mixes the neighbours' Δ with the node's own as pivot into
+// node's GradientFeedback); the rule mixes the neighbours' Δ with the node's own as pivot into
 // D; and the outer optimizer steps from x_start:
 //   v = μ·v + D;   x = x_start − η·(D + μ·v)   (Nesterov)   or   x = x_start − η·v.
 // Owned by one node; called from its round thread only.

@@ -1,14 +1,14 @@
-#include "node/gradient_exchange.h"
+#include "node/exchange/gradient_feedback.h"
 
 #include <fmt/format.h>
 
 #include "compress/decode.h"
 #include "kernels/vector_ops.h"
-#include "node/replicas.h"
+#include "node/exchange/replicas.h"
 
 namespace phalanx::node {
 
-GradientExchange::GradientExchange(const Config& config, std::size_t dim,
+GradientFeedback::GradientFeedback(const Config& config, std::size_t dim,
                                    std::vector<compress::LayerShape> layers, std::size_t nodes,
                                    std::unique_ptr<compress::Compressor> codec)
     : dim_(dim), own_(dim, 0.0f) {
@@ -50,12 +50,12 @@ GradientExchange::GradientExchange(const Config& config, std::size_t dim,
   }
 }
 
-std::span<const float> GradientExchange::track(std::span<const float> g) {
+std::span<const float> GradientFeedback::track(std::span<const float> g) {
   kernels::axpby(1.0f - beta_, g, beta_, momentum_);  // m = beta m + (1 - beta) g
   return momentum_;
 }
 
-std::expected<std::vector<std::uint8_t>, std::string> GradientExchange::encode(
+std::expected<std::vector<std::uint8_t>, std::string> GradientFeedback::encode(
     std::span<const float> g, std::uint64_t epoch) {
   if (g.size() != dim_)
     return std::unexpected(fmt::format("gradient of {} for a model of {}", g.size(), dim_));
@@ -76,7 +76,7 @@ std::expected<std::vector<std::uint8_t>, std::string> GradientExchange::encode(
   return std::move(q.bytes);
 }
 
-void GradientExchange::save(Checkpoint& c) {
+void GradientFeedback::save(Checkpoint& c) {
   c.putFloats("gradient.own", own_);
   if (!momentum_.empty()) c.putFloats("gradient.momentum", momentum_);
   if (dgc_) {
@@ -90,7 +90,7 @@ void GradientExchange::save(Checkpoint& c) {
   }
 }
 
-void GradientExchange::restore(const Checkpoint& c) {
+void GradientFeedback::restore(const Checkpoint& c) {
   const auto sized = [&](const std::string& name, bool may_be_empty) {
     std::vector<float> v = c.floats(name);
     if (v.size() != dim_ && !(may_be_empty && v.empty())) {

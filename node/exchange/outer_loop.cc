@@ -1,4 +1,4 @@
-#include "node/outer_loop.h"
+#include "node/exchange/outer_loop.h"
 
 #include <fmt/format.h>
 

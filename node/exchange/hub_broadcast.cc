@@ -1,10 +1,10 @@
-#include "node/hub_broadcast.h"
+#include "node/exchange/hub_broadcast.h"
 
 #include <fmt/format.h>
 
 #include "compress/decode.h"
 #include "kernels/vector_ops.h"
-#include "node/replicas.h"
+#include "node/exchange/replicas.h"
 
 namespace phalanx::node {
 

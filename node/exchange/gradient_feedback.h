@@ -34,13 +34,13 @@
 
 namespace phalanx::node {
 
-class GradientExchange {
+class GradientFeedback {
  public:
   enum class Kind { kDgc, kStandalone, kTracked };
 
   // `codec`: the node's compressor (null for codec none); dgc ignores it and selects itself.
   // `nodes`: n, for DGC's clipping. Throws ConfigError naming the field.
-  GradientExchange(const Config& config, std::size_t dim, std::vector<compress::LayerShape> layers,
+  GradientFeedback(const Config& config, std::size_t dim, std::vector<compress::LayerShape> layers,
                    std::size_t nodes, std::unique_ptr<compress::Compressor> codec);
 
   // Whether `feedback` sends through the node's replica (ef21, ef21_sgdm, ef21_w, diana)
