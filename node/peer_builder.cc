@@ -4,6 +4,10 @@
 
 #include <algorithm>
 
+#include "node/exchange/gradient_exchange.h"
+#include "node/exchange/hub_exchange.h"
+#include "node/exchange/model_exchange.h"
+#include "node/exchange/outer_exchange.h"
 #include "node/local_trainer.h"
 #include "topologies/analysis.h"
 
@@ -164,6 +168,57 @@ ExchangeParts buildExchange(const PeerSetup& setup, const Learner& learner, spdl
     }
   }
   return p;
+}
+
+std::unique_ptr<RoundExchange> makeExchange(ExchangeParts parts, ExchangeContext context) {
+  std::unique_ptr<AccordionStep> accordion;
+  if (parts.accordion) {
+    accordion = std::make_unique<AccordionStep>(std::move(parts.accordion), parts.adaptive,
+                                                parts.accordion_window);
+  }
+  // The replica the model and the tracked gradient kinds publish through (and hear by).
+  std::unique_ptr<ReplicaGossip> gossip;
+  if (!parts.gradient || parts.gradient->tracked()) {
+    gossip = std::make_unique<ReplicaGossip>(
+        context, context.learner.dimension(), std::move(parts.codec), parts.shift_step,
+        parts.unscale.empty() ? WireScaling()
+                              : WireScaling(parts.own_scale, std::move(parts.unscale)));
+  }
+  if (parts.hub) {
+    return std::make_unique<HubExchange>(context, *parts.hub, std::move(parts.gradient),
+                                         std::move(gossip), std::move(accordion),
+                                         std::move(parts.broadcast));
+  }
+  if (parts.gradient && parts.outer) {
+    return std::make_unique<OuterExchange<GradientExchange>>(
+        std::move(parts.outer), context, std::move(parts.gradient), std::move(gossip),
+        std::move(accordion));
+  }
+  if (parts.gradient) {
+    return std::make_unique<GradientExchange>(context, std::move(parts.gradient), std::move(gossip),
+                                              std::move(accordion));
+  }
+  if (parts.outer) {
+    return std::make_unique<OuterExchange<ModelExchange>>(std::move(parts.outer), context,
+                                                          std::move(gossip), std::move(accordion));
+  }
+  return std::make_unique<ModelExchange>(context, std::move(gossip), std::move(accordion));
+}
+
+std::unique_ptr<robust::Aggregator> aggregatorFor(const PeerSetup& setup) {
+  auto aggregator = robust::makeAggregator(ruleConfig(setup.config, setup.id));
+  if (!aggregator) throw ConfigError("mixing: " + aggregator.error());
+  return std::move(*aggregator);
+}
+
+std::vector<std::uint32_t> awaitedOf(const std::vector<std::uint32_t>& neighbours,
+                                     const Adversary* adversary) {
+  std::vector<std::uint32_t> awaited;
+  for (const std::uint32_t j : neighbours) {
+    if (!adversary || adversary->role() == PeerRole::kHonest || !adversary->byzantine().contains(j))
+      awaited.push_back(j);
+  }
+  return awaited;
 }
 
 net::TransportConfig transportConfig(const PeerSetup& setup, std::size_t dim,

@@ -23,10 +23,13 @@
 #include "node/attack_spec.h"
 #include "node/config.h"
 #include "node/dataset.h"
+#include "node/exchange/exchange_context.h"
 #include "node/exchange/gradient_feedback.h"
 #include "node/exchange/hub_broadcast.h"
 #include "node/exchange/outer_loop.h"
+#include "node/exchange/round_exchange.h"
 #include "node/learner.h"
+#include "robust/aggregator.h"
 #include "topologies/topology.h"
 
 namespace phalanx::node {
@@ -97,6 +100,17 @@ struct ExchangeParts {
 };
 // Throws ConfigError naming the field for a combination that cannot run here.
 ExchangeParts buildExchange(const PeerSetup& setup, const Learner& learner, spdlog::logger& log);
+// The exchange mode the parts make: one line per mode (node/exchange/round_exchange.h).
+std::unique_ptr<RoundExchange> makeExchange(ExchangeParts parts, ExchangeContext context);
+
+// Its robust rule (mixing.*, with this peer's own overrides); ConfigError naming the field.
+std::unique_ptr<robust::Aggregator> aggregatorFor(const PeerSetup& setup);
+// The neighbours a round waits for. A Byzantine peer waits only for the honest neighbours it
+// knows of (waiting for its fellow attackers, who wait for it, would cost every round a
+// deadline); one started by hand knows of none: the quorum (deg - b of its neighbours) frees it
+// all the same, since its b fellow attackers are not needed to make it.
+std::vector<std::uint32_t> awaitedOf(const std::vector<std::uint32_t>& neighbours,
+                                     const Adversary* adversary);
 
 // Its transport: whom it connects (`peers`), what it offers in its Hello, TLS, liveness.
 net::TransportConfig transportConfig(const PeerSetup& setup, std::size_t dim,

@@ -21,16 +21,6 @@ bool contains(const std::vector<std::uint32_t>& ids, std::uint32_t id) {
   return std::find(ids.begin(), ids.end(), id) != ids.end();
 }
 
-// The step a DELTA's replica takes: the sender's claim (0, unset: a full step); its replica
-// refuses a claim outside (0, 1].
-float shiftOf(const net::v1::RoundMessage& m) {
-  return m.shift_step() == 0.0f ? 1.0f : m.shift_step();
-}
-
-std::span<const std::uint8_t> bytesOf(const std::string& s) {
-  return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
-}
-
 }  // namespace
 
 PeerNode::PeerNode(asio::io_context& io, PeerSetup setup)
@@ -48,37 +38,23 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
       rounds_(setup_.rounds ? setup_.rounds : setup_.config.rounds.count),
       neighbours_(neighboursOf(setup_)),
       learner_(learnerFor(setup_, attackFor(setup_))),
-      public_replica_(learner_->dimension()),
-      replicas_(learner_->dimension()),
+      wire_(setup_.id, learner_->dimension(), metrics_),
+      exchange_(makeExchange(buildExchange(setup_, *learner_, *log_),
+                             ExchangeContext{setup_.id, setup_.config, neighbours_, *learner_,
+                                             wire_, *log_, metrics_, own_rejections_})),
+      aggregator_(aggregatorFor(setup_)),
+      adversary_(adversaryFor(setup_, *this)),
       equivocation_(setup_.topology->budgetOf(setup_.id)),
       join_timer_(clock_.timer()),
       slow_timer_(clock_.timer()),
       hold_timer_(clock_.timer()) {
-  const Config& config = setup_.config;
-  dim_ = learner_->dimension();
   metrics_.node = setup_.id;
-  ExchangeParts parts = buildExchange(setup_, *learner_, *log_);
-  codec_ = std::move(parts.codec);
-  gradient_ = std::move(parts.gradient);
-  shift_step_ = parts.shift_step;
-  if (!parts.unscale.empty()) scaling_ = WireScaling(parts.own_scale, std::move(parts.unscale));
-  hub_ = parts.hub;
-  outer_ = std::move(parts.outer);
-  broadcast_ = std::move(parts.broadcast);
-  if (parts.accordion) {
-    accordion_ = std::make_unique<AccordionStep>(std::move(parts.accordion), parts.adaptive,
-                                                 parts.accordion_window);
-  }
-  auto aggregator = robust::makeAggregator(ruleConfig(config, setup_.id));
-  if (!aggregator) throw ConfigError("mixing: " + aggregator.error());
-  aggregator_ = std::move(*aggregator);
-  adversary_ = adversaryFor(setup_, *this);
-
-  // The public replica tracks y (model exchange) or the momentum, which starts at zero.
-  if (!gradient_) public_replica_.reset(learner_->parameters());
-  if (!setup_.checkpoint_dir.empty()) restoreCheckpoint();
-
-  const net::TransportConfig tc = transportConfig(setup_, dim_, configDigest(), transportPeers());
+  wire_.setLie([this](const net::v1::RoundMessage& header) {
+    return adversary_ ? adversary_->lieAbout(header) : std::nullopt;
+  });
+  const Resumed resumed = setup_.checkpoint_dir.empty() ? Resumed{} : restoreCheckpoint();
+  const net::TransportConfig tc =
+      transportConfig(setup_, dimension(), configDigest(), transportPeers());
   if (!make_transport) {
     make_transport = [io](net::TransportConfig config, net::TransportHandlers handlers) {
       return std::make_unique<net::TcpTransport>(*io, std::move(config), std::move(handlers));
@@ -87,53 +63,39 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
   transport_ = std::make_unique<net::FaultyTransport>(
       clock_, transportHandlers(),
       [&](net::TransportHandlers handlers) { return make_transport(tc, std::move(handlers)); },
-      config.seed * 104729 + setup_.id);
-
-  // A Byzantine peer waits only for the honest neighbours it knows of (waiting for its fellow
-  // attackers, who wait for it, would cost every round a deadline), and for half a deadline.
-  // One started by hand knows of none: the quorum (deg - b of its neighbours) frees it all the
-  // same, since its b fellow attackers are not needed to make it.
-  for (const std::uint32_t j : neighbours_) {
-    if (role() == Role::kHonest || !adversary_->byzantine().contains(j)) awaited_.push_back(j);
-  }
-  gate_ = std::make_unique<net::RoundGate>(
-      clock_, *transport_, awaited_,
-      gateConfig(setup_, role() == Role::kHonest, awaited_.size(), isLeaf(), rounds_),
-      first_round_);
+      setup_.config.seed * 104729 + setup_.id);
+  wire_.attach(*transport_);
+  awaited_ = awaitedOf(neighbours_, adversary_.get());
+  gate_ =
+      std::make_unique<net::RoundGate>(clock_, *transport_, awaited_,
+                                       gateConfig(setup_, role() == Role::kHonest, awaited_.size(),
+                                                  exchange_->hubSide() == HubSide::kLeaf, rounds_),
+                                       resumed.round);
   // A resumed node paces its rounds by the arrivals it had learned, not by the ceiling until it
   // has seen 8 more: alone (its neighbours gone, or finished), it would wait the ceiling each
   // round.
-  gate_->restoreDeadline(restored_offsets_);
-  restored_offsets_ = {};
+  gate_->restoreDeadline(resumed.deadline_offsets);
 }
 
-void PeerNode::restoreCheckpoint() {
+PeerNode::Resumed PeerNode::restoreCheckpoint() {
   checkpoints_ = std::make_unique<CheckpointStore>(setup_.checkpoint_dir);
-  if (setup_.resume) {
-    auto loaded = checkpoints_->loadLatest();
-    for (const auto& why : loaded.skipped) log_->warn("checkpoint skipped: {}", why);
-    if (loaded.checkpoint) {
-      learner_->restore(*loaded.checkpoint);
-      if (gradient_) gradient_->restore(*loaded.checkpoint);
-      if (broadcast_) broadcast_->restore(*loaded.checkpoint);
-      if (outer_) outer_->restore(*loaded.checkpoint);
-      const auto replica = loaded.checkpoint->floats("public_replica");
-      if (replica.size() != dim_)
-        throw CheckpointError("checkpoint: public_replica has the wrong size");
-      public_replica_.reset(replica);
-      // Absent (no compressed delta yet, or an older checkpoint): gamma: auto starts over.
-      auto_step_.restore(*loaded.checkpoint);
-      if (loaded.checkpoint->has("deadline_offsets_ms")) {
-        const auto offsets = loaded.checkpoint->floats("deadline_offsets_ms");
-        restored_offsets_.assign(offsets.begin(), offsets.end());
-      }
-      first_round_ = loaded.checkpoint->round;
-      log_->info("resumed from {} at round {}", loaded.file.string(), first_round_);
-    } else {
-      log_->warn("--resume: no usable checkpoint in {}; starting at round 0",
-                 setup_.checkpoint_dir.string());
-    }
+  if (!setup_.resume) return {};
+  auto loaded = checkpoints_->loadLatest();
+  for (const auto& why : loaded.skipped) log_->warn("checkpoint skipped: {}", why);
+  if (!loaded.checkpoint) {
+    log_->warn("--resume: no usable checkpoint in {}; starting at round 0",
+               setup_.checkpoint_dir.string());
+    return {};
   }
+  learner_->restore(*loaded.checkpoint);
+  exchange_->restore(*loaded.checkpoint);
+  Resumed resumed{.round = loaded.checkpoint->round};
+  if (loaded.checkpoint->has("deadline_offsets_ms")) {
+    const auto offsets = loaded.checkpoint->floats("deadline_offsets_ms");
+    resumed.deadline_offsets.assign(offsets.begin(), offsets.end());
+  }
+  log_->info("resumed from {} at round {}", loaded.file.string(), resumed.round);
+  return resumed;
 }
 
 net::TransportHandlers PeerNode::transportHandlers() {
@@ -145,7 +107,11 @@ net::TransportHandlers PeerNode::transportHandlers() {
             }
             if (!applyLate(peer, m)) gate_->add(std::move(m));
           },
-      .on_resync = [this](std::uint32_t peer, const net::v1::ResyncRequest&) { grantResync(peer); },
+      .on_resync =
+          [this](std::uint32_t peer, const net::v1::ResyncRequest&) {
+            if (!exchange_->grantResync(peer, gate_->openRound()))
+              ++own_rejections_[net::Refusal::kResyncThrottled];
+          },
       .on_heartbeat = [this](std::uint32_t peer,
                              std::uint64_t round) { gate_->noteRound(peer, round); },
       .on_digest = [this](std::uint32_t peer,
@@ -160,8 +126,7 @@ net::TransportHandlers PeerNode::transportHandlers() {
           [this](std::uint32_t peer) {
             // A new connection: whatever was in flight on the old one is lost, so both replicas
             // of this edge restart from keyframes.
-            keyframe_owed_.insert(peer);
-            replicas_.invalidate(peer);
+            exchange_->connected(peer);
             log_->info("round {}: peer {} connected", gate_->openRound(), peer);
           },
       .on_down =
@@ -190,11 +155,10 @@ void PeerNode::start(std::function<void(const RoundRecord&)> on_round,
                      std::function<void()> on_finish) {
   on_round_ = std::move(on_round);
   on_finish_ = std::move(on_finish);
-  started_ = true;
   log_->info(
       "round {}: starting as {} ({} parameters, {} neighbours, rule {}, codec {}, {} rounds)",
-      first_round_, adversary_ ? "byzantine: " + adversary_->spec().name() : "honest", dim_,
-      neighbours_.size(), robust::kRules.name(setup_.config.mixing.rule),
+      gate_->openRound(), adversary_ ? "byzantine: " + adversary_->spec().name() : "honest",
+      dimension(), neighbours_.size(), robust::kRules.name(setup_.config.mixing.rule),
       compress::codecName(setup_.config.compression.codec), rounds_);
   waitForNeighbours(clock_.now());
 }
@@ -238,7 +202,7 @@ void PeerNode::beginRound() {
   // The computation's virtual time is the honest step's (an attacker's vector costs little);
   // an outer round computes H of them.
   const std::chrono::microseconds late =
-      (role() == Role::kHonest ? setup_.compute_time * std::int64_t(outer_ ? outer_->steps() : 1)
+      (role() == Role::kHonest ? setup_.compute_time * std::int64_t(exchange_->stepsPerRound())
                                : std::chrono::microseconds(0)) +
       slow_ + (adversary_ ? adversary_->startDelay() : std::chrono::microseconds(0));
   if (late.count() > 0) {
@@ -261,169 +225,10 @@ void PeerNode::runRound(std::uint64_t t) {
       })) {
     return;
   }
-  if (role() == Role::kHonest) sendOwn(t);
+  if (role() == Role::kHonest)
+    last_loss_ = exchange_->send(t, adversary_ && adversary_->spamsKeyframes());
   if (adversary_ && adversary_->startRound(t)) return;
   gate_->wait([this](net::RoundResult&& result) { endRound(std::move(result)); });
-}
-
-bool PeerNode::sendTo(std::uint32_t peer, std::uint64_t round, net::v1::RoundMessage::Kind kind,
-                      const net::Transport::Payload& payload,
-                      std::optional<std::uint64_t> sequence) {
-  net::v1::RoundMessage header;
-  header.set_round(round);
-  header.set_sender(setup_.id);
-  header.set_sequence(sequence ? *sequence : ++next_sequence_[peer]);
-  header.set_kind(kind);
-  header.set_codec(payload->size() > 1 ? (*payload)[1] : 0);
-  if (kind == net::v1::RoundMessage::DELTA && delta_shift_ != 1.0f)
-    header.set_shift_step(delta_shift_);
-  if (adversary_) {
-    if (const auto lie = adversary_->lieAbout(header)) transport_->sendRound(peer, *lie, payload);
-  }
-  if (!transport_->sendRound(peer, header, payload)) return false;
-  ++metrics_.messages_sent_total;
-  metrics_.dense_bytes_total += dim_ * sizeof(float) + compress::kHeaderBytes;
-  if (kind == net::v1::RoundMessage::KEYFRAME) ++metrics_.keyframes_sent_total;
-  return true;
-}
-
-void PeerNode::sendOwn(std::uint64_t t) {
-  if (!gradient_) {
-    if (outer_) {  // H local steps, then the model goes out through the replica
-      outer_->begin(learner_->parameters());
-      for (std::uint64_t h = 0; h < outer_->steps(); ++h)
-        last_loss_ = learner_->step(outer_->firstStep(t) + h);
-    } else {
-      last_loss_ = learner_->step(t);
-      accordionStep(t);
-    }
-    publish(t, learner_->parameters());
-    return;
-  }
-  std::span<const float> g;
-  if (outer_) {  // H local steps; what goes out is how far they moved the model
-    outer_->begin(learner_->parameters());
-    for (std::uint64_t h = 0; h < outer_->steps(); ++h)
-      last_loss_ = learner_->step(outer_->firstStep(t) + h);
-    g = outer_->pseudoGradient(learner_->parameters());
-  } else {
-    last_loss_ = learner_->gradient(t);
-    accordionStep(t);
-    g = learner_->lastGradient();
-  }
-  if (isHub() && gradient_->tracked()) {  // the pivot only: what leaves the hub is its broadcast
-    const std::span<const float> m = gradient_->track(g);
-    hub_own_.assign(m.begin(), m.end());
-    nonfinite_vector_ = !kernels::allFinite(hub_own_);
-    return;
-  }
-  if (gradient_->tracked()) {
-    publish(t, scaling_.wire(gradient_->track(g)));
-    return;
-  }
-  // DGC's warm-up advances per epoch, or per warmup_every rounds (short runs).
-  const std::uint64_t every = setup_.config.compression.warmup_every;
-  auto q = gradient_->encode(g, every > 0 ? t / every : learner_->epochOf(t));
-  if (!q) {
-    log_->error("round {}: cannot encode the gradient ({}); sending nothing this round", t,
-                q.error());
-    nonfinite_vector_ = isHub() && !kernels::allFinite(g);
-    return;
-  }
-  if (isHub()) {
-    hub_own_.assign(gradient_->own().begin(), gradient_->own().end());
-    return;
-  }
-  const auto payload = std::make_shared<const std::vector<std::uint8_t>>(std::move(*q));
-  const auto live = transport_->livePeers();
-  for (const std::uint32_t j : neighbours_) {
-    if (contains(live, j)) sendTo(j, t, net::v1::RoundMessage::GRADIENT, payload);
-  }
-}
-
-void PeerNode::accordionStep(std::uint64_t t) {
-  if (!accordion_) return;
-  const auto outcome = accordion_->step(t, *learner_, *log_);
-  if (outcome.changed) auto_step_.codecChanged();
-  if (outcome.window_ended) metrics_.accordion_low_layers = accordion_->lowLayers();
-}
-
-net::v1::RoundMessage::Kind PeerNode::wholeVectorKind() const {
-  return standaloneGradients() ? net::v1::RoundMessage::GRADIENT : net::v1::RoundMessage::KEYFRAME;
-}
-
-std::span<const float> PeerNode::pivot() const {
-  if (isHub()) return hub_own_;
-  if (standaloneGradients()) return gradient_->own();
-  if (scaling_.active()) return scaling_.own();
-  return public_replica_.published();
-}
-
-std::span<const float> PeerNode::refreshRow(std::uint32_t peer) {
-  const std::span<const float> replica = replicas_.replica(peer);
-  const std::optional<float> scale = scaling_.scaleOf(peer);
-  if (!scale) return replica;
-  std::vector<float>& row = received_[peer];
-  row.resize(replica.size());
-  for (std::size_t i = 0; i < replica.size(); ++i) row[i] = replica[i] * *scale;
-  return row;
-}
-
-std::span<const float> PeerNode::rowOf(std::uint32_t peer) const {
-  // A leaf hears only the hub's broadcast, which stands alone whatever the uplink does.
-  if (!decodedRows()) return replicas_.replica(peer);
-  const auto it = received_.find(peer);
-  return it == received_.end() ? std::span<const float>() : std::span<const float>(it->second);
-}
-
-void PeerNode::publish(std::uint64_t t, std::span<const float> y) {
-  if (!kernels::allFinite(y)) {  // the rule let something through (mean under attack, say)
-    ++metrics_.mix_errors_total;
-    log_->error("round {}: this node's vector is not finite; sending nothing", t);
-    nonfinite_vector_ = true;  // endRound stops the node: every later step would overflow too
-    return;
-  }
-  net::Transport::Payload delta, keyframe;
-  const std::uint64_t every = setup_.config.compression.keyframe_every;
-  const bool periodic = codec_ && every > 0 && t % every == 0;
-  const auto live = transport_->livePeers();
-  // DIANA's partial shift step, except in a round that sends any keyframe: a keyframe carries
-  // the new shift, so that round takes the full step and the keyframe and the deltas stand for
-  // the same vector at every receiver (the digests of honest peers must agree).
-  const bool spam = adversary_ && adversary_->spamsKeyframes();
-  bool any_keyframe = periodic || spam;
-  for (const std::uint32_t j : neighbours_)
-    any_keyframe |= contains(live, j) && keyframe_owed_.contains(j);
-  delta_shift_ = any_keyframe ? 1.0f : shift_step_;
-  if (!codec_) {
-    public_replica_.reset(y);  // uncompressed: ŷ_i = y exactly, every message a keyframe
-  } else {
-    auto q = public_replica_.encodeDelta(y, *codec_, delta_shift_);
-    if (!q) {
-      log_->error("round {}: cannot encode the model ({}); sending nothing this round", t,
-                  q.error());
-      return;
-    }
-    delta = std::make_shared<const std::vector<std::uint8_t>>(std::move(*q));
-  }
-  // EF21-W: this node's vector as its receivers read it.
-  if (scaling_.active()) scaling_.setOwn(public_replica_.published());
-  for (const std::uint32_t j : neighbours_) {
-    if (!contains(live, j)) {
-      keyframe_owed_.insert(j);  // it learns our replica from a keyframe when it is back
-      continue;
-    }
-    const bool full = !codec_ || periodic || keyframe_owed_.contains(j) || spam;
-    if (full && !keyframe) {
-      keyframe = std::make_shared<const std::vector<std::uint8_t>>(public_replica_.keyframe());
-    }
-    if (sendTo(j, t, full ? net::v1::RoundMessage::KEYFRAME : net::v1::RoundMessage::DELTA,
-               full ? keyframe : delta)) {
-      keyframe_owed_.erase(j);
-    } else {
-      keyframe_owed_.insert(j);  // it will see a sequence gap; skip the round trip
-    }
-  }
 }
 
 bool PeerNode::applyLate(std::uint32_t peer, const net::v1::RoundMessage& m) {
@@ -432,18 +237,12 @@ bool PeerNode::applyLate(std::uint32_t peer, const net::v1::RoundMessage& m) {
 }
 
 bool PeerNode::applyUnmixed(const net::v1::RoundMessage& m) {
-  const bool tracked =
-      m.kind() == net::v1::RoundMessage::DELTA || m.kind() == net::v1::RoundMessage::KEYFRAME;
-  if (!tracked || standaloneGradients()) return false;
-  const std::uint32_t peer = m.sender();
-  const auto r = m.kind() == net::v1::RoundMessage::KEYFRAME
-                     ? replicas_.applyKeyframe(peer, m.sequence(), bytesOf(m.payload()))
-                     : replicas_.applyDelta(peer, m.sequence(), bytesOf(m.payload()), shiftOf(m));
-  const bool applied = r.outcome == ReplicaTable::Outcome::kApplied;
-  ++own_rejections_[applied ? net::Refusal::kMissedRound : net::Refusal::kStale];
-  if (applied && role() == Role::kHonest) {
+  const auto taken = exchange_->takeUnmixed(m);
+  if (!taken.kept) return false;
+  if (taken.applied && role() == Role::kHonest) {
     // The replica now holds the sender's vector for that round: evidence like any other.
-    const std::uint64_t h = vectorDigest(refreshRow(peer));
+    const std::uint32_t peer = m.sender();
+    const std::uint64_t h = vectorDigest(exchange_->refreshedRow(peer));
     if (equivocation_.own(m.round(), peer, h)) logConviction(peer, m.round());
     net::v1::Envelope envelope;
     envelope.mutable_digest()->set_round(m.round());
@@ -452,14 +251,6 @@ bool PeerNode::applyUnmixed(const net::v1::RoundMessage& m) {
     for (const std::uint32_t j : transport_->livePeers()) transport_->send(j, envelope);
   }
   return true;
-}
-
-void PeerNode::grantResync(std::uint32_t peer) {
-  if (resync_grants_.grant(peer, gate_->openRound())) {
-    keyframe_owed_.insert(peer);
-  } else {
-    ++own_rejections_[net::Refusal::kResyncThrottled];
-  }
 }
 
 std::vector<std::uint32_t> PeerNode::screenEquivocators(std::uint64_t t,
@@ -503,62 +294,7 @@ void PeerNode::logConviction(std::uint32_t peer, std::uint64_t round) {
 }
 
 void PeerNode::askForKeyframe(std::uint32_t peer, std::uint64_t round) {
-  net::v1::Envelope ask;
-  ask.mutable_resync()->set_round(round);
-  ask.mutable_resync()->set_last_sequence(replicas_.lastSequence(peer));
-  transport_->send(peer, ask);
-  ++metrics_.resyncs_requested_total;
-}
-
-std::vector<std::uint32_t> PeerNode::applyMessages(net::RoundResult& result) {
-  std::vector<std::uint32_t> heard;
-  for (auto& [sender, m] : result.messages) {
-    const bool gradient_kind = m.kind() == net::v1::RoundMessage::GRADIENT;
-    if (gradient_kind != (standaloneGradients() || isLeaf())) {
-      ++own_rejections_[net::Refusal::kUnexpectedKind];
-      continue;
-    }
-    if (gradient_kind) {  // stands alone: decoded whole, nothing to keep in sequence
-      std::vector<float>& row = received_[sender];
-      row.resize(dim_);
-      if (auto ok = compress::decode(bytesOf(m.payload()), row); !ok) {
-        ++own_rejections_[net::Refusal::kInvalidPayload];
-        log_->warn("round {}: peer {}: gradient rejected: {}", result.round, sender, ok.error());
-        continue;
-      }
-      heard.push_back(sender);
-      continue;
-    }
-    ReplicaTable::Result r;
-    if (m.kind() == net::v1::RoundMessage::KEYFRAME) {
-      r = replicas_.applyKeyframe(sender, m.sequence(), bytesOf(m.payload()));
-    } else if (m.kind() == net::v1::RoundMessage::DELTA) {
-      r = replicas_.applyDelta(sender, m.sequence(), bytesOf(m.payload()), shiftOf(m));
-    } else {
-      ++own_rejections_[net::Refusal::kUnexpectedKind];
-      continue;
-    }
-    switch (r.outcome) {
-      case ReplicaTable::Outcome::kApplied:
-        if (scaling_.active()) refreshRow(sender);
-        heard.push_back(sender);
-        break;
-      case ReplicaTable::Outcome::kStale:
-        ++own_rejections_[net::Refusal::kStaleSequence];
-        break;
-      case ReplicaTable::Outcome::kGap:
-        log_->info("round {}: peer {}: sequence gap at {}; asking for a keyframe", result.round,
-                   sender, m.sequence());
-        askForKeyframe(sender, result.round);
-        break;
-      case ReplicaTable::Outcome::kInvalid:
-        ++own_rejections_[net::Refusal::kInvalidPayload];
-        log_->warn("round {}: peer {}: payload rejected: {}", result.round, sender, r.error);
-        askForKeyframe(sender, result.round);
-        break;
-    }
-  }
-  return heard;
+  exchange_->askForKeyframe(peer, round);
 }
 
 std::vector<std::uint32_t> PeerNode::transportPeers() const {
@@ -573,29 +309,18 @@ std::vector<std::uint32_t> PeerNode::transportPeers() const {
   return peers;
 }
 
-double PeerNode::consensusStep() const {
-  if (const auto& fixed = setup_.config.compression.gamma) return *fixed;
-  if (!codec_) return 1.0;
-  // CHOCO's step scales with the codec's contraction δ; on the compression grid the tuned γ
-  // sat within a factor of two of the δ measured on the peers' own deltas for every biased
-  // codec (ALGORITHMS.md §3.3), so auto takes that δ, backed off when the replica's residual
-  // grows. An unbiased codec (QSGD) is a contraction only once scaled by 1/(1 + ω).
-  return auto_step_.step(codec_->varianceFactor(dim_));
-}
-
 void PeerNode::mix(std::uint64_t t, const std::vector<std::uint32_t>& heard, RoundRecord& record) {
-  if (isLeaf()) {
+  if (!exchange_->mixes()) {
     applyBroadcast(t, heard, record);
     return;
   }
-  const std::span<const float> own = pivot();
-  std::vector<std::span<const float>> rows{own};
+  std::vector<std::span<const float>> rows{exchange_->pivot()};
   std::vector<double> weights{0.0};
   for (const std::uint32_t j : heard) {
-    rows.push_back(rowOf(j));
+    rows.push_back(exchange_->rowOf(j));
     weights.push_back(topologies::metropolisWeight(*setup_.topology, setup_.id, j));
   }
-  mix_out_.resize(dim_);
+  mix_out_.resize(dimension());
   const robust::MixInput in{
       .rows = rows, .byzantine_budget = setup_.topology->budgetOf(setup_.id), .weights = weights};
   auto report = aggregator_->mix(in, mix_out_);
@@ -604,35 +329,7 @@ void PeerNode::mix(std::uint64_t t, const std::vector<std::uint32_t>& heard, Rou
     log_->warn("round {}: mix failed ({}); keeping the local half step", t, report.error());
     return;
   }
-  const std::span<float> x = learner_->parameters();
-  if (codec_ && !gradient_) {
-    // gamma: auto follows what the codec carried of the delta this round sent (before this
-    // mix), averaged over about ten rounds (one round's top-k of a spiky delta says little about
-    // the next), and how far the replica lags the model.
-    auto_step_.observe(public_replica_.contraction(), public_replica_.residual());
-  }
-  const double gamma = consensusStep();
-  if (isHub()) {
-    broadcastAggregate(t);
-  } else if (outer_ && gradient_) {
-    outer_->apply(mix_out_, x);
-  } else if (gradient_) {
-    learner_->applyAggregate(t, mix_out_);
-  } else if (!codec_ && gamma == 1.0) {
-    std::copy(mix_out_.begin(), mix_out_.end(), x.begin());  // MoNNA: x = z exactly
-  } else {
-    const float g = float(gamma);
-    for (std::size_t i = 0; i < dim_; ++i) x[i] += g * (mix_out_[i] - own[i]);
-    if (codec_) {
-      record.gamma = gamma;
-      if (const double c = public_replica_.contraction(); std::isfinite(c)) record.contraction = c;
-      if (const double r = public_replica_.residual(); std::isfinite(r)) record.residual = r;
-    }
-  }
-  if (outer_ && !gradient_) {
-    // Outer loop over models: the gossip's target becomes the outer step's, D = x_start − x.
-    outer_->apply(outer_->pseudoGradient(x), x);
-  }
+  exchange_->apply(t, mix_out_, record);
   for (std::size_t k = 1; k < rows.size(); ++k) {
     const std::uint32_t j = heard[k - 1];
     record.mixed.push_back(j);
@@ -645,32 +342,11 @@ void PeerNode::mix(std::uint64_t t, const std::vector<std::uint32_t>& heard, Rou
   }
 }
 
-void PeerNode::broadcastAggregate(std::uint64_t t) {
-  auto q = broadcast_->encode(mix_out_);
-  if (!q) {
-    ++metrics_.mix_errors_total;
-    log_->error("round {}: cannot encode the broadcast ({}); no update this round", t, q.error());
-    return;
-  }
-  const auto payload = std::make_shared<const std::vector<std::uint8_t>>(std::move(*q));
-  const auto live = transport_->livePeers();
-  for (const std::uint32_t j : neighbours_) {
-    if (contains(live, j)) sendTo(j, t, net::v1::RoundMessage::GRADIENT, payload);
-  }
-  learner_->applyAggregate(t, broadcast_->update());
-}
-
 void PeerNode::applyBroadcast(std::uint64_t t, const std::vector<std::uint32_t>& heard,
                               RoundRecord& record) {
-  if (!contains(heard, *hub_)) {
-    // Out of step with the others from here on (the hub resends nothing): said, not hidden.
-    if (role() == Role::kHonest)
-      log_->warn("round {}: no usable update from the hub; this model did not step", t);
-    return;
-  }
-  learner_->applyAggregate(t, received_.at(*hub_));
-  record.mixed.push_back(*hub_);
-  ++metrics_.peer_heard_total[*hub_];
+  // Out of step with the others from here on (the hub resends nothing): said, not hidden.
+  if (!exchange_->applyBroadcast(t, heard, record) && role() == Role::kHonest)
+    log_->warn("round {}: no usable update from the hub; this model did not step", t);
 }
 
 void PeerNode::sendEnvelope(std::uint32_t peer, const net::v1::Envelope& envelope) {
@@ -678,22 +354,17 @@ void PeerNode::sendEnvelope(std::uint32_t peer, const net::v1::Envelope& envelop
 }
 
 net::Transport::Payload PeerNode::wirePayload(std::span<const float> vector) {
-  return std::make_shared<const std::vector<std::uint8_t>>(encodeDense(scaling_.wire(vector)));
+  return exchange_->wirePayload(vector);
 }
 
 void PeerNode::sendWhole(std::uint32_t peer, std::uint64_t round,
                          const net::Transport::Payload& payload,
                          std::optional<std::uint64_t> sequence) {
-  sendTo(peer, round, wholeVectorKind(), payload, sequence);
+  wire_.send(peer, round, exchange_->wholeKind(), payload, 1.0f, sequence);
 }
 
 std::span<const float> PeerNode::leafOwnVector(std::uint64_t t) {
-  last_loss_ = learner_->gradient(t);
-  const std::span<const float> g = learner_->lastGradient();
-  const std::span<const float> own =
-      gradient_->kind() == GradientFeedback::Kind::kDgc ? g : gradient_->track(g);
-  hub_own_.assign(own.begin(), own.end());
-  return hub_own_;
+  return exchange_->leafOwnVector(t);
 }
 
 void PeerNode::waitForRound() {
@@ -713,9 +384,9 @@ void PeerNode::endRound(net::RoundResult&& result) {
   record.round = t;
   record.deadline_hit = result.deadline_hit;
   record.quorum_close = result.closed == net::Close::kQuorum;
-  std::vector<std::uint32_t> heard = applyMessages(result);
+  std::vector<std::uint32_t> heard = exchange_->receive(result);
   // (In hub mode no leaf hears another: no digest could corroborate anything.)
-  if (role() == Role::kHonest && !hub_) heard = screenEquivocators(t, heard);
+  if (role() == Role::kHonest && !exchange_->hubSide()) heard = screenEquivocators(t, heard);
   for (const auto& m : gate_->takeSkipped()) applyUnmixed(m);  // rounds a catch-up skipped
   for (const std::uint32_t j : neighbours_) {
     if (!contains(heard, j)) {
@@ -729,14 +400,14 @@ void PeerNode::endRound(net::RoundResult&& result) {
     mix(t, heard, record);
     if (adversary_) adversary_->afterHonestMix(t);
     record.train_loss = last_loss_;
-    record.learning_rate = learner_->learningRate(outer_ ? outer_->firstStep(t) : t);
+    record.learning_rate = learner_->learningRate(exchange_->firstStep(t));
   } else if (adversary_->endRound(t, heard, record)) {
     return;  // held open (a colluder waiting for its fellows): it finishes the round
   }
   // An honest model that went NaN/Inf cannot mix again (it is its own pivot): evaluate it
   // once more and stop, so the run records the collapse and the neighbours stop waiting.
-  const bool diverged =
-      role() == Role::kHonest && (nonfinite_vector_ || !kernels::allFinite(learner_->parameters()));
+  const bool diverged = role() == Role::kHonest &&
+                        (exchange_->sentNonFinite() || !kernels::allFinite(learner_->parameters()));
   if (diverged) {
     log_->error(
         "round {}: the model or its step holds NaN or Inf (diverged: the rule let an attack "
@@ -768,13 +439,12 @@ void PeerNode::closeRound(std::uint64_t t, RoundRecord& record, bool diverged) {
   if (!recordRound(t, record, diverged)) return;
   // Caught up with neighbours ahead: the rounds skipped are run alone (a local step, nothing
   // heard), so no local step is lost — a catch-up only saves the waiting.
-  if (role() == Role::kHonest && !gradient_ && learner_->canStepAlone()) {
+  if (role() == Role::kHonest && exchange_->stepsAlone() && learner_->canStepAlone()) {
     for (std::uint64_t skipped = t + 1; skipped < gate_->openRound(); ++skipped) {
       RoundRecord alone;
       alone.round = skipped;
       round_started_ = clock_.now();
-      last_loss_ = learner_->step(skipped);
-      accordionStep(skipped);
+      last_loss_ = exchange_->stepAlone(skipped);
       alone.train_loss = last_loss_;
       alone.learning_rate = learner_->learningRate(skipped);
       alone.missing = neighbours_;
@@ -805,7 +475,7 @@ bool PeerNode::recordRound(std::uint64_t t, RoundRecord& record, bool diverged) 
   record.equivocators.assign(caught.begin(), caught.end());
   record.round_seconds = net::millisecondsBetween(round_started_, clock_.now()) / 1000;
   metrics_.round = t + 1;
-  metrics_.local_steps = outer_ ? outer_->firstStep(t + 1) : t + 1;
+  metrics_.local_steps = exchange_->firstStep(t + 1);
   metrics_.train_loss = record.train_loss;
   metrics_.learning_rate = record.learning_rate;
   metrics_.round_seconds.observe(record.round_seconds);
@@ -815,7 +485,7 @@ bool PeerNode::recordRound(std::uint64_t t, RoundRecord& record, bool diverged) 
   record.dense_bytes_total = metrics_.dense_bytes_total;
   record.bytes_uplink_total = metrics_.bytes_uplink_total;
   record.bytes_downlink_total = metrics_.bytes_downlink_total;
-  if (outer_) record.local_steps = outer_->firstStep(t + 1);
+  if (const auto steps = exchange_->recordedSteps(t)) record.local_steps = *steps;
   // The record goes out before the checkpoint: a kill between the two then replays this round
   // from the previous checkpoint (its line written twice) instead of resuming past a round whose
   // line was never written.
@@ -839,8 +509,10 @@ void PeerNode::refreshMetrics() {
     metrics_.bytes_sent_total += p.bytes_sent;
     metrics_.bytes_received_total += p.bytes_received;
   }
-  if (isHub()) metrics_.bytes_downlink_total = metrics_.bytes_sent_total;
-  if (isLeaf()) metrics_.bytes_uplink_total = metrics_.bytes_sent_total;
+  if (const auto side = exchange_->hubSide()) {
+    (*side == HubSide::kHub ? metrics_.bytes_downlink_total : metrics_.bytes_uplink_total) =
+        metrics_.bytes_sent_total;
+  }
   std::map<net::Refusal, std::uint64_t> rejected = own_rejections_;
   for (const auto& [reason, n] : st.rejected) rejected[reason] += n;
   const net::InboxCounters& inbox = gate_->inbox().counters();
@@ -862,14 +534,10 @@ void PeerNode::saveCheckpoint(std::uint64_t next_round) {
   Checkpoint c;
   c.round = next_round;
   learner_->save(c);
-  c.putFloats("public_replica", public_replica_.values());
-  auto_step_.save(c);
+  exchange_->save(c);
   if (const auto offsets = gate_->deadlineOffsets(); !offsets.empty()) {
     c.putFloats("deadline_offsets_ms", std::vector<float>(offsets.begin(), offsets.end()));
   }
-  if (gradient_) gradient_->save(c);
-  if (broadcast_) broadcast_->save(c);
-  if (outer_) outer_->save(c);
   try {
     checkpoints_->save(c);
   } catch (const CheckpointError& e) {
@@ -899,7 +567,7 @@ void PeerNode::finish() {
 void PeerNode::stop() { finish(); }
 
 std::string PeerNode::configDigest() const {
-  return node::configDigest(setup_.config, learner_->identity(), dim_);
+  return node::configDigest(setup_.config, learner_->identity(), dimension());
 }
 
 std::expected<void, std::string> PeerNode::switchAttack(const AttackSpec& spec) {
@@ -911,7 +579,7 @@ std::expected<void, std::string> PeerNode::switchAttack(const AttackSpec& spec) 
     if (auto switched = adversary_->switchTo(spec); !switched) return switched;
   }
   // The neighbours' replicas of this node now hold something else: start them afresh.
-  for (const std::uint32_t j : neighbours_) keyframe_owed_.insert(j);
+  exchange_->oweKeyframes(neighbours_);
   return {};
 }
 

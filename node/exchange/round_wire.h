@@ -1,0 +1,53 @@
+// The round messages one peer sends (docs/PROTOCOL.md "Round messages"): the header each carries
+// (round, sender, the edge's next sequence number, kind, codec, DIANA's step), the counters, and
+// — for a Byzantine peer whose tactic lies about its headers — a second header for the same
+// payload. Every exchange mode and adversary sends through it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "net/proto/phalanx.pb.h"
+#include "net/transport.h"
+#include "node/metrics.h"
+
+namespace phalanx::node {
+
+class RoundWire {
+ public:
+  // What a lying peer sends before the true header (none: it does not lie about this one).
+  using Lie = std::function<std::optional<net::v1::RoundMessage>(const net::v1::RoundMessage&)>;
+
+  RoundWire(std::uint32_t self, std::size_t dim, NodeMetrics& metrics)
+      : self_(self), dim_(dim), metrics_(metrics) {}
+
+  // The transport it sends on (made after the peer's exchange and adversary, which it serves).
+  void attach(net::Transport& transport) { transport_ = &transport; }
+  void setLie(Lie lie) { lie_ = std::move(lie); }
+
+  // Round `round`'s message of `kind` to `peer`; false when the link refused it. `shift`: the
+  // step a DELTA's replica takes (DIANA; 1: a full one, left unset on the wire). `sequence`: a
+  // fixed one (a replaying attacker) instead of the edge's next.
+  bool send(std::uint32_t peer, std::uint64_t round, net::v1::RoundMessage::Kind kind,
+            const net::Transport::Payload& payload, float shift = 1.0f,
+            std::optional<std::uint64_t> sequence = std::nullopt);
+  // The same message to each of `peers` that is connected now.
+  void sendToLive(const std::vector<std::uint32_t>& peers, std::uint64_t round,
+                  net::v1::RoundMessage::Kind kind, const net::Transport::Payload& payload);
+  // Anything else (a resync request, a digest) to one peer.
+  void sendEnvelope(std::uint32_t peer, const net::v1::Envelope& envelope);
+  std::vector<std::uint32_t> livePeers() const;
+
+ private:
+  std::uint32_t self_;
+  std::size_t dim_;
+  NodeMetrics& metrics_;
+  net::Transport* transport_ = nullptr;
+  Lie lie_;
+  std::map<std::uint32_t, std::uint64_t> next_sequence_;  // per neighbour
+};
+
+}  // namespace phalanx::node
