@@ -1,16 +1,13 @@
 #include "node/peer_node.h"
 
-#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <thread>
 
-#include "compress/decode.h"
+#include "compress/compressor.h"
 #include "kernels/vector_ops.h"
 #include "net/tcp_transport.h"
-#include "node/json.h"
-#include "topologies/analysis.h"
 
 namespace phalanx::node {
 namespace {
@@ -21,10 +18,21 @@ bool contains(const std::vector<std::uint32_t>& ids, std::uint32_t id) {
   return std::find(ids.begin(), ids.end(), id) != ids.end();
 }
 
+// What the setup leaves to defaults, filled in once (leveldb's SanitizeOptions).
+PeerSetup normalized(PeerSetup setup) {
+  if (!setup.log) setup.log = spdlog::default_logger();
+  if (setup.rounds == 0) setup.rounds = setup.config.rounds.count;
+  return setup;
+}
+
 }  // namespace
 
 PeerNode::PeerNode(asio::io_context& io, PeerSetup setup)
-    : PeerNode(nullptr, &io, std::move(setup), {}) {}
+    : PeerNode(nullptr, &io, std::move(setup),
+               [&io](net::TransportConfig config, net::TransportHandlers handlers) {
+                 return std::make_unique<net::TcpTransport>(io, std::move(config),
+                                                            std::move(handlers));
+               }) {}
 
 PeerNode::PeerNode(net::Clock& clock, PeerSetup setup, TransportMaker make_transport)
     : PeerNode(&clock, nullptr, std::move(setup), std::move(make_transport)) {}
@@ -33,21 +41,18 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
                    TransportMaker make_transport)
     : own_clock_(clock ? nullptr : std::make_unique<net::AsioClock>(*io)),
       clock_(clock ? *clock : *own_clock_),
-      setup_(std::move(setup)),
-      log_(setup_.log ? setup_.log : spdlog::default_logger()),
-      rounds_(setup_.rounds ? setup_.rounds : setup_.config.rounds.count),
+      setup_(normalized(std::move(setup))),
       neighbours_(neighboursOf(setup_)),
       learner_(learnerFor(setup_, attackFor(setup_))),
       wire_(setup_.id, learner_->dimension(), metrics_),
-      exchange_(makeExchange(buildExchange(setup_, *learner_, *log_),
+      exchange_(makeExchange(buildExchange(setup_, *learner_, log()),
                              ExchangeContext{setup_.id, setup_.config, neighbours_, *learner_,
-                                             wire_, *log_, metrics_, own_rejections_})),
-      aggregator_(aggregatorFor(setup_)),
+                                             wire_, log(), metrics_, own_rejections_})),
+      mix_(aggregatorFor(setup_), *setup_.topology, setup_.id, learner_->dimension()),
       adversary_(adversaryFor(setup_, *this)),
-      equivocation_(setup_.topology->budgetOf(setup_.id)),
-      join_timer_(clock_.timer()),
-      slow_timer_(clock_.timer()),
-      hold_timer_(clock_.timer()) {
+      digests_(setup_.id, setup_.topology->budgetOf(setup_.id), neighbours_,
+               setup_.config.mixing.exclude_equivocators, wire_, log()),
+      start_timer_(clock_.timer()) {
   metrics_.node = setup_.id;
   wire_.setLie([this](const net::v1::RoundMessage& header) {
     return adversary_ ? adversary_->lieAbout(header) : std::nullopt;
@@ -55,11 +60,6 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
   const Resumed resumed = setup_.checkpoint_dir.empty() ? Resumed{} : restoreCheckpoint();
   const net::TransportConfig tc =
       transportConfig(setup_, dimension(), configDigest(), transportPeers());
-  if (!make_transport) {
-    make_transport = [io](net::TransportConfig config, net::TransportHandlers handlers) {
-      return std::make_unique<net::TcpTransport>(*io, std::move(config), std::move(handlers));
-    };
-  }
   transport_ = std::make_unique<net::FaultyTransport>(
       clock_, transportHandlers(),
       [&](net::TransportHandlers handlers) { return make_transport(tc, std::move(handlers)); },
@@ -69,7 +69,7 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
   gate_ =
       std::make_unique<net::RoundGate>(clock_, *transport_, awaited_,
                                        gateConfig(setup_, role() == Role::kHonest, awaited_.size(),
-                                                  exchange_->hubSide() == HubSide::kLeaf, rounds_),
+                                                  /*leaf=*/!exchange_->mixes(), setup_.rounds),
                                        resumed.round);
   // A resumed node paces its rounds by the arrivals it had learned, not by the ceiling until it
   // has seen 8 more: alone (its neighbours gone, or finished), it would wait the ceiling each
@@ -81,9 +81,9 @@ PeerNode::Resumed PeerNode::restoreCheckpoint() {
   checkpoints_ = std::make_unique<CheckpointStore>(setup_.checkpoint_dir);
   if (!setup_.resume) return {};
   auto loaded = checkpoints_->loadLatest();
-  for (const auto& why : loaded.skipped) log_->warn("checkpoint skipped: {}", why);
+  for (const auto& why : loaded.skipped) log().warn("checkpoint skipped: {}", why);
   if (!loaded.checkpoint) {
-    log_->warn("--resume: no usable checkpoint in {}; starting at round 0",
+    log().warn("--resume: no usable checkpoint in {}; starting at round 0",
                setup_.checkpoint_dir.string());
     return {};
   }
@@ -94,7 +94,7 @@ PeerNode::Resumed PeerNode::restoreCheckpoint() {
     const auto offsets = loaded.checkpoint->floats("deadline_offsets_ms");
     resumed.deadline_offsets.assign(offsets.begin(), offsets.end());
   }
-  log_->info("resumed from {} at round {}", loaded.file.string(), resumed.round);
+  log().info("resumed from {} at round {}", loaded.file.string(), resumed.round);
   return resumed;
 }
 
@@ -114,8 +114,10 @@ net::TransportHandlers PeerNode::transportHandlers() {
           },
       .on_heartbeat = [this](std::uint32_t peer,
                              std::uint64_t round) { gate_->noteRound(peer, round); },
-      .on_digest = [this](std::uint32_t peer,
-                          const net::v1::RoundDigest& d) { takeDigest(peer, d); },
+      .on_digest =
+          [this](std::uint32_t peer, const net::v1::RoundDigest& d) {
+            if (role() == Role::kHonest) digests_.take(peer, d, gate_->openRound());
+          },
       .on_coalition =
           [this](std::uint32_t peer, const net::v1::Coalition& c) {
             // From a neighbour that is no fellow (honest peers have none): garbage.
@@ -127,11 +129,11 @@ net::TransportHandlers PeerNode::transportHandlers() {
             // A new connection: whatever was in flight on the old one is lost, so both replicas
             // of this edge restart from keyframes.
             exchange_->connected(peer);
-            log_->info("round {}: peer {} connected", gate_->openRound(), peer);
+            log().info("round {}: peer {} connected", gate_->openRound(), peer);
           },
       .on_down =
           [this](std::uint32_t peer, std::string_view why) {
-            log_->info("round {}: peer {} disconnected: {}", gate_->openRound(), peer, why);
+            log().info("round {}: peer {} disconnected: {}", gate_->openRound(), peer, why);
             gate_->poke();
           }};
 }
@@ -155,16 +157,16 @@ void PeerNode::start(std::function<void(const RoundRecord&)> on_round,
                      std::function<void()> on_finish) {
   on_round_ = std::move(on_round);
   on_finish_ = std::move(on_finish);
-  log_->info(
+  log().info(
       "round {}: starting as {} ({} parameters, {} neighbours, rule {}, codec {}, {} rounds)",
       gate_->openRound(), adversary_ ? "byzantine: " + adversary_->spec().name() : "honest",
       dimension(), neighbours_.size(), robust::kRules.name(setup_.config.mixing.rule),
-      compress::codecName(setup_.config.compression.codec), rounds_);
+      compress::codecName(setup_.config.compression.codec), setup_.rounds);
   waitForNeighbours(clock_.now());
 }
 
 void PeerNode::waitForNeighbours(Clock::TimePoint since) {
-  if (finished_) return;
+  if (finished()) return;
   // Everyone connected, and every awaited neighbour heard from once (its round is known).
   const auto live = transport_->livePeers();
   const bool everyone = std::all_of(neighbours_.begin(), neighbours_.end(),
@@ -172,27 +174,27 @@ void PeerNode::waitForNeighbours(Clock::TimePoint since) {
                         std::all_of(awaited_.begin(), awaited_.end(),
                                     [&](std::uint32_t j) { return gate_->knowsRoundOf(j); });
   if (!everyone && clock_.now() - since < setup_.join_timeout) {
-    join_timer_->start(std::chrono::milliseconds(20), [this, since] { waitForNeighbours(since); });
+    start_timer_->start(std::chrono::milliseconds(20), [this, since] { waitForNeighbours(since); });
     return;
   }
   // A late joiner (or a restart) adopts the round most of its neighbours are in.
   const std::uint64_t own = gate_->openRound();
   if (gate_->catchUp()) {
-    log_->info("round {}: joining the neighbours at round {}", own, gate_->openRound());
+    log().info("round {}: joining the neighbours at round {}", own, gate_->openRound());
     for (const auto& m : gate_->takeSkipped()) applyUnmixed(m);
   }
   beginRound();
 }
 
 void PeerNode::beginRound() {
-  if (finished_) return;
+  if (finished()) return;
   const std::uint64_t t = gate_->openRound();
-  if (t >= rounds_) {
+  if (t >= setup_.rounds) {
     finish();
     return;
   }
   if (adversary_ && adversary_->holdsRound(t)) {
-    hold_timer_->start(std::chrono::milliseconds(2), [this] { beginRound(); });
+    start_timer_->start(std::chrono::milliseconds(2), [this] { beginRound(); });
     return;
   }
   transport_->setRound(adversary_ ? adversary_->announcedRound(t) : t);
@@ -206,8 +208,8 @@ void PeerNode::beginRound() {
                                : std::chrono::microseconds(0)) +
       slow_ + (adversary_ ? adversary_->startDelay() : std::chrono::microseconds(0));
   if (late.count() > 0) {
-    slow_timer_->start(late, [this, t] {
-      if (!finished_) runRound(t);
+    start_timer_->start(late, [this, t] {
+      if (!finished()) runRound(t);
     });
     return;
   }
@@ -220,7 +222,7 @@ void PeerNode::runRound(std::uint64_t t) {
   // announced in the heartbeats and wait up to their deadline.
   if (role() == Role::kHonest && !learner_->ready([this, t, alive = std::weak_ptr<bool>(alive_)] {
         clock_.post([this, t, alive] {
-          if (!alive.expired() && !finished_) runRound(t);
+          if (!alive.expired() && !finished()) runRound(t);
         });
       })) {
     return;
@@ -241,56 +243,10 @@ bool PeerNode::applyUnmixed(const net::v1::RoundMessage& m) {
   if (!taken.kept) return false;
   if (taken.applied && role() == Role::kHonest) {
     // The replica now holds the sender's vector for that round: evidence like any other.
-    const std::uint32_t peer = m.sender();
-    const std::uint64_t h = vectorDigest(exchange_->refreshedRow(peer));
-    if (equivocation_.own(m.round(), peer, h)) logConviction(peer, m.round());
-    net::v1::Envelope envelope;
-    envelope.mutable_digest()->set_round(m.round());
-    envelope.mutable_digest()->add_senders(peer);
-    envelope.mutable_digest()->add_hashes(h);
-    for (const std::uint32_t j : transport_->livePeers()) transport_->send(j, envelope);
+    digests_.witness(m.round(), m.sender(), exchange_->refreshedRow(m.sender()),
+                     gate_->openRound());
   }
   return true;
-}
-
-std::vector<std::uint32_t> PeerNode::screenEquivocators(std::uint64_t t,
-                                                        const std::vector<std::uint32_t>& heard) {
-  equivocation_.advance(t);
-  net::v1::Envelope envelope;
-  net::v1::RoundDigest& digest = *envelope.mutable_digest();
-  digest.set_round(t);
-  for (const std::uint32_t j : heard) {
-    const std::uint64_t h = vectorDigest(rowOf(j));
-    digest.add_senders(j);
-    digest.add_hashes(h);
-    if (equivocation_.own(t, j, h)) logConviction(j, t);
-  }
-  if (!heard.empty()) {
-    for (const std::uint32_t j : transport_->livePeers()) transport_->send(j, envelope);
-  }
-  std::vector<std::uint32_t> kept;
-  for (const std::uint32_t j : heard) {
-    if (!equivocation_.convicted(j) || !setup_.config.mixing.exclude_equivocators)
-      kept.push_back(j);
-  }
-  return kept;
-}
-
-void PeerNode::takeDigest(std::uint32_t reporter, const net::v1::RoundDigest& d) {
-  if (role() != Role::kHonest) return;
-  for (int k = 0; k < d.senders_size(); ++k) {
-    const std::uint32_t sender = d.senders(k);
-    if (sender == setup_.id || sender == reporter || !contains(neighbours_, sender)) continue;
-    if (equivocation_.report(reporter, d.round(), sender, d.hashes(k)))
-      logConviction(sender, d.round());
-  }
-}
-
-void PeerNode::logConviction(std::uint32_t peer, std::uint64_t round) {
-  log_->warn(
-      "round {}: peer {} equivocated: more than {} neighbours hold a different vector from it for "
-      "round {}; leaving it out of every later mix",
-      gate_->openRound(), peer, setup_.topology->budgetOf(setup_.id), round);
 }
 
 void PeerNode::askForKeyframe(std::uint32_t peer, std::uint64_t round) {
@@ -312,33 +268,9 @@ std::vector<std::uint32_t> PeerNode::transportPeers() const {
 void PeerNode::mix(std::uint64_t t, const std::vector<std::uint32_t>& heard, RoundRecord& record) {
   if (!exchange_->mixes()) {
     applyBroadcast(t, heard, record);
-    return;
-  }
-  std::vector<std::span<const float>> rows{exchange_->pivot()};
-  std::vector<double> weights{0.0};
-  for (const std::uint32_t j : heard) {
-    rows.push_back(exchange_->rowOf(j));
-    weights.push_back(topologies::metropolisWeight(*setup_.topology, setup_.id, j));
-  }
-  mix_out_.resize(dimension());
-  const robust::MixInput in{
-      .rows = rows, .byzantine_budget = setup_.topology->budgetOf(setup_.id), .weights = weights};
-  auto report = aggregator_->mix(in, mix_out_);
-  if (!report) {
+  } else if (auto mixed = mix_.run(t, *exchange_, heard, record, metrics_); !mixed) {
     ++metrics_.mix_errors_total;
-    log_->warn("round {}: mix failed ({}); keeping the local half step", t, report.error());
-    return;
-  }
-  exchange_->apply(t, mix_out_, record);
-  for (std::size_t k = 1; k < rows.size(); ++k) {
-    const std::uint32_t j = heard[k - 1];
-    record.mixed.push_back(j);
-    ++metrics_.peer_heard_total[j];
-    metrics_.peer_distance[j] = report->distance[k];
-    if (!report->kept[k]) {
-      record.excluded.push_back(j);
-      ++metrics_.peer_excluded_total[j];
-    }
+    log().warn("round {}: mix failed ({}); keeping the local half step", t, mixed.error());
   }
 }
 
@@ -346,7 +278,7 @@ void PeerNode::applyBroadcast(std::uint64_t t, const std::vector<std::uint32_t>&
                               RoundRecord& record) {
   // Out of step with the others from here on (the hub resends nothing): said, not hidden.
   if (!exchange_->applyBroadcast(t, heard, record) && role() == Role::kHonest)
-    log_->warn("round {}: no usable update from the hub; this model did not step", t);
+    log().warn("round {}: no usable update from the hub; this model did not step", t);
 }
 
 void PeerNode::sendEnvelope(std::uint32_t peer, const net::v1::Envelope& envelope) {
@@ -385,8 +317,10 @@ void PeerNode::endRound(net::RoundResult&& result) {
   record.deadline_hit = result.deadline_hit;
   record.quorum_close = result.closed == net::Close::kQuorum;
   std::vector<std::uint32_t> heard = exchange_->receive(result);
-  // (In hub mode no leaf hears another: no digest could corroborate anything.)
-  if (role() == Role::kHonest && !exchange_->hubSide()) heard = screenEquivocators(t, heard);
+  if (role() == Role::kHonest && exchange_->corroborates()) {
+    heard = digests_.screen(
+        t, heard, [this](std::uint32_t j) { return exchange_->rowOf(j); }, gate_->openRound());
+  }
   for (const auto& m : gate_->takeSkipped()) applyUnmixed(m);  // rounds a catch-up skipped
   for (const std::uint32_t j : neighbours_) {
     if (!contains(heard, j)) {
@@ -409,7 +343,7 @@ void PeerNode::endRound(net::RoundResult&& result) {
   const bool diverged = role() == Role::kHonest &&
                         (exchange_->sentNonFinite() || !kernels::allFinite(learner_->parameters()));
   if (diverged) {
-    log_->error(
+    log().error(
         "round {}: the model or its step holds NaN or Inf (diverged: the rule let an attack "
         "through); a last evaluation, then stopping",
         t);
@@ -421,7 +355,7 @@ void PeerNode::endRound(net::RoundResult&& result) {
     learner_->roundDone(t, evaluationDue(t, diverged));
     if (!learner_->evaluated([this, t, record, diverged, alive = std::weak_ptr<bool>(alive_)] {
           clock_.post([this, t, record, diverged, alive]() mutable {
-            if (!alive.expired() && !finished_) closeRound(t, record, diverged);
+            if (!alive.expired() && !finished()) closeRound(t, record, diverged);
           });
         })) {
       return;
@@ -432,7 +366,7 @@ void PeerNode::endRound(net::RoundResult&& result) {
 
 bool PeerNode::evaluationDue(std::uint64_t t, bool diverged) const {
   const std::uint64_t every = setup_.config.rounds.eval_every;
-  return t + 1 >= rounds_ || diverged || (every > 0 && (t + 1) % every == 0);
+  return t + 1 >= setup_.rounds || diverged || (every > 0 && (t + 1) % every == 0);
 }
 
 void PeerNode::closeRound(std::uint64_t t, RoundRecord& record, bool diverged) {
@@ -468,10 +402,10 @@ bool PeerNode::recordRound(std::uint64_t t, RoundRecord& record, bool diverged) 
     record.test_loss = e.loss;
     metrics_.test_accuracy = e.accuracy;
     metrics_.test_loss = e.loss;
-    log_->info("round {}: test_accuracy {:.4f} test_loss {:.4f} train_loss {:.4f}", t, e.accuracy,
+    log().info("round {}: test_accuracy {:.4f} test_loss {:.4f} train_loss {:.4f}", t, e.accuracy,
                e.loss, last_loss_);
   }
-  const auto& caught = equivocation_.convictedPeers();
+  const auto& caught = digests_.detector().convictedPeers();
   record.equivocators.assign(caught.begin(), caught.end());
   record.round_seconds = net::millisecondsBetween(round_started_, clock_.now()) / 1000;
   metrics_.round = t + 1;
@@ -492,10 +426,9 @@ bool PeerNode::recordRound(std::uint64_t t, RoundRecord& record, bool diverged) 
   if (on_round_) on_round_(record);
   const std::uint64_t every = setup_.config.checkpoint.every;
   if (checkpoints_ && every > 0 && (t + 1) % every == 0) saveCheckpoint(t + 1);
-  if (finished_) return false;  // on_round_ may have stopped the node
+  if (finished()) return false;  // on_round_ may have stopped the node
   if (diverged) {
-    diverged_ = true;
-    finish();
+    finish(State::kDiverged);
     return false;
   }
   return true;
@@ -509,14 +442,11 @@ void PeerNode::refreshMetrics() {
     metrics_.bytes_sent_total += p.bytes_sent;
     metrics_.bytes_received_total += p.bytes_received;
   }
-  if (const auto side = exchange_->hubSide()) {
-    (*side == HubSide::kHub ? metrics_.bytes_downlink_total : metrics_.bytes_uplink_total) =
-        metrics_.bytes_sent_total;
-  }
+  exchange_->countDirected(metrics_);
   std::map<net::Refusal, std::uint64_t> rejected = own_rejections_;
   for (const auto& [reason, n] : st.rejected) rejected[reason] += n;
   const net::InboxCounters& inbox = gate_->inbox().counters();
-  metrics_.equivocations_total = equivocation_.equivocations();
+  metrics_.equivocations_total = digests_.detector().equivocations();
   for (const auto& [refusal, n] : {std::pair{net::Refusal::kStale, inbox.stale},
                                    {net::Refusal::kEquivocation, inbox.equivocation},
                                    {net::Refusal::kTooFarAhead, inbox.too_far_ahead},
@@ -541,26 +471,24 @@ void PeerNode::saveCheckpoint(std::uint64_t next_round) {
   try {
     checkpoints_->save(c);
   } catch (const CheckpointError& e) {
-    log_->error("round {}: checkpoint not written: {}", next_round, e.what());
+    log().error("round {}: checkpoint not written: {}", next_round, e.what());
   }
 }
 
-bool PeerNode::markFinished() {
-  if (finished_) return false;
-  finished_ = true;
-  join_timer_->cancel();
-  slow_timer_->cancel();
-  hold_timer_->cancel();
+bool PeerNode::markFinished(State why) {
+  if (finished()) return false;
+  state_ = why;
+  start_timer_->cancel();
   if (adversary_) adversary_->stop();
   gate_->cancel();
   learner_->finished();
   return true;
 }
 
-void PeerNode::finish() {
-  if (!markFinished()) return;
+void PeerNode::finish(State why) {
+  if (!markFinished(why)) return;
   transport_->stop();
-  log_->info("round {}: finished", gate_->openRound());
+  log().info("round {}: finished", gate_->openRound());
   if (on_finish_) on_finish_();
 }
 
@@ -587,10 +515,10 @@ std::expected<void, std::string> PeerNode::inject(const FaultCommand& command) {
   const auto apply = [this](const auto& f) -> std::expected<void, std::string> {
     using F = std::decay_t<decltype(f)>;
     if constexpr (std::is_same_v<F, fault::Crash>) {
-      log_->warn("round {}: injected crash", gate_->openRound());
+      log().warn("round {}: injected crash", gate_->openRound());
       abort();
     } else if constexpr (std::is_same_v<F, fault::Hang>) {
-      log_->warn("round {}: injected hang of {} s", gate_->openRound(), f.seconds);
+      log().warn("round {}: injected hang of {} s", gate_->openRound(), f.seconds);
       // Posted, so that the command is answered as applied before the whole node stops.
       clock_.post(
           [v = f.seconds] { std::this_thread::sleep_for(std::chrono::duration<double>(v)); });
@@ -618,12 +546,12 @@ std::expected<void, std::string> PeerNode::inject(const FaultCommand& command) {
     return {};
   };
   if (auto applied = std::visit(apply, command); !applied) return applied;
-  log_->warn("round {}: fault injected: {}", gate_->openRound(), faultText(command));
+  log().warn("round {}: fault injected: {}", gate_->openRound(), faultText(command));
   return {};
 }
 
 void PeerNode::abort() {
-  if (!markFinished()) return;
+  if (!markFinished(State::kFinished)) return;
   transport_->abort();
 }
 

@@ -36,7 +36,7 @@
 #include "node/checkpoint.h"
 #include "node/config.h"
 #include "node/dataset.h"
-#include "node/equivocation.h"
+#include "node/digest_gossip.h"
 #include "node/exchange/round_exchange.h"
 #include "node/exchange/round_wire.h"
 #include "node/fault_command.h"
@@ -44,6 +44,7 @@
 #include "node/local_trainer.h"
 #include "node/metrics.h"
 #include "node/peer_builder.h"
+#include "node/round_mix.h"
 #include "node/round_record.h"
 #include "robust/aggregator.h"
 #include "topologies/topology.h"
@@ -54,7 +55,7 @@ class PeerNode : private AdversaryHost {
  public:
   using Role = PeerRole;
 
-  // Builds the node's transport from its config and handlers (TcpTransport when empty).
+  // Builds the node's transport from its config and handlers.
   using TransportMaker =
       std::function<std::unique_ptr<net::Transport>(net::TransportConfig, net::TransportHandlers)>;
 
@@ -87,12 +88,12 @@ class PeerNode : private AdversaryHost {
   // around the transport or switch the attack. An error says why the command was not applied.
   std::expected<void, std::string> inject(const FaultCommand& command);
 
-  bool finished() const override { return finished_; }
+  bool finished() const override { return state_ != State::kRunning; }
   // Stopped early because the model or its local step went NaN/Inf (after a last evaluation).
-  bool diverged() const { return diverged_; }
+  bool diverged() const { return state_ == State::kDiverged; }
   Role role() const { return adversary_ ? adversary_->role() : Role::kHonest; }
   std::uint64_t openRound() const { return gate_->openRound(); }
-  std::uint64_t rounds() const { return rounds_; }
+  std::uint64_t rounds() const { return setup_.rounds; }
   std::span<const float> parameters() const { return learner_->parameters(); }
   std::size_t dimension() const override { return learner_->dimension(); }
   // Counters as of the last round (transport figures refreshed by refreshMetrics()).
@@ -136,15 +137,10 @@ class PeerNode : private AdversaryHost {
   bool applyLate(std::uint32_t peer, const net::v1::RoundMessage& m);
   // The same for a message the node will not mix (late, or of a round a catch-up skipped).
   bool applyUnmixed(const net::v1::RoundMessage& m);
-  // Digests of the vectors heard this round to every neighbour, this node's own digests into
-  // the detector; returns `heard` less the peers convicted of equivocation.
-  std::vector<std::uint32_t> screenEquivocators(std::uint64_t round,
-                                                const std::vector<std::uint32_t>& heard);
-  void takeDigest(std::uint32_t reporter, const net::v1::RoundDigest& digest);
-  void logConviction(std::uint32_t peer, std::uint64_t round);
   void saveCheckpoint(std::uint64_t next_round);
-  void finish();
-  bool markFinished();  // false when already finished; else stops the timers and the gate
+  enum class State { kRunning, kFinished, kDiverged };
+  void finish(State why = State::kFinished);
+  bool markFinished(State why);  // false when already finished; else stops the timer and the gate
   // Whom the transport connects: the neighbours and, colluding, the fellow colluders.
   std::vector<std::uint32_t> transportPeers() const;
 
@@ -155,7 +151,7 @@ class PeerNode : private AdversaryHost {
   const std::vector<std::uint32_t>& neighbours() const override { return neighbours_; }
   const std::vector<std::uint32_t>& awaited() const override { return awaited_; }
   const net::RoundGate& gate() const override { return *gate_; }
-  spdlog::logger& log() const override { return *log_; }
+  spdlog::logger& log() const override { return *setup_.log; }
   net::Clock& clock() override { return clock_; }
   bool hubMode() const override { return exchange_->hubSide().has_value(); }
   bool isHub() const override { return exchange_->hubSide() == HubSide::kHub; }
@@ -175,9 +171,7 @@ class PeerNode : private AdversaryHost {
 
   std::unique_ptr<net::Clock> own_clock_;  // on an io_context: the real clock over it
   net::Clock& clock_;
-  PeerSetup setup_;
-  std::shared_ptr<spdlog::logger> log_;
-  std::uint64_t rounds_ = 0;
+  PeerSetup setup_;  // its log and rounds filled in
   std::vector<std::uint32_t> neighbours_;
   std::vector<std::uint32_t> awaited_;  // the neighbours a round waits for (see the constructor)
   std::shared_ptr<Learner> learner_;    // shared with its owner when external
@@ -185,25 +179,22 @@ class PeerNode : private AdversaryHost {
   std::map<net::Refusal, std::uint64_t> own_rejections_;  // beyond the transport's
   RoundWire wire_;
   std::unique_ptr<RoundExchange> exchange_;  // what the mode sends, hears and applies
-  std::unique_ptr<robust::Aggregator> aggregator_;
+  RoundMix mix_;
   std::unique_ptr<Adversary> adversary_;  // Byzantine peers only
-  EquivocationDetector equivocation_;
+  DigestGossip digests_;                  // equivocation evidence (honest peers)
   // The real transport (TCP, or the simulation's) inside the injected faults' wrapper.
   std::unique_ptr<net::FaultyTransport> transport_;
   std::unique_ptr<net::RoundGate> gate_;
   std::unique_ptr<CheckpointStore> checkpoints_;
-  std::unique_ptr<net::Timer> join_timer_;
-  std::vector<float> mix_out_;
+  // The next round's start: the join wait, a rushing attacker's hold, a late start (the
+  // computation's virtual time, an injected slowness, a staller).
+  std::unique_ptr<net::Timer> start_timer_;
   double last_loss_ = NodeMetrics::kUnknown;
   net::Clock::TimePoint round_started_;
   std::function<void(const RoundRecord&)> on_round_;
   std::function<void()> on_finish_;
-  bool finished_ = false, diverged_ = false;
-  // Injected faults beyond the transport's.
-  std::chrono::milliseconds slow_{0};
-  std::unique_ptr<net::Timer> slow_timer_;
-  std::unique_ptr<net::Timer>
-      hold_timer_;  // a rushing attacker waiting for the honest peers' round
+  State state_ = State::kRunning;
+  std::chrono::milliseconds slow_{0};  // an injected fault beyond the transport's
   // Posted work checks it: a destroyed node (a crashed one replaced by its restart) runs nothing.
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

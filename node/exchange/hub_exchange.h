@@ -22,6 +22,11 @@ class HubExchange : public GradientExchange {
   double send(std::uint64_t t, bool spam) override;
   std::span<const float> pivot() const override;
   bool mixes() const override { return side_ == HubSide::kHub; }
+  bool corroborates() const override { return false; }
+  void countDirected(NodeMetrics& metrics) const override {
+    (side_ == HubSide::kHub ? metrics.bytes_downlink_total : metrics.bytes_uplink_total) =
+        metrics.bytes_sent_total;
+  }
   // The hub: the aggregate to every leaf, and the same update applied here.
   void apply(std::uint64_t t, std::span<const float> mixed, RoundRecord& record) override;
   bool applyBroadcast(std::uint64_t t, const std::vector<std::uint32_t>& heard,

@@ -70,6 +70,11 @@ class RoundExchange {
   // step).
   virtual bool applyBroadcast(std::uint64_t t, const std::vector<std::uint32_t>& heard,
                               RoundRecord& record);
+  // Whether the neighbours can corroborate what this peer heard (equivocation digests): not
+  // in exchange: hub, where no leaf hears another.
+  virtual bool corroborates() const { return true; }
+  // The bytes sent as the mode's direction counts them (a hub's downlink, a leaf's uplink).
+  virtual void countDirected(NodeMetrics& metrics) const { (void)metrics; }
   // Whether the vector to send went NaN/Inf (the node stops: every later step would too).
   bool sentNonFinite() const { return nonfinite_; }
 

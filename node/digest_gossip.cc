@@ -1,0 +1,48 @@
+#include "node/digest_gossip.h"
+
+#include <algorithm>
+
+namespace phalanx::node {
+
+void DigestGossip::witness(std::uint64_t round, std::uint32_t peer, std::span<const float> row,
+                           std::uint64_t open) {
+  const std::uint64_t h = vectorDigest(row);
+  if (detector_.own(round, peer, h)) logConviction(peer, round, open);
+  net::v1::Envelope envelope;
+  envelope.mutable_digest()->set_round(round);
+  envelope.mutable_digest()->add_senders(peer);
+  envelope.mutable_digest()->add_hashes(h);
+  broadcast(envelope);
+}
+
+void DigestGossip::take(std::uint32_t reporter, const net::v1::RoundDigest& d, std::uint64_t open) {
+  for (int k = 0; k < d.senders_size(); ++k) {
+    const std::uint32_t sender = d.senders(k);
+    if (sender == self_ || sender == reporter ||
+        std::find(neighbours_.begin(), neighbours_.end(), sender) == neighbours_.end())
+      continue;
+    if (detector_.report(reporter, d.round(), sender, d.hashes(k)))
+      logConviction(sender, d.round(), open);
+  }
+}
+
+std::vector<std::uint32_t> DigestGossip::kept(const std::vector<std::uint32_t>& heard) const {
+  std::vector<std::uint32_t> kept;
+  for (const std::uint32_t j : heard) {
+    if (!detector_.convicted(j) || !exclude_) kept.push_back(j);
+  }
+  return kept;
+}
+
+void DigestGossip::broadcast(const net::v1::Envelope& envelope) {
+  for (const std::uint32_t j : wire_.livePeers()) wire_.sendEnvelope(j, envelope);
+}
+
+void DigestGossip::logConviction(std::uint32_t peer, std::uint64_t round, std::uint64_t open) {
+  log_.warn(
+      "round {}: peer {} equivocated: more than {} neighbours hold a different vector from it for "
+      "round {}; leaving it out of every later mix",
+      open, peer, budget_, round);
+}
+
+}  // namespace phalanx::node

@@ -1,0 +1,35 @@
+#include "node/round_mix.h"
+
+#include "topologies/analysis.h"
+
+namespace phalanx::node {
+
+std::expected<void, std::string> RoundMix::run(std::uint64_t t, RoundExchange& exchange,
+                                               const std::vector<std::uint32_t>& heard,
+                                               RoundRecord& record, NodeMetrics& metrics) {
+  const std::span<const float> pivot = exchange.pivot();
+  std::vector<std::span<const float>> rows{pivot};
+  std::vector<double> weights{0.0};
+  for (const std::uint32_t j : heard) {
+    rows.push_back(exchange.rowOf(j));
+    weights.push_back(topologies::metropolisWeight(topology_, self_, j));
+  }
+  const robust::MixInput in{
+      .rows = rows, .byzantine_budget = topology_.budgetOf(self_), .weights = weights};
+  auto report = rule_->mix(in, out_);
+  if (!report) return std::unexpected(report.error());
+  exchange.apply(t, out_, record);
+  for (std::size_t k = 1; k < rows.size(); ++k) {
+    const std::uint32_t j = heard[k - 1];
+    record.mixed.push_back(j);
+    ++metrics.peer_heard_total[j];
+    metrics.peer_distance[j] = report->distance[k];
+    if (!report->kept[k]) {
+      record.excluded.push_back(j);
+      ++metrics.peer_excluded_total[j];
+    }
+  }
+  return {};
+}
+
+}  // namespace phalanx::node
