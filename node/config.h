@@ -125,7 +125,7 @@ struct CompressionConfig {
       0;  // dgc: rounds per density warm-up stage; 0: one epoch of the shard
   // The consensus step γ of model gossip through CHOCO replicas (ALGORITHMS.md §3.3). nullopt:
   // auto — 1 uncompressed (exactly MoNNA), else the contraction the codec achieves on this
-  // peer's own deltas, averaged over rounds (PeerNode::consensusStep).
+  // peer's own deltas, averaged over rounds (ModelExchange::consensusStep).
   std::optional<double> gamma;
   std::uint64_t keyframe_every = 100;  // 0: only on (re)connection and on request
   bool adaptive = false;               // Accordion: LOW (this density/bits/rank) or HIGH per layer
