@@ -149,6 +149,9 @@ DaemonExit runDaemon(PeerSetup setup, const std::filesystem::path& out, DaemonOp
     setup.test = std::make_shared<const Dataset>(std::move(data.test));
   }
   const std::string host = setup.listen_host;
+  // A resumed node continues its record (a replayed round supersedes its earlier line); a node
+  // started afresh replaces any earlier one, which would otherwise read as part of this run.
+  const auto record_mode = setup.resume ? std::ios::app : std::ios::trunc;
   peer = std::make_unique<PeerNode>(io, std::move(setup));
   peer->listen();
   if (self.metrics_port > 0) {
@@ -179,7 +182,7 @@ DaemonExit runDaemon(PeerSetup setup, const std::filesystem::path& out, DaemonOp
   }
   std::ofstream jsonl;
   if (!out.empty()) {
-    jsonl.open(out / fmt::format("node-{}.jsonl", id), std::ios::app);
+    jsonl.open(out / fmt::format("node-{}.jsonl", id), std::ios::out | record_mode);
   }
   const auto publish = [&] {
     if (!http) return;

@@ -31,6 +31,7 @@
 #include "tools/monitor.h"
 #include "tools/report.h"
 #include "tools/run_analysis.h"
+#include "tools/run_folder.h"
 #include "tools/supervisor.h"
 #include "topologies/topology.h"
 
@@ -49,7 +50,8 @@ struct LaunchOptions {
   std::vector<std::string> script_args;
   double monitor_every = 1.0;
   bool dry_run = false;
-  double churn = 0;  // kills per minute among the honest local peers; 0: none
+  bool force = false;  // --out may hold an earlier run, whose files are deleted first
+  double churn = 0;    // kills per minute among the honest local peers; 0: none
   double churn_down = 5;
   std::uint64_t churn_seed = 1;
 };
@@ -316,7 +318,10 @@ int runLaunch(const LaunchOptions& o) {
       }
     }
   }
-  fs::create_directories(o.out);
+  if (auto ready = prepareRunFolder(o.out, o.force); !ready) {
+    spdlog::error("launch: {}", ready.error());
+    return kExitBadInput;
+  }
   std::ofstream(fs::path(o.out) / "command.txt") << plan.command_line << '\n';
   std::ofstream(fs::path(o.out) / "config.yaml") << readTextFile(o.config);  // for monitor --from
   if (!o.remote_out.empty() && !copyRunFiles(plan, o.topology, o.config)) return kExitFailure;
@@ -498,6 +503,9 @@ Command addLaunchCommand(CLI::App& root) {
                   "the interpreter for --script (default: the one this build found)");
   app->add_option("script_args", o->script_args, "arguments for --script (after --)");
   app->add_flag("--dry-run", o->dry_run, "print each peer's command and start nothing");
+  app->add_flag("--force", o->force,
+                "--out may hold an earlier run: its files (node-K.*, summary.json, ...) are "
+                "deleted first instead of being read as part of this one");
   return {app, [o] { return runLaunch(*o); }};
 }
 

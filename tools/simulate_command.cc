@@ -13,6 +13,7 @@
 #include "node/config.h"
 #include "node/dataset.h"
 #include "tools/command.h"
+#include "tools/run_folder.h"
 #include "tools/simulation_run.h"
 #include "topologies/topology.h"
 
@@ -22,6 +23,10 @@ namespace {
 // Whether the simulation leaves its honest peers as a user wants them: finished, none crashed or
 // diverged. Exit code; the figures are printed.
 int runSimulate(const SimulateRequest& r) {
+  if (auto ready = prepareRunFolder(r.out, r.force); !ready) {
+    spdlog::error("simulate: {}", ready.error());
+    return kExitBadInput;
+  }
   SimulateOutcome outcome;
   try {
     outcome = runSimulation(r);
@@ -93,6 +98,9 @@ Command addSimulateCommand(CLI::App& root) {
   app->add_option("--sample-every", o->sample_every_seconds,
                   "consensus distance every S virtual seconds (default: at the end)")
       ->check(CLI::NonNegativeNumber);
+  app->add_flag("--force", o->force,
+                "--out may hold an earlier run: its files (node-K.*, summary.json, ...) are "
+                "deleted first instead of being read as part of this one");
   app->add_flag_callback(
       "--no-models", [o] { o->write_models = false; }, "do not write node-K.npy");
   return {app, [o, app] {

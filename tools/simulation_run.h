@@ -35,6 +35,7 @@ struct SimulateRequest {
   std::size_t eval_samples = 0;
   double sample_every_seconds = 0;  // consensus-distance samples in virtual time (0: the end)
   bool write_models = true;
+  bool force = false;        // --out may hold an earlier run, whose files are deleted first
   std::string command_line;  // for the report
 };
 

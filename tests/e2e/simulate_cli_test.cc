@@ -155,5 +155,29 @@ TEST(SimulateCli, ExperimentRunsCellsWithTheSimulateEngine) {
   EXPECT_THAT(bad.output, HasSubstr("no node 99"));
 }
 
+// A run into the folder of an earlier, bigger one: refused (the summary once averaged in the
+// stale peers and reported the earlier run's rounds); with --force, the earlier files go first.
+TEST(SimulateCli, AFolderHoldingAnEarlierRunIsRefusedUnlessForced) {
+  testing::TempDir dir;
+  const std::string config = sourceDir() + "/configs/experiments/smoke-base.yaml";
+  const fs::path out = dir.path() / "run";
+  const auto big = runProcess(phalanxBinary() + " simulate --topology " + sourceDir() +
+                              "/topologies/complete-10.yaml --config " + config +
+                              " --rounds 12 --out " + out.string());
+  ASSERT_EQ(big.exit_code, 0) << big.output;
+  const fs::path four = topology(dir, "--kind complete --n 4 --byzantine-budget 1");
+  const std::string small = phalanxBinary() + " simulate --topology " + four.string() +
+                            " --config " + config + " --rounds 5 --out " + out.string();
+  const auto refused = runProcess(small);
+  EXPECT_EQ(refused.exit_code, 2) << refused.output;
+  EXPECT_THAT(refused.output, HasSubstr("holds an earlier run"));
+  EXPECT_EQ(jsonFile(out / "summary.json")["rounds"].get<int>(), 12);  // untouched
+  const auto forced = runProcess(small + " --force");
+  ASSERT_EQ(forced.exit_code, 0) << forced.output;
+  EXPECT_EQ(jsonFile(out / "summary.json")["rounds"].get<int>(), 5);
+  EXPECT_FALSE(fs::exists(out / "node-9.jsonl"));
+  EXPECT_TRUE(fs::exists(out / "node-3.jsonl"));
+}
+
 }  // namespace
 }  // namespace phalanx
