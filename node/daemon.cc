@@ -12,6 +12,7 @@
 #include <future>
 #include <memory>
 #include <optional>
+#include <system_error>
 
 #include "kernels/backend.h"
 #include "kernels/device.h"
@@ -149,11 +150,19 @@ DaemonExit runDaemon(PeerSetup setup, const std::filesystem::path& out, DaemonOp
     setup.test = std::make_shared<const Dataset>(std::move(data.test));
   }
   const std::string host = setup.listen_host;
+  const std::uint16_t port = setup.listen_port.value_or(self.port);
   // A resumed node continues its record (a replayed round supersedes its earlier line); a node
   // started afresh replaces any earlier one, which would otherwise read as part of this run.
   const auto record_mode = setup.resume ? std::ios::app : std::ios::trunc;
   peer = std::make_unique<PeerNode>(io, std::move(setup));
-  peer->listen();
+  try {
+    peer->listen();
+  } catch (const std::system_error& e) {
+    // The port is the topology's (or --listen's): name it, as launch's own check does.
+    throw topologies::TopologyError(
+        fmt::format("node {}: cannot listen on {}:{}: {} (another run still going?)", id, host,
+                    port, e.code().message()));
+  }
   if (self.metrics_port > 0) {
     // The model and the faults live on the round loop's thread.
     ModelSource model = [&io, &peer] {

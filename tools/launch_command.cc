@@ -179,6 +179,19 @@ void copyResultsBack(const LaunchPlan& plan, const std::string& out) {
   }
 }
 
+// A peer that died (or never started): how, and the end of its output, on the console — the
+// cause (a script's missing module, a refused config) is otherwise only in stdout-K.log. The
+// first three in full; the others by their ending only.
+void tellWhyItDied(std::uint32_t id, std::optional<int> wait_status, const std::string& out,
+                   std::size_t nth) {
+  const fs::path log = fs::path(out) / fmt::format("stdout-{}.log", id);
+  spdlog::error("launch: peer {} {}{}", id,
+                wait_status ? "ended with " + exitText(*wait_status) : "never started",
+                nth <= 3 ? fmt::format("; the end of {}:", log.string()) : "");
+  if (nth > 3) return;
+  for (const std::string& line : lastLines(log, 5)) fmt::print(stderr, "    | {}\n", line);
+}
+
 // SIGTERM to every running peer — a remote one's through ssh to its pid, so its ssh session
 // ends when the peer has said Goodbye and written its logs, carrying its exit code — and
 // SIGKILL `grace` later to what still runs here (a remote peer's session then hangs it up).
@@ -418,7 +431,11 @@ int runLaunch(const LaunchOptions& o) {
     const bool went_nonfinite = ending == Ending::kDiverged;
     if (went_nonfinite) diverged.push_back(p.id);
     // A remote peer's ending is its ssh client's: the node's exit code, 255 when it was killed.
-    if (!clean && !went_nonfinite && !dismissed.contains(p.id)) crashed.push_back(p.id);
+    if (!clean && !went_nonfinite && !dismissed.contains(p.id)) {
+      crashed.push_back(p.id);
+      tellWhyItDied(p.id, it != status.end() ? std::optional(it->second) : std::nullopt, o.out,
+                    crashed.size());
+    }
     if (!byz && !clean) honest_ok = false;
     if (!byz && clean) {
       const auto model = finalModel(fs::path(o.out), p.id);

@@ -1,6 +1,7 @@
 #include "tools/supervisor.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <spawn.h>
 #include <spdlog/spdlog.h>
 #include <sys/wait.h>
@@ -9,6 +10,8 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <deque>
+#include <fstream>
 
 #include "tools/command.h"
 
@@ -80,6 +83,25 @@ Ending endingOf(int wait_status) {
     default:
       return Ending::kOther;
   }
+}
+
+std::string exitText(int wait_status) {
+  if (WIFEXITED(wait_status)) return fmt::format("exit code {}", WEXITSTATUS(wait_status));
+  if (WIFSIGNALED(wait_status)) {
+    const int sig = WTERMSIG(wait_status);
+    return fmt::format("killed by signal {} ({})", sig, strsignal(sig));
+  }
+  return fmt::format("wait status {}", wait_status);
+}
+
+std::vector<std::string> lastLines(const std::filesystem::path& log, std::size_t n) {
+  std::ifstream in(log);
+  std::deque<std::string> tail;
+  for (std::string line; std::getline(in, line);) {
+    tail.push_back(std::move(line));
+    if (tail.size() > n) tail.pop_front();
+  }
+  return {tail.begin(), tail.end()};
 }
 
 bool Supervisor::spawn(std::uint64_t key, const std::vector<std::string>& argv,

@@ -37,6 +37,10 @@ enum class Ending {
   kSignalled,  // killed by a signal (a crash, or our SIGKILL)
 };
 Ending endingOf(int wait_status);
+// What a person reads of it: "exit code 1", "killed by signal 9 (Killed)".
+std::string exitText(int wait_status);
+// The last `n` lines of a child's log (fewer when it has fewer; none when it cannot be read).
+std::vector<std::string> lastLines(const std::filesystem::path& log, std::size_t n);
 
 class Supervisor {
  public:

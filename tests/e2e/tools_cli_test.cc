@@ -269,6 +269,38 @@ TEST(ToolsCli, LaunchRefusesPortsInUseAndBadInput) {
   EXPECT_THAT(unknown.output, HasSubstr("no node 7"));
 }
 
+// Every peer dies at once (here: a wrapper that fails as a script without torch would): launch
+// says, on the console, how each ended and the end of its output; a node whose port is taken
+// names the port and refuses (exit 2).
+TEST(ToolsCli, LaunchSaysWhyPeersDiedAndANodeNamesItsBusyPort) {
+  testing::TempDir dir;
+  const fs::path topology = dir.path() / "pair.yaml";
+  ASSERT_EQ(runProcess(phalanxBinary() +
+                       " topology gen --kind complete --n 2 --base-port 7975 "
+                       "--metrics-base-port 8075 > " +
+                       topology.string())
+                .exit_code,
+            0);
+  const fs::path die = dir.path() / "die.sh";
+  std::ofstream(die) << "#!/bin/sh\necho \"ModuleNotFoundError: No module named 'torch' (peer "
+                        "$1)\" >&2\nexit 1\n";
+  fs::permissions(die, fs::perms::owner_all);
+  const std::string config = sourceDir() + "/configs/monna-fmnist.yaml";
+  const auto r = runProcess(phalanxBinary() + " launch --topology " + topology.string() +
+                            " --config " + config + " --rounds 3 --wrap '" + die.string() +
+                            " {id}' --out " + (dir.path() / "run").string());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("peer 0 ended with exit code 1"));
+  EXPECT_THAT(r.output, HasSubstr("No module named 'torch' (peer 1)"));
+
+  asio::io_context io;
+  asio::ip::tcp::acceptor taken(io, {asio::ip::make_address("127.0.0.1"), 7976});
+  const auto node = runProcess(phalanxBinary() + " node --topology " + topology.string() +
+                               " --config " + config + " --id 1 --rounds 1");
+  EXPECT_EQ(node.exit_code, 2) << node.output;
+  EXPECT_THAT(node.output, HasSubstr("cannot listen on 127.0.0.1:7976"));
+}
+
 // inject reads its command before it connects: a typo is exit 2 with the reason, and a crash
 // aimed at a port where no node listens is no success.
 TEST(ToolsCli, InjectRefusesATypoBeforeConnectingAndACrashNobodyReceived) {
