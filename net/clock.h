@@ -1,10 +1,9 @@
-// Time for the round loop: the steady "now", posted work and one-shot timers. AsioClock runs them
-// on an asio::io_context in real time (the daemon); net/virtual_time.h runs them in virtual time
+// Time for the round loop: the steady "now", posted work and one-shot timers. net/asio_clock.h
+// runs them on an asio::io_context in real time (the daemon); net/virtual_time.h in virtual time
 // (`phalanx simulate`, the deterministic tests). Code above net/ never names std::chrono's clocks
 // or asio's timers, so the same round code runs on both.
 #pragma once
 
-#include <asio.hpp>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -28,18 +27,6 @@ class Clock {
   // Runs `task` later, after what is already due now.
   virtual void post(std::function<void()> task) = 0;
   virtual std::unique_ptr<Timer> timer() = 0;
-};
-
-// Real time on one io_context: every callback runs on the thread running it.
-class AsioClock final : public Clock {
- public:
-  explicit AsioClock(asio::io_context& io) : io_(io) {}
-  TimePoint now() const override { return std::chrono::steady_clock::now(); }
-  void post(std::function<void()> task) override { asio::post(io_, std::move(task)); }
-  std::unique_ptr<Timer> timer() override;
-
- private:
-  asio::io_context& io_;
 };
 
 inline double millisecondsBetween(Clock::TimePoint from, Clock::TimePoint to) {

@@ -7,6 +7,7 @@
 
 #include "compress/compressor.h"
 #include "kernels/vector_ops.h"
+#include "net/asio_clock.h"
 #include "net/tcp_transport.h"
 
 namespace phalanx::node {

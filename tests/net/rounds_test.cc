@@ -11,6 +11,7 @@
 #include <memory>
 #include <set>
 
+#include "net/asio_clock.h"
 #include "net/faulty_transport.h"
 #include "net/round_gate.h"
 #include "net/tcp_transport.h"

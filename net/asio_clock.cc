@@ -1,4 +1,4 @@
-#include "net/clock.h"
+#include "net/asio_clock.h"
 
 #include <cstdint>
 
