@@ -1,21 +1,19 @@
 // The metrics and control endpoint (node/http_endpoint.h) over real HTTP: metrics for anyone,
 // the model and control behind the token.
+#include "node/http_endpoint.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "node/peer_node.h"
-#include "tests/support/loopback_cluster.h"
+#include <optional>
+#include <string>
+#include <vector>
 
 // Last: it pulls in <resolv.h>, whose _res macro breaks Eigen's headers.
 #include <httplib.h>
 
 namespace phalanx::node {
 namespace {
-
-using namespace std::chrono_literals;
-using testing::attackNamed;
-using testing::completeGraph;
-using testing::syntheticConfig;
 
 TEST(HttpEndpoint, ServesMetricsModelAndGuardsControl) {
   std::vector<std::string> applied;

@@ -11,7 +11,6 @@ namespace phalanx::node {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::attackNamed;
 using testing::completeGraph;
 using testing::syntheticConfig;
 
