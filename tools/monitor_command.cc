@@ -126,9 +126,12 @@ int prometheusConfig(const std::string& file) {
              file);
   fmt::print(
       "scrape_configs:\n  - job_name: phalanx\n    scrape_interval: 5s\n    static_configs:\n");
+  // The scraped node's label is `node`: the metrics carry their own `peer` label (the peer a
+  // node excluded, heard or missed), which a target label of that name would rename to
+  // exported_peer — and every by-peer panel of tools/grafana would then rank the scrapers.
   for (const auto& n : topology.nodes()) {
     if (n.metrics_port == 0) continue;
-    fmt::print("      - targets: ['{}:{}']\n        labels: {{peer: '{}'}}\n", n.host,
+    fmt::print("      - targets: ['{}:{}']\n        labels: {{node: '{}'}}\n", n.host,
                n.metrics_port, n.id);
   }
   return kExitOk;

@@ -372,7 +372,9 @@ TEST(ToolsCli, MonitorPrintsAPrometheusScrapeConfig) {
                             "/topologies/complete-10.yaml");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("scrape_configs:"));
-  EXPECT_THAT(r.output, HasSubstr("labels: {peer: '9'}"));
+  // `node`, not `peer`: the metrics' own `peer` label (whom a node excluded) must survive.
+  EXPECT_THAT(r.output, HasSubstr("labels: {node: '9'}"));
+  EXPECT_THAT(r.output, ::testing::Not(HasSubstr("peer:")));
 }
 
 // launch --churn: honest peers SIGKILLed at random during the run come back with --resume and
