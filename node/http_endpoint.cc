@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <httplib.h>
+#include <openssl/crypto.h>
 
 #include <stdexcept>
 
@@ -13,6 +14,14 @@ namespace {
 
 bool loopback(const std::string& address) {
   return address.starts_with("127.") || address == "::1" || address.starts_with("::ffff:127.");
+}
+
+// Whether the request carries `token`, compared in constant time (CRYPTO_memcmp): how long a
+// wrong guess takes says nothing about how much of it was right.
+bool authorized(const httplib::Request& req, const std::string& token) {
+  const std::string got = req.get_header_value("Authorization");
+  const std::string want = "Bearer " + token;
+  return got.size() == want.size() && CRYPTO_memcmp(got.data(), want.data(), want.size()) == 0;
 }
 
 }  // namespace
@@ -28,7 +37,7 @@ HttpEndpoint::HttpEndpoint(const std::string& host, std::uint16_t port, ModelSou
       res.status = 403;
       res.set_content("control requests are accepted from loopback only (control.remote)\n",
                       "text/plain");
-    } else if (req.get_header_value("Authorization") != "Bearer " + control.token) {
+    } else if (!authorized(req, control.token)) {
       res.status = 401;
       res.set_content("wrong or missing token\n", "text/plain");
     } else if (const auto command = parseFaultCommand(req.body); !command) {
@@ -71,7 +80,7 @@ HttpEndpoint::HttpEndpoint(const std::string& host, std::uint16_t port, ModelSou
                    res.set_content("no /model: set control.token in the config\n", "text/plain");
                    return;
                  }
-                 if (req.get_header_value("Authorization") != "Bearer " + token) {
+                 if (!authorized(req, token)) {
                    res.status = 401;
                    res.set_content("wrong or missing token\n", "text/plain");
                    return;

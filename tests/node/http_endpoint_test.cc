@@ -35,6 +35,9 @@ TEST(HttpEndpoint, ServesMetricsModelAndGuardsControl) {
   EXPECT_EQ(metrics->body, "phalanx_round{node=\"0\"} 3\n");
   EXPECT_EQ(client.Get("/model")->status, 401);  // the model needs the token
   EXPECT_EQ(client.Get("/model", httplib::Headers{{"Authorization", "Bearer nope"}})->status, 401);
+  // As long as the token, or its prefix: refused all the same (compared in constant time).
+  for (const char* guess : {"Bearer s3creX", "Bearer s3cre", "Bearer s3cret0"})
+    EXPECT_EQ(client.Get("/model", httplib::Headers{{"Authorization", guess}})->status, 401);
   auto npy = client.Get("/model", httplib::Headers{{"Authorization", "Bearer s3cret"}});
   ASSERT_TRUE(npy);
   EXPECT_EQ(npy->status, 200);
