@@ -29,6 +29,9 @@ int main(int argc, char** argv) {
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error, critical or off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
   app.require_subcommand(1);
+  // Root options (--log-level) also after the subcommand: `phalanx simulate ... --log-level
+  // warn`. Set before the subcommands are added, which inherit it.
+  app.fallthrough();
 
   std::vector<Command> commands{
       addTrainCommand(app),    addLabCommand(app),     addBenchCommand(app),

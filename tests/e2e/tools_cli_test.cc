@@ -367,6 +367,17 @@ TEST(ToolsCli, NetemPutsPeersInNamespacesThatLaunchWraps) {
               shaping ? "10 ms each way" : "no netem qdisc: unshaped");
 }
 
+// --log-level is the root's, and works after the subcommand too (it used to be refused there).
+TEST(ToolsCli, LogLevelIsTakenBeforeOrAfterTheSubcommand) {
+  const std::string gen = " topology gen --kind complete --n 3";
+  EXPECT_EQ(runProcess(phalanxBinary() + " --log-level warn" + gen).exit_code, 0);
+  const auto after = runProcess(phalanxBinary() + gen + " --log-level warn");
+  EXPECT_EQ(after.exit_code, 0) << after.output;
+  const auto bad = runProcess(phalanxBinary() + gen + " --log-level loud");
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_THAT(bad.output, HasSubstr("--log-level"));
+}
+
 TEST(ToolsCli, MonitorPrintsAPrometheusScrapeConfig) {
   const auto r = runProcess(phalanxBinary() + " monitor --prometheus-config " + sourceDir() +
                             "/topologies/complete-10.yaml");
