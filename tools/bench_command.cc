@@ -326,7 +326,10 @@ Command addBenchCommand(CLI::App& root) {
   app->add_option("--bytes", opts->net.bytes, "net: message size in bytes (default 100 MB)");
   app->add_flag("--json", opts->net.json, "net: one JSON line");
   app->add_flag("--quick", opts->quick, "tiny sizes, for smoke tests");
+  // What bench does not know goes to Google Benchmark, not up to the root (whose options
+  // otherwise follow any subcommand): here --log-level goes before `bench`.
   app->allow_extras();
+  app->fallthrough(false);
   return {app, [opts, app] { return runBench(*opts, app); }};
 }
 
