@@ -2,6 +2,7 @@
 // node-id lists; one home so every list reads the same way.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <expected>
 #include <string>
@@ -16,6 +17,11 @@ std::vector<std::string> split(std::string_view text, char separator);
 // The words of a command line written with spaces (--wrap, --ssh): runs of whitespace separate,
 // no quoting; "" → {}.
 std::vector<std::string> splitWords(std::string_view text);
+
+// Whether `id` is in a list of node ids (short lists: a scan).
+inline bool containsId(const std::vector<std::uint32_t>& ids, std::uint32_t id) {
+  return std::find(ids.begin(), ids.end(), id) != ids.end();
+}
 
 // A comma-separated list of node ids and ranges ("3,7,10-15"), each a whole number below 2^32;
 // an empty text is an empty list. The error names the item that is not an id or a range.

@@ -1,6 +1,6 @@
 #include "node/digest_gossip.h"
 
-#include <algorithm>
+#include "base/text.h"
 
 namespace phalanx::node {
 
@@ -18,15 +18,26 @@ void DigestGossip::witness(std::uint64_t round, std::uint32_t peer, std::span<co
 void DigestGossip::take(std::uint32_t reporter, const net::v1::RoundDigest& d, std::uint64_t open) {
   for (int k = 0; k < d.senders_size(); ++k) {
     const std::uint32_t sender = d.senders(k);
-    if (sender == self_ || sender == reporter ||
-        std::find(neighbours_.begin(), neighbours_.end(), sender) == neighbours_.end())
-      continue;
+    if (sender == self_ || sender == reporter || !base::containsId(neighbours_, sender)) continue;
     if (detector_.report(reporter, d.round(), sender, d.hashes(k)))
       logConviction(sender, d.round(), open);
   }
 }
 
-std::vector<std::uint32_t> DigestGossip::kept(const std::vector<std::uint32_t>& heard) const {
+std::vector<std::uint32_t> DigestGossip::screen(std::uint64_t t,
+                                                const std::vector<std::uint32_t>& heard,
+                                                const RoundExchange& exchange, std::uint64_t open) {
+  detector_.advance(t);
+  net::v1::Envelope envelope;
+  net::v1::RoundDigest& digest = *envelope.mutable_digest();
+  digest.set_round(t);
+  for (const std::uint32_t j : heard) {
+    const std::uint64_t h = vectorDigest(exchange.rowOf(j));
+    digest.add_senders(j);
+    digest.add_hashes(h);
+    if (detector_.own(t, j, h)) logConviction(j, t, open);
+  }
+  if (!heard.empty()) broadcast(envelope);
   std::vector<std::uint32_t> kept;
   for (const std::uint32_t j : heard) {
     if (!detector_.convicted(j) || !exclude_) kept.push_back(j);

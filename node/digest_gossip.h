@@ -12,6 +12,7 @@
 
 #include "net/proto/phalanx.pb.h"
 #include "node/equivocation.h"
+#include "node/exchange/round_exchange.h"
 #include "node/exchange/round_wire.h"
 
 namespace phalanx::node {
@@ -29,24 +30,10 @@ class DigestGossip {
         log_(log),
         detector_(budget) {}
 
-  // Round t's vectors heard (`rowOf`, by sender): their digests out and into the detector;
-  // returns `heard` less the peers convicted. `open`: the round the node is in (for its log).
-  template <class RowOf>
+  // Round t's vectors heard (their rows as `exchange` holds them): their digests out and into
+  // the detector; returns `heard` less the peers convicted. `open`: the round the node is in.
   std::vector<std::uint32_t> screen(std::uint64_t t, const std::vector<std::uint32_t>& heard,
-                                    RowOf&& rowOf, std::uint64_t open) {
-    detector_.advance(t);
-    net::v1::Envelope envelope;
-    net::v1::RoundDigest& digest = *envelope.mutable_digest();
-    digest.set_round(t);
-    for (const std::uint32_t j : heard) {
-      const std::uint64_t h = vectorDigest(rowOf(j));
-      digest.add_senders(j);
-      digest.add_hashes(h);
-      if (detector_.own(t, j, h)) logConviction(j, t, open);
-    }
-    if (!heard.empty()) broadcast(envelope);
-    return kept(heard);
-  }
+                                    const RoundExchange& exchange, std::uint64_t open);
   // Peer `peer`'s vector of an earlier round `round`, heard but not mixed: evidence all the same.
   void witness(std::uint64_t round, std::uint32_t peer, std::span<const float> row,
                std::uint64_t open);
@@ -56,7 +43,6 @@ class DigestGossip {
   const EquivocationDetector& detector() const { return detector_; }
 
  private:
-  std::vector<std::uint32_t> kept(const std::vector<std::uint32_t>& heard) const;
   void broadcast(const net::v1::Envelope& envelope);
   void logConviction(std::uint32_t peer, std::uint64_t round, std::uint64_t open);
 

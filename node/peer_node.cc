@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "base/text.h"
 #include "compress/compressor.h"
 #include "kernels/vector_ops.h"
 #include "net/asio_clock.h"
@@ -14,10 +15,6 @@ namespace phalanx::node {
 namespace {
 
 using Clock = net::Clock;
-
-bool contains(const std::vector<std::uint32_t>& ids, std::uint32_t id) {
-  return std::find(ids.begin(), ids.end(), id) != ids.end();
-}
 
 // What the setup leaves to defaults, filled in once (leveldb's SanitizeOptions).
 PeerSetup normalized(PeerSetup setup) {
@@ -171,7 +168,7 @@ void PeerNode::waitForNeighbours(Clock::TimePoint since) {
   // Everyone connected, and every awaited neighbour heard from once (its round is known).
   const auto live = transport_->livePeers();
   const bool everyone = std::all_of(neighbours_.begin(), neighbours_.end(),
-                                    [&](std::uint32_t j) { return contains(live, j); }) &&
+                                    [&](std::uint32_t j) { return base::containsId(live, j); }) &&
                         std::all_of(awaited_.begin(), awaited_.end(),
                                     [&](std::uint32_t j) { return gate_->knowsRoundOf(j); });
   if (!everyone && clock_.now() - since < setup_.join_timeout) {
@@ -259,7 +256,7 @@ std::vector<std::uint32_t> PeerNode::transportPeers() const {
   if (const auto fellows = adversary_ ? adversary_->fellows() : std::vector<std::uint32_t>();
       !fellows.empty()) {
     for (const std::uint32_t f : fellows) {
-      if (!contains(peers, f)) peers.push_back(f);
+      if (!base::containsId(peers, f)) peers.push_back(f);
     }
     std::sort(peers.begin(), peers.end());
   }
@@ -319,14 +316,13 @@ void PeerNode::endRound(net::RoundResult&& result) {
   record.quorum_close = result.closed == net::Close::kQuorum;
   std::vector<std::uint32_t> heard = exchange_->receive(result);
   if (role() == Role::kHonest && exchange_->corroborates()) {
-    heard = digests_.screen(
-        t, heard, [this](std::uint32_t j) { return exchange_->rowOf(j); }, gate_->openRound());
+    heard = digests_.screen(t, heard, *exchange_, gate_->openRound());
   }
   for (const auto& m : gate_->takeSkipped()) applyUnmixed(m);  // rounds a catch-up skipped
   for (const std::uint32_t j : neighbours_) {
-    if (!contains(heard, j)) {
+    if (!base::containsId(heard, j)) {
       record.missing.push_back(j);
-      if (contains(result.missing, j)) {
+      if (base::containsId(result.missing, j)) {
         ++metrics_.deadline_misses_total[j];
       }
     }

@@ -17,12 +17,10 @@
 #include <chrono>
 #include <cstdint>
 #include <expected>
-#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -35,18 +33,15 @@
 #include "node/adversary/host.h"
 #include "node/checkpoint.h"
 #include "node/config.h"
-#include "node/dataset.h"
 #include "node/digest_gossip.h"
 #include "node/exchange/round_exchange.h"
 #include "node/exchange/round_wire.h"
 #include "node/fault_command.h"
 #include "node/learner.h"
-#include "node/local_trainer.h"
 #include "node/metrics.h"
 #include "node/peer_builder.h"
 #include "node/round_mix.h"
 #include "node/round_record.h"
-#include "robust/aggregator.h"
 #include "topologies/topology.h"
 
 namespace phalanx::node {

@@ -22,10 +22,6 @@ double numberOr(const nlohmann::json& j, const char* key, double fallback) {
   return j.contains(key) && j[key].is_number() ? j[key].get<double>() : fallback;
 }
 
-bool contains(const std::vector<std::uint32_t>& ids, std::uint32_t id) {
-  return std::find(ids.begin(), ids.end(), id) != ids.end();
-}
-
 nlohmann::json numberOrNull(double v) {
   return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json();
 }
@@ -136,10 +132,10 @@ RunSummary summarize(std::span<const PeerHistory> peers, std::span<const Monitor
       s.rounds = std::max(s.rounds, r.round + 1);
       int mixed_here = 0, excluded_here = 0;
       for (const std::uint32_t j : r.mixed) {
-        const bool out = contains(r.excluded, j);
+        const bool out = base::containsId(r.excluded, j);
         heard[j].second += 1;
         heard[j].first += out ? 1 : 0;
-        if (!contains(byzantine, j)) continue;
+        if (!base::containsId(byzantine, j)) continue;
         ++mixed_here;
         excluded_here += out;
       }

@@ -4,15 +4,12 @@
 
 #include <algorithm>
 
+#include "base/text.h"
 #include "kernels/vector_ops.h"
 #include "topologies/analysis.h"
 
 namespace phalanx::node {
 namespace {
-
-bool contains(const std::vector<std::uint32_t>& ids, std::uint32_t id) {
-  return std::find(ids.begin(), ids.end(), id) != ids.end();
-}
 
 // The config's other colluders that run vector attacks too (one that never shares would cost
 // every round the wait), when this peer colludes.
@@ -78,8 +75,8 @@ bool VectorAttacker::aheadOfHonestNeighbours(std::uint64_t t) const {
   const auto heard = gate.inbox().heard();  // senders with a message for the open round, t
   bool any = false;
   for (const std::uint32_t j : host_.awaited()) {
-    if (!contains(live, j)) continue;
-    if (contains(heard, j) || gate.hasReached(j, t + 1)) return false;  // here, or past t
+    if (!base::containsId(live, j)) continue;
+    if (base::containsId(heard, j) || gate.hasReached(j, t + 1)) return false;  // here, or past t
     any = true;
   }
   return any;  // none live: nobody to wait for
@@ -146,7 +143,7 @@ VectorAttacker::Knowledge VectorAttacker::knowledge(std::uint64_t t,
     k.rows.push_back(leaf_own_);
     if (coalition_) {
       for (const auto& [id, v] : coalition_->pooled(t)) {
-        if (contains(k.ids, id)) continue;
+        if (base::containsId(k.ids, id)) continue;
         k.ids.push_back(id);
         k.rows.push_back(v);
       }
@@ -156,7 +153,7 @@ VectorAttacker::Knowledge VectorAttacker::knowledge(std::uint64_t t,
   k = heardHonest(heard);
   if (!coalition_) return k;
   for (const auto& [id, v] : coalition_->pooled(t)) {
-    if (byzantine_.contains(id) || contains(k.ids, id)) continue;
+    if (byzantine_.contains(id) || base::containsId(k.ids, id)) continue;
     k.ids.push_back(id);
     k.rows.push_back(v);
   }
@@ -194,7 +191,7 @@ void VectorAttacker::shareHeard(std::uint64_t t, const std::vector<std::uint32_t
     std::vector<std::uint32_t> ids;
     std::vector<std::span<const float>> rows;
     for (std::size_t k = 0; k < own.ids.size(); ++k) {
-      if (contains(next_to_f, own.ids[k])) continue;
+      if (base::containsId(next_to_f, own.ids[k])) continue;
       ids.push_back(own.ids[k]);
       rows.push_back(own.rows[k]);
     }
@@ -204,7 +201,8 @@ void VectorAttacker::shareHeard(std::uint64_t t, const std::vector<std::uint32_t
 
 void VectorAttacker::toFellows(const net::v1::Envelope& e, std::optional<std::uint32_t> next_to) {
   for (const std::uint32_t f : coalition_->fellows()) {
-    if (!next_to || contains(host_.topology().neighbours(f), *next_to)) host_.sendEnvelope(f, e);
+    if (!next_to || base::containsId(host_.topology().neighbours(f), *next_to))
+      host_.sendEnvelope(f, e);
   }
 }
 
@@ -216,7 +214,7 @@ void VectorAttacker::awaitCoalition(std::uint64_t t, std::vector<std::uint32_t> 
       ready = coalition_->crafted(t) != nullptr;
     } else {  // a vector for each honest neighbour it heard
       for (const std::uint32_t j : host_.neighbours()) {
-        if (!byzantine_.contains(j) && contains(heard, j) && !coalition_->crafted(t, j))
+        if (!byzantine_.contains(j) && base::containsId(heard, j) && !coalition_->crafted(t, j))
           ready = false;
       }
     }
@@ -312,7 +310,7 @@ void VectorAttacker::sendPerTarget(std::uint64_t t, const std::vector<std::uint3
   const bool leader = leadsCoalition();
   std::set<std::uint32_t> targets;
   for (const std::uint32_t j : neighbours) {
-    if (!byzantine_.contains(j) && contains(heard, j)) targets.insert(j);
+    if (!byzantine_.contains(j) && base::containsId(heard, j)) targets.insert(j);
   }
   // (A fellow that finds itself the lowest live id after the leader left, at the end of a run,
   // does not start over what the leader already handed out.)
@@ -338,7 +336,7 @@ void VectorAttacker::sendPerTarget(std::uint64_t t, const std::vector<std::uint3
   std::vector<double> honest_fiedler;
   for (const std::uint32_t j : known.ids) honest_fiedler.push_back(fiedlerOf(j));
   for (const std::uint32_t j : targets) {
-    const bool mine = contains(neighbours, j);
+    const bool mine = base::containsId(neighbours, j);
     if (const std::vector<float>* given = coalition_ ? coalition_->crafted(t, j) : nullptr;
         given != nullptr) {
       std::copy(given->begin(), given->end(), out.begin());

@@ -21,9 +21,17 @@ double GradientExchange::send(std::uint64_t t, bool spam) {
   return loss;
 }
 
-std::uint64_t GradientExchange::warmupEpoch(std::uint64_t t) const {
+std::optional<std::vector<std::uint8_t>> GradientExchange::encode(std::uint64_t t,
+                                                                  std::span<const float> g) {
+  // DGC's warm-up advances per epoch, or per warmup_every rounds (short runs).
   const std::uint64_t every = context_.config.compression.warmup_every;
-  return every > 0 ? t / every : context_.learner.epochOf(t);
+  auto q = feedback_->encode(g, every > 0 ? t / every : context_.learner.epochOf(t));
+  if (!q) {
+    context_.log.error("round {}: cannot encode the gradient ({}); sending nothing this round", t,
+                       q.error());
+    return std::nullopt;
+  }
+  return std::move(*q);
 }
 
 void GradientExchange::sendGradient(std::uint64_t t, std::span<const float> g, bool spam) {
@@ -31,12 +39,8 @@ void GradientExchange::sendGradient(std::uint64_t t, std::span<const float> g, b
     if (!gossip_->publish(t, gossip_->wireVector(feedback_->track(g)), spam)) nonfinite_ = true;
     return;
   }
-  auto q = feedback_->encode(g, warmupEpoch(t));
-  if (!q) {
-    context_.log.error("round {}: cannot encode the gradient ({}); sending nothing this round", t,
-                       q.error());
-    return;
-  }
+  auto q = encode(t, g);
+  if (!q) return;
   const auto payload = std::make_shared<const std::vector<std::uint8_t>>(std::move(*q));
   context_.wire.sendToLive(context_.neighbours, t, net::v1::RoundMessage::GRADIENT, payload);
 }

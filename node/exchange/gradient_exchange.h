@@ -4,6 +4,9 @@
 // and the node steps with the robust aggregate of what it heard, its own vector as the pivot.
 #pragma once
 
+#include <optional>
+#include <vector>
+
 #include "node/exchange/gradient_feedback.h"
 #include "node/exchange/round_exchange.h"
 
@@ -17,7 +20,7 @@ class GradientExchange : public RoundExchange {
 
   double send(std::uint64_t t, bool spam) override;
   // Gradient g of round t out (an outer round's pseudo-gradient, after its local steps).
-  void sendGradient(std::uint64_t t, std::span<const float> g, bool spam);
+  virtual void sendGradient(std::uint64_t t, std::span<const float> g, bool spam);
   std::span<const float> pivot() const override;
   void apply(std::uint64_t t, std::span<const float> mixed, RoundRecord& record) override;
 
@@ -25,8 +28,9 @@ class GradientExchange : public RoundExchange {
   void restore(const Checkpoint& c) override;
 
  protected:
-  // The epoch DGC's warm-up counts for round t: per epoch, or per warmup_every rounds.
-  std::uint64_t warmupEpoch(std::uint64_t t) const;
+  // A standalone kind's GRADIENT message for g (DGC's warm-up epoch from round t); on a codec
+  // error, logged, nothing.
+  std::optional<std::vector<std::uint8_t>> encode(std::uint64_t t, std::span<const float> g);
 
   std::unique_ptr<GradientFeedback> feedback_;
 };

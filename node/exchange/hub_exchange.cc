@@ -1,7 +1,6 @@
 #include "node/exchange/hub_exchange.h"
 
-#include <algorithm>
-
+#include "base/text.h"
 #include "kernels/vector_ops.h"
 
 namespace phalanx::node {
@@ -21,26 +20,20 @@ HubExchange::HubExchange(ExchangeContext context, std::uint32_t hub,
   }
 }
 
-double HubExchange::send(std::uint64_t t, bool spam) {
-  if (side_ == HubSide::kLeaf) return GradientExchange::send(t, spam);
-  const double loss = context_.learner.gradient(t);
-  stepAccordion(t);
-  const std::span<const float> g = context_.learner.lastGradient();
+void HubExchange::sendGradient(std::uint64_t t, std::span<const float> g, bool spam) {
+  if (side_ == HubSide::kLeaf) {
+    GradientExchange::sendGradient(t, g, spam);
+    return;
+  }
   if (feedback_->tracked()) {
     const std::span<const float> m = feedback_->track(g);
     own_.assign(m.begin(), m.end());
     nonfinite_ = !kernels::allFinite(own_);
-    return loss;
-  }
-  auto q = feedback_->encode(g, warmupEpoch(t));
-  if (!q) {
-    context_.log.error("round {}: cannot encode the gradient ({}); sending nothing this round", t,
-                       q.error());
+  } else if (!encode(t, g)) {  // the message stays here: what leaves the hub is its broadcast
     nonfinite_ = !kernels::allFinite(g);
-    return loss;
+  } else {
+    own_.assign(feedback_->own().begin(), feedback_->own().end());
   }
-  own_.assign(feedback_->own().begin(), feedback_->own().end());
-  return loss;
 }
 
 std::span<const float> HubExchange::pivot() const {
@@ -63,7 +56,7 @@ void HubExchange::apply(std::uint64_t t, std::span<const float> mixed, RoundReco
 bool HubExchange::applyBroadcast(std::uint64_t t, const std::vector<std::uint32_t>& heard,
                                  RoundRecord& record) {
   // Out of step with the others when it is missing (the hub resends nothing).
-  if (std::find(heard.begin(), heard.end(), hub_) == heard.end()) return false;
+  if (!base::containsId(heard, hub_)) return false;
   context_.learner.applyAggregate(t, decoded_->rowOf(hub_));
   record.mixed.push_back(hub_);
   ++context_.metrics.peer_heard_total[hub_];

@@ -19,7 +19,7 @@ class HubExchange : public GradientExchange {
   std::optional<HubSide> hubSide() const override { return side_; }
   // The hub keeps its own vector as the rule's pivot and sends nothing until the broadcast; a
   // leaf sends as in exchange: gradient.
-  double send(std::uint64_t t, bool spam) override;
+  void sendGradient(std::uint64_t t, std::span<const float> g, bool spam) override;
   std::span<const float> pivot() const override;
   bool mixes() const override { return side_ == HubSide::kHub; }
   bool corroborates() const override { return false; }

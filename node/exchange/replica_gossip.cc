@@ -1,7 +1,6 @@
 #include "node/exchange/replica_gossip.h"
 
-#include <algorithm>
-
+#include "base/text.h"
 #include "kernels/vector_ops.h"
 
 namespace phalanx::node {
@@ -15,10 +14,6 @@ std::span<const std::uint8_t> bytesOf(const std::string& s) {
 // refuses a claim outside (0, 1].
 float shiftOf(const net::v1::RoundMessage& m) {
   return m.shift_step() == 0.0f ? 1.0f : m.shift_step();
-}
-
-bool contains(const std::vector<std::uint32_t>& ids, std::uint32_t id) {
-  return std::find(ids.begin(), ids.end(), id) != ids.end();
 }
 
 }  // namespace
@@ -49,7 +44,7 @@ bool ReplicaGossip::publish(std::uint64_t t, std::span<const float> y, bool spam
   // the same vector at every receiver (the digests of honest peers must agree).
   bool any_keyframe = periodic || spam;
   for (const std::uint32_t j : context_.neighbours)
-    any_keyframe |= contains(live, j) && keyframe_owed_.contains(j);
+    any_keyframe |= base::containsId(live, j) && keyframe_owed_.contains(j);
   const float delta_shift = any_keyframe ? 1.0f : shift_step_;
   if (!codec_) {
     public_.reset(y);  // uncompressed: ŷ_i = y exactly, every message a keyframe
@@ -65,7 +60,7 @@ bool ReplicaGossip::publish(std::uint64_t t, std::span<const float> y, bool spam
   // EF21-W: this node's vector as its receivers read it.
   if (scaling_.active()) scaling_.setOwn(public_.published());
   for (const std::uint32_t j : context_.neighbours) {
-    if (!contains(live, j)) {
+    if (!base::containsId(live, j)) {
       keyframe_owed_.insert(j);  // it learns our replica from a keyframe when it is back
       continue;
     }
@@ -84,18 +79,25 @@ bool ReplicaGossip::publish(std::uint64_t t, std::span<const float> y, bool spam
   return true;
 }
 
+std::optional<ReplicaTable::Result> ReplicaGossip::apply(std::uint32_t sender,
+                                                         const net::v1::RoundMessage& m) {
+  const auto payload = bytesOf(m.payload());
+  if (m.kind() == net::v1::RoundMessage::KEYFRAME)
+    return replicas_.applyKeyframe(sender, m.sequence(), payload);
+  if (m.kind() == net::v1::RoundMessage::DELTA)
+    return replicas_.applyDelta(sender, m.sequence(), payload, shiftOf(m));
+  return std::nullopt;
+}
+
 std::vector<std::uint32_t> ReplicaGossip::receive(net::RoundResult& result) {
   std::vector<std::uint32_t> heard;
   for (auto& [sender, m] : result.messages) {
-    ReplicaTable::Result r;
-    if (m.kind() == net::v1::RoundMessage::KEYFRAME) {
-      r = replicas_.applyKeyframe(sender, m.sequence(), bytesOf(m.payload()));
-    } else if (m.kind() == net::v1::RoundMessage::DELTA) {
-      r = replicas_.applyDelta(sender, m.sequence(), bytesOf(m.payload()), shiftOf(m));
-    } else {
+    const auto applied = apply(sender, m);
+    if (!applied) {
       ++context_.rejections[net::Refusal::kUnexpectedKind];
       continue;
     }
+    const ReplicaTable::Result& r = *applied;
     switch (r.outcome) {
       case ReplicaTable::Outcome::kApplied:
         if (scaling_.active()) refreshRow(sender);
@@ -120,13 +122,9 @@ std::vector<std::uint32_t> ReplicaGossip::receive(net::RoundResult& result) {
 }
 
 ReplicaGossip::Unmixed ReplicaGossip::takeUnmixed(const net::v1::RoundMessage& m) {
-  if (m.kind() != net::v1::RoundMessage::DELTA && m.kind() != net::v1::RoundMessage::KEYFRAME)
-    return {};
-  const std::uint32_t peer = m.sender();
-  const auto r = m.kind() == net::v1::RoundMessage::KEYFRAME
-                     ? replicas_.applyKeyframe(peer, m.sequence(), bytesOf(m.payload()))
-                     : replicas_.applyDelta(peer, m.sequence(), bytesOf(m.payload()), shiftOf(m));
-  const bool applied = r.outcome == ReplicaTable::Outcome::kApplied;
+  const auto r = apply(m.sender(), m);
+  if (!r) return {};
+  const bool applied = r->outcome == ReplicaTable::Outcome::kApplied;
   ++context_.rejections[applied ? net::Refusal::kMissedRound : net::Refusal::kStale];
   return {.kept = true, .applied = applied};
 }
@@ -156,12 +154,17 @@ void ReplicaGossip::connected(std::uint32_t peer) {
   replicas_.invalidate(peer);
 }
 
-void ReplicaGossip::askForKeyframe(std::uint32_t peer, std::uint64_t round) {
+void requestKeyframe(const ExchangeContext& context, std::uint32_t peer, std::uint64_t round,
+                     std::uint64_t last_sequence) {
   net::v1::Envelope ask;
   ask.mutable_resync()->set_round(round);
-  ask.mutable_resync()->set_last_sequence(replicas_.lastSequence(peer));
-  context_.wire.sendEnvelope(peer, ask);
-  ++context_.metrics.resyncs_requested_total;
+  ask.mutable_resync()->set_last_sequence(last_sequence);
+  context.wire.sendEnvelope(peer, ask);
+  ++context.metrics.resyncs_requested_total;
+}
+
+void ReplicaGossip::askForKeyframe(std::uint32_t peer, std::uint64_t round) {
+  requestKeyframe(context_, peer, round, replicas_.lastSequence(peer));
 }
 
 net::Transport::Payload ReplicaGossip::wirePayload(std::span<const float> v) {

@@ -24,6 +24,11 @@
 
 namespace phalanx::node {
 
+// A resync request: `peer` is asked for a keyframe, this peer's replica of it being valid up to
+// `last_sequence` (0: nothing in sequence).
+void requestKeyframe(const ExchangeContext& context, std::uint32_t peer, std::uint64_t round,
+                     std::uint64_t last_sequence);
+
 class ReplicaGossip {
  public:
   // `codec`: null sends every message as a keyframe (uncompressed). `shift_step`: DIANA's alpha
@@ -68,6 +73,9 @@ class ReplicaGossip {
   void restore(const Checkpoint& c);
 
  private:
+  // A KEYFRAME or DELTA into `sender`'s replica; nullopt for any other kind.
+  std::optional<ReplicaTable::Result> apply(std::uint32_t sender, const net::v1::RoundMessage& m);
+
   ExchangeContext context_;
   std::size_t dim_;
   std::unique_ptr<compress::Compressor> codec_;

@@ -54,13 +54,9 @@ bool RoundExchange::grantResync(std::uint32_t peer, std::uint64_t round) {
 void RoundExchange::askForKeyframe(std::uint32_t peer, std::uint64_t round) {
   if (gossip_) {
     gossip_->askForKeyframe(peer, round);
-    return;
+  } else {
+    requestKeyframe(context_, peer, round, 0);  // nothing in sequence here: the request says so
   }
-  net::v1::Envelope ask;  // nothing in sequence here: the request says so
-  ask.mutable_resync()->set_round(round);
-  ask.mutable_resync()->set_last_sequence(0);
-  context_.wire.sendEnvelope(peer, ask);
-  ++context_.metrics.resyncs_requested_total;
 }
 
 net::v1::RoundMessage::Kind RoundExchange::wholeKind() const {

@@ -103,6 +103,14 @@ std::vector<float> decoded(const net::Transport::Payload& p) {
   return v;
 }
 
+// Model gossip compressed to the top half of each delta.
+Config topkHalf() {
+  Config c = syntheticConfig();
+  c.compression.codec = compress::CodecId::kTopk;
+  c.compression.density = 0.5;
+  return c;
+}
+
 // Peer `id` of a complete graph of n (budget 0), its exchange made as a peer makes it.
 struct Harness {
   explicit Harness(Config c, std::uint32_t id = 0, std::size_t n = 3,
@@ -179,9 +187,7 @@ TEST(ModelExchange, UncompressedSendsKeyframesAndMixesToTheRuleOutputExactly) {
 }
 
 TEST(ModelExchange, CompressedSendsDeltasAfterTheKeyframeAndRecordsItsStep) {
-  Config c = syntheticConfig();
-  c.compression.codec = compress::CodecId::kTopk;
-  c.compression.density = 0.5;
+  Config c = topkHalf();
   c.compression.gamma = 0.5;
   Harness h(c);
   h.exchange->send(0, false);  // every neighbour is owed a keyframe only once connected
@@ -207,9 +213,7 @@ TEST(ModelExchange, CompressedSendsDeltasAfterTheKeyframeAndRecordsItsStep) {
 }
 
 TEST(ModelExchange, AResyncIsGrantedThenThrottledAndAGrantOwesAKeyframe) {
-  Config c = syntheticConfig();
-  c.compression.codec = compress::CodecId::kTopk;
-  c.compression.density = 0.5;
+  Config c = topkHalf();
   c.compression.keyframe_every = 0;
   Harness h(c);
   h.exchange->send(0, false);  // deltas: nobody is owed a keyframe yet
@@ -413,17 +417,14 @@ TEST(RoundMix, TheRuleSeesThePivotFirstAndItsOutputIsApplied) {
 }
 
 TEST(DigestGossip, HeardVectorsGoOutAsDigestsAndAConvictedPeerIsLeftOut) {
-  NodeMetrics metrics;
-  RecordingTransport transport({1, 2});
-  RoundWire wire(0, kDim, metrics);
-  wire.attach(transport);
-  const std::vector<std::uint32_t> neighbours{1, 2};
-  auto log =
-      std::make_shared<spdlog::logger>("digests", std::make_shared<spdlog::sinks::null_sink_mt>());
-  DigestGossip digests(0, /*budget=*/0, neighbours, /*exclude=*/true, wire, *log);
+  Harness h(syntheticConfig());  // peer 0; neighbours 1 and 2, both live
   const std::vector<float> y1{1, 2, 3, 4};
-  const auto rowOf = [&](std::uint32_t) { return std::span<const float>(y1); };
-  EXPECT_EQ(digests.screen(0, {1}, rowOf, 0), (std::vector<std::uint32_t>{1}));
+  auto heard =
+      Harness::result(0, {{1, Harness::message(1, 0, 1, net::v1::RoundMessage::KEYFRAME, y1)}});
+  h.exchange->receive(heard);
+  DigestGossip digests(0, /*budget=*/0, h.neighbours, /*exclude=*/true, h.wire, *h.log);
+  EXPECT_EQ(digests.screen(0, {1}, *h.exchange, 0), (std::vector<std::uint32_t>{1}));
+  auto& transport = h.transport;
   ASSERT_EQ(transport.envelopes.size(), 2u);  // to every live neighbour
   const net::v1::RoundDigest& sent = transport.envelopes[0].second.digest();
   EXPECT_EQ(sent.senders(0), 1u);
@@ -435,7 +436,7 @@ TEST(DigestGossip, HeardVectorsGoOutAsDigestsAndAConvictedPeerIsLeftOut) {
   report.add_hashes(vectorDigest(std::vector<float>{4, 3, 2, 1}));
   digests.take(2, report, 0);
   EXPECT_TRUE(digests.detector().convicted(1));
-  EXPECT_TRUE(digests.screen(1, {1}, rowOf, 1).empty());
+  EXPECT_TRUE(digests.screen(1, {1}, *h.exchange, 1).empty());
   // A report about this peer itself, or about a non-neighbour, is no evidence.
   report.set_senders(0, 0);
   digests.take(2, report, 1);
