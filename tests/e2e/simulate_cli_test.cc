@@ -29,8 +29,7 @@ namespace fs = std::filesystem;
 
 fs::path topology(const testing::TempDir& dir, const std::string& gen) {
   const fs::path t = dir.path() / "t.yaml";
-  const auto g = runProcess(phalanxBinary() + " topology gen " + gen + " > " + t.string());
-  EXPECT_EQ(g.exit_code, 0) << g.output;
+  EXPECT_TRUE(testing::generateTopology(t, gen)) << gen;
   return t;
 }
 

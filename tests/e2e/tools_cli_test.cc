@@ -26,6 +26,7 @@ namespace phalanx {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::generateTopology;
 using ::testing::HasSubstr;
 using testing::jsonLines;
 using testing::phalanxBinary;
@@ -59,12 +60,9 @@ double detection(const fs::path& out, std::set<int> honest, int byzantine, std::
 TEST(ToolsCli, LaunchReportsAnInjectedCrashAndTheDetectionFollowsAnAttackSwitch) {
   testing::TempDir dir;
   const fs::path topology = dir.path() / "complete-10.yaml";
-  ASSERT_EQ(runProcess(phalanxBinary() +
-                       " topology gen --kind complete --n 10 --base-port 7910 "
-                       "--metrics-base-port 8010 --byzantine-budget 2 > " +
-                       topology.string())
-                .exit_code,
-            0);
+  ASSERT_TRUE(generateTopology(
+      topology,
+      "--kind complete --n 10 --base-port 7910 --metrics-base-port 8010 --byzantine-budget 2"));
   const fs::path out = dir.path() / "run";
   // Peer 9 is Byzantine but starts honest (attack none); the control token lets inject in.
   auto launch = std::async(std::launch::async, [&] {
@@ -146,12 +144,8 @@ TEST(ToolsCli, LaunchReportsAnInjectedCrashAndTheDetectionFollowsAnAttackSwitch)
 TEST(ToolsCli, CtrlCTearsTheClusterDownAndStillWritesTheSummary) {
   testing::TempDir dir;
   const fs::path topology = dir.path() / "complete-4.yaml";
-  ASSERT_EQ(runProcess(phalanxBinary() +
-                       " topology gen --kind complete --n 4 --base-port 7940 "
-                       "--metrics-base-port 8040 > " +
-                       topology.string())
-                .exit_code,
-            0);
+  ASSERT_TRUE(generateTopology(topology,
+                               "--kind complete --n 4 --base-port 7940 --metrics-base-port 8040"));
   const fs::path out = dir.path() / "run";
   const auto started = runProcess(
       phalanxBinary() + " launch --topology " + topology.string() + " --config " + sourceDir() +
@@ -194,12 +188,9 @@ TEST(ToolsCli, DivergedPeersStopAndTheRunEndsInsteadOfWaitingOutDeadlines) {
   // otherwise sit out a deadline in each of the remaining rounds.
   testing::TempDir dir;
   const fs::path topology = dir.path() / "t.yaml", out = dir.path() / "run";
-  ASSERT_EQ(runProcess(phalanxBinary() +
-                       " topology gen --kind complete --n 6 --base-port 7990 "
-                       "--metrics-base-port 8090 --byzantine-budget 1 > " +
-                       topology.string())
-                .exit_code,
-            0);
+  ASSERT_TRUE(generateTopology(
+      topology,
+      "--kind complete --n 6 --base-port 7990 --metrics-base-port 8090 --byzantine-budget 1"));
   const auto r = runProcess(
       phalanxBinary() + " launch --topology " + topology.string() + " --config " + sourceDir() +
       "/configs/experiments/smoke-base.yaml --byzantine 5 --attack ipm --set byzantine.5.tau=100 "
@@ -247,12 +238,8 @@ byzantine_budget: 0
 TEST(ToolsCli, LaunchRefusesPortsInUseAndBadInput) {
   testing::TempDir dir;
   const fs::path topology = dir.path() / "ring.yaml";
-  ASSERT_EQ(runProcess(phalanxBinary() +
-                       " topology gen --kind complete --n 3 --base-port 7960 "
-                       "--metrics-base-port 8060 > " +
-                       topology.string())
-                .exit_code,
-            0);
+  ASSERT_TRUE(generateTopology(topology,
+                               "--kind complete --n 3 --base-port 7960 --metrics-base-port 8060"));
   asio::io_context io;
   asio::ip::tcp::acceptor taken(io, {asio::ip::make_address("127.0.0.1"), 7961});
   const std::string launch = phalanxBinary() + " launch --topology " + topology.string() +
@@ -275,12 +262,8 @@ TEST(ToolsCli, LaunchRefusesPortsInUseAndBadInput) {
 TEST(ToolsCli, LaunchSaysWhyPeersDiedAndANodeNamesItsBusyPort) {
   testing::TempDir dir;
   const fs::path topology = dir.path() / "pair.yaml";
-  ASSERT_EQ(runProcess(phalanxBinary() +
-                       " topology gen --kind complete --n 2 --base-port 7975 "
-                       "--metrics-base-port 8075 > " +
-                       topology.string())
-                .exit_code,
-            0);
+  ASSERT_TRUE(generateTopology(topology,
+                               "--kind complete --n 2 --base-port 7975 --metrics-base-port 8075"));
   const fs::path die = dir.path() / "die.sh";
   std::ofstream(die) << "#!/bin/sh\necho \"ModuleNotFoundError: No module named 'torch' (peer "
                         "$1)\" >&2\nexit 1\n";
@@ -306,12 +289,8 @@ TEST(ToolsCli, LaunchSaysWhyPeersDiedAndANodeNamesItsBusyPort) {
 TEST(ToolsCli, InjectRefusesATypoBeforeConnectingAndACrashNobodyReceived) {
   testing::TempDir dir;
   const fs::path topology = dir.path() / "pair.yaml";
-  ASSERT_EQ(runProcess(phalanxBinary() +
-                       " topology gen --kind complete --n 2 --base-port 7970 "
-                       "--metrics-base-port 8070 > " +
-                       topology.string())
-                .exit_code,
-            0);
+  ASSERT_TRUE(generateTopology(topology,
+                               "--kind complete --n 2 --base-port 7970 --metrics-base-port 8070"));
   const std::string inject =
       phalanxBinary() + " inject --topology " + topology.string() + " --token s3cret --node 1 ";
   const auto typo = runProcess(inject + "partiton 0");
@@ -395,12 +374,9 @@ TEST(ToolsCli, MonitorPrintsAPrometheusScrapeConfig) {
 TEST(ToolsCli, LaunchChurnKillsAndRestartsHonestPeersAndTheRunStillEnds) {
   testing::TempDir dir;
   const fs::path topology = dir.path() / "complete-6.yaml";
-  ASSERT_EQ(runProcess(phalanxBinary() +
-                       " topology gen --kind complete --n 6 --base-port 7730 "
-                       "--metrics-base-port 8130 --byzantine-budget 1 > " +
-                       topology.string())
-                .exit_code,
-            0);
+  ASSERT_TRUE(generateTopology(
+      topology,
+      "--kind complete --n 6 --base-port 7730 --metrics-base-port 8130 --byzantine-budget 1"));
   const fs::path out = dir.path() / "run";
   const auto r = runProcess(phalanxBinary() + " launch --topology " + topology.string() +
                             " --config " + sourceDir() +

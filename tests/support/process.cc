@@ -27,6 +27,11 @@ std::string phalanxBinary() { return std::string("'") + PHALANX_BINARY + "'"; }
 
 std::string sourceDir() { return PHALANX_SOURCE_DIR; }
 
+bool generateTopology(const std::filesystem::path& file, const std::string& args) {
+  return runProcess(phalanxBinary() + " topology gen " + args + " > " + file.string()).exit_code ==
+         0;
+}
+
 bool waitFor(const std::function<bool()>& done, std::chrono::milliseconds limit) {
   const auto until = std::chrono::steady_clock::now() + limit;
   while (!done()) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <filesystem>
 #include <functional>
 #include <string>
 
@@ -24,5 +25,8 @@ std::string phalanxBinary();
 
 // The repository root (configs/, topologies/ ...).
 std::string sourceDir();
+
+// `phalanx topology gen ARGS` written to `file`; whether it succeeded.
+bool generateTopology(const std::filesystem::path& file, const std::string& args);
 
 }  // namespace phalanx::testing
