@@ -211,12 +211,13 @@ std::unique_ptr<robust::Aggregator> aggregatorFor(const PeerSetup& setup) {
   return std::move(*aggregator);
 }
 
-std::vector<std::uint32_t> awaitedOf(const std::vector<std::uint32_t>& neighbours,
-                                     const Adversary* adversary) {
+std::vector<std::uint32_t> awaitedOf(const PeerSetup& setup,
+                                     const std::vector<std::uint32_t>& neighbours) {
+  if (roleOf(attackFor(setup)) == PeerRole::kHonest) return neighbours;
+  std::set<std::uint32_t> byzantine = configuredByzantine(setup.config);
   std::vector<std::uint32_t> awaited;
   for (const std::uint32_t j : neighbours) {
-    if (!adversary || adversary->role() == PeerRole::kHonest || !adversary->byzantine().contains(j))
-      awaited.push_back(j);
+    if (!byzantine.contains(j)) awaited.push_back(j);
   }
   return awaited;
 }
@@ -245,9 +246,10 @@ net::TransportConfig transportConfig(const PeerSetup& setup, std::size_t dim,
   return tc;
 }
 
-net::GateConfig gateConfig(const PeerSetup& setup, bool honest, std::size_t awaited, bool leaf,
+net::GateConfig gateConfig(const PeerSetup& setup, std::size_t awaited, bool leaf,
                            std::uint64_t rounds) {
   const RoundsConfig& rc = setup.config.rounds;
+  const bool honest = roleOf(attackFor(setup)) == PeerRole::kHonest;
   const double ceiling_ms = double(rc.deadline_ms) * (honest ? 1.0 : 0.5);
   // The quorum: deg - b, but at least b + 1, so that it always holds an honest vector. Where
   // deg <= 2b, deg - b arrivals could all be Byzantine: b fast attackers would pace the node on

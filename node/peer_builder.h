@@ -109,14 +109,15 @@ std::unique_ptr<robust::Aggregator> aggregatorFor(const PeerSetup& setup);
 // knows of (waiting for its fellow attackers, who wait for it, would cost every round a
 // deadline); one started by hand knows of none: the quorum (deg - b of its neighbours) frees it
 // all the same, since its b fellow attackers are not needed to make it.
-std::vector<std::uint32_t> awaitedOf(const std::vector<std::uint32_t>& neighbours,
-                                     const Adversary* adversary);
+std::vector<std::uint32_t> awaitedOf(const PeerSetup& setup,
+                                     const std::vector<std::uint32_t>& neighbours);
 
 // Its transport: whom it connects (`peers`), what it offers in its Hello, TLS, liveness.
 net::TransportConfig transportConfig(const PeerSetup& setup, std::size_t dim,
                                      std::string config_digest, std::vector<std::uint32_t> peers);
-// Its round gate: the deadline ceiling (half for a Byzantine peer), the quorum, the pace.
-net::GateConfig gateConfig(const PeerSetup& setup, bool honest, std::size_t awaited, bool leaf,
+// Its round gate: the deadline ceiling (half for a peer that starts sending Byzantine vectors),
+// the quorum, the pace.
+net::GateConfig gateConfig(const PeerSetup& setup, std::size_t awaited, bool leaf,
                            std::uint64_t rounds);
 
 }  // namespace phalanx::node

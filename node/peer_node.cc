@@ -46,15 +46,12 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
       exchange_(makeExchange(buildExchange(setup_, *learner_, log()),
                              ExchangeContext{setup_.id, setup_.config, neighbours_, *learner_,
                                              wire_, log(), metrics_, own_rejections_})),
-      mix_(aggregatorFor(setup_), *setup_.topology, setup_.id, learner_->dimension()),
-      adversary_(adversaryFor(setup_, *this)),
-      digests_(setup_.id, setup_.topology->budgetOf(setup_.id), neighbours_,
-               setup_.config.mixing.exclude_equivocators, wire_, log()),
+      honest_(setup_, neighbours_, *learner_, *exchange_, wire_, metrics_, log()),
+      conduct_(conductFor(setup_, *this, honest_)),
+      awaited_(awaitedOf(setup_, neighbours_)),
       start_timer_(clock_.timer()) {
   metrics_.node = setup_.id;
-  wire_.setLie([this](const net::v1::RoundMessage& header) {
-    return adversary_ ? adversary_->lieAbout(header) : std::nullopt;
-  });
+  wire_.setLie([this](const net::v1::RoundMessage& header) { return conduct_->lieAbout(header); });
   const Resumed resumed = setup_.checkpoint_dir.empty() ? Resumed{} : restoreCheckpoint();
   const net::TransportConfig tc =
       transportConfig(setup_, dimension(), configDigest(), transportPeers());
@@ -63,12 +60,10 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
       [&](net::TransportHandlers handlers) { return make_transport(tc, std::move(handlers)); },
       setup_.config.seed * 104729 + setup_.id);
   wire_.attach(*transport_);
-  awaited_ = awaitedOf(neighbours_, adversary_.get());
-  gate_ =
-      std::make_unique<net::RoundGate>(clock_, *transport_, awaited_,
-                                       gateConfig(setup_, role() == Role::kHonest, awaited_.size(),
-                                                  /*leaf=*/!exchange_->mixes(), setup_.rounds),
-                                       resumed.round);
+  gate_ = std::make_unique<net::RoundGate>(
+      clock_, *transport_, awaited_,
+      gateConfig(setup_, awaited_.size(), /*leaf=*/!exchange_->mixes(), setup_.rounds),
+      resumed.round);
   // A resumed node paces its rounds by the arrivals it had learned, not by the ceiling until it
   // has seen 8 more: alone (its neighbours gone, or finished), it would wait the ceiling each
   // round.
@@ -114,13 +109,12 @@ net::TransportHandlers PeerNode::transportHandlers() {
                              std::uint64_t round) { gate_->noteRound(peer, round); },
       .on_digest =
           [this](std::uint32_t peer, const net::v1::RoundDigest& d) {
-            if (role() == Role::kHonest) digests_.take(peer, d, gate_->openRound());
+            conduct_->takeDigest(peer, d, gate_->openRound());
           },
       .on_coalition =
           [this](std::uint32_t peer, const net::v1::Coalition& c) {
             // From a neighbour that is no fellow (honest peers have none): garbage.
-            if (!adversary_ || !adversary_->takeCoalition(peer, c))
-              ++own_rejections_[net::Refusal::kCoalition];
+            if (!conduct_->takeCoalition(peer, c)) ++own_rejections_[net::Refusal::kCoalition];
           },
       .on_up =
           [this](std::uint32_t peer) {
@@ -157,8 +151,8 @@ void PeerNode::start(std::function<void(const RoundRecord&)> on_round,
   on_finish_ = std::move(on_finish);
   log().info(
       "round {}: starting as {} ({} parameters, {} neighbours, rule {}, codec {}, {} rounds)",
-      gate_->openRound(), adversary_ ? "byzantine: " + adversary_->spec().name() : "honest",
-      dimension(), neighbours_.size(), robust::kRules.name(setup_.config.mixing.rule),
+      gate_->openRound(), conduct_->name(), dimension(), neighbours_.size(),
+      robust::kRules.name(setup_.config.mixing.rule),
       compress::codecName(setup_.config.compression.codec), setup_.rounds);
   waitForNeighbours(clock_.now());
 }
@@ -191,20 +185,14 @@ void PeerNode::beginRound() {
     finish();
     return;
   }
-  if (adversary_ && adversary_->holdsRound(t)) {
+  if (conduct_->holdsRound(t)) {
     start_timer_->start(std::chrono::milliseconds(2), [this] { beginRound(); });
     return;
   }
-  transport_->setRound(adversary_ ? adversary_->announcedRound(t) : t);
+  transport_->setRound(conduct_->announcedRound(t));
   round_started_ = clock_.now();
-  // An injected slow peer starts every round late; a staller, just before the neighbours'
-  // deadline ceiling.
-  // The computation's virtual time is the honest step's (an attacker's vector costs little);
-  // an outer round computes H of them.
-  const std::chrono::microseconds late =
-      (role() == Role::kHonest ? setup_.compute_time * std::int64_t(exchange_->stepsPerRound())
-                               : std::chrono::microseconds(0)) +
-      slow_ + (adversary_ ? adversary_->startDelay() : std::chrono::microseconds(0));
+  // The computation's virtual time, an injected slowness, a staller's wait.
+  const std::chrono::microseconds late = conduct_->startDelay() + slow_;
   if (late.count() > 0) {
     start_timer_->start(late, [this, t] {
       if (!finished()) runRound(t);
@@ -215,19 +203,16 @@ void PeerNode::beginRound() {
 }
 
 void PeerNode::runRound(std::uint64_t t) {
-  // A learner fed from another thread (a training script) may not have round t's vector yet:
-  // the round resumes on this clock when it comes. The neighbours meanwhile hear this round
-  // announced in the heartbeats and wait up to their deadline.
-  if (role() == Role::kHonest && !learner_->ready([this, t, alive = std::weak_ptr<bool>(alive_)] {
+  // A learner fed from another thread may not have round t's vector yet: the round resumes on
+  // this clock when it comes. The neighbours meanwhile hear this round announced in the
+  // heartbeats and wait up to their deadline.
+  if (!conduct_->send(t, [this, t, alive = std::weak_ptr<bool>(alive_)] {
         clock_.post([this, t, alive] {
           if (!alive.expired() && !finished()) runRound(t);
         });
       })) {
     return;
   }
-  if (role() == Role::kHonest)
-    last_loss_ = exchange_->send(t, adversary_ && adversary_->spamsKeyframes());
-  if (adversary_ && adversary_->startRound(t)) return;
   gate_->wait([this](net::RoundResult&& result) { endRound(std::move(result)); });
 }
 
@@ -239,11 +224,7 @@ bool PeerNode::applyLate(std::uint32_t peer, const net::v1::RoundMessage& m) {
 bool PeerNode::applyUnmixed(const net::v1::RoundMessage& m) {
   const auto taken = exchange_->takeUnmixed(m);
   if (!taken.kept) return false;
-  if (taken.applied && role() == Role::kHonest) {
-    // The replica now holds the sender's vector for that round: evidence like any other.
-    digests_.witness(m.round(), m.sender(), exchange_->refreshedRow(m.sender()),
-                     gate_->openRound());
-  }
+  if (taken.applied) conduct_->witness(m, gate_->openRound());
   return true;
 }
 
@@ -253,8 +234,7 @@ void PeerNode::askForKeyframe(std::uint32_t peer, std::uint64_t round) {
 
 std::vector<std::uint32_t> PeerNode::transportPeers() const {
   std::vector<std::uint32_t> peers = neighbours_;
-  if (const auto fellows = adversary_ ? adversary_->fellows() : std::vector<std::uint32_t>();
-      !fellows.empty()) {
+  if (const auto fellows = conduct_->fellows(); !fellows.empty()) {
     for (const std::uint32_t f : fellows) {
       if (!base::containsId(peers, f)) peers.push_back(f);
     }
@@ -263,20 +243,9 @@ std::vector<std::uint32_t> PeerNode::transportPeers() const {
   return peers;
 }
 
-void PeerNode::mix(std::uint64_t t, const std::vector<std::uint32_t>& heard, RoundRecord& record) {
-  if (!exchange_->mixes()) {
-    applyBroadcast(t, heard, record);
-  } else if (auto mixed = mix_.run(t, *exchange_, heard, record, metrics_); !mixed) {
-    ++metrics_.mix_errors_total;
-    log().warn("round {}: mix failed ({}); keeping the local half step", t, mixed.error());
-  }
-}
-
 void PeerNode::applyBroadcast(std::uint64_t t, const std::vector<std::uint32_t>& heard,
                               RoundRecord& record) {
-  // Out of step with the others from here on (the hub resends nothing): said, not hidden.
-  if (!exchange_->applyBroadcast(t, heard, record) && role() == Role::kHonest)
-    log().warn("round {}: no usable update from the hub; this model did not step", t);
+  exchange_->applyBroadcast(t, heard, record);
 }
 
 void PeerNode::sendEnvelope(std::uint32_t peer, const net::v1::Envelope& envelope) {
@@ -315,9 +284,7 @@ void PeerNode::endRound(net::RoundResult&& result) {
   record.deadline_hit = result.deadline_hit;
   record.quorum_close = result.closed == net::Close::kQuorum;
   std::vector<std::uint32_t> heard = exchange_->receive(result);
-  if (role() == Role::kHonest && exchange_->corroborates()) {
-    heard = digests_.screen(t, heard, *exchange_, gate_->openRound());
-  }
+  heard = conduct_->screen(t, heard, gate_->openRound());
   for (const auto& m : gate_->takeSkipped()) applyUnmixed(m);  // rounds a catch-up skipped
   for (const std::uint32_t j : neighbours_) {
     if (!base::containsId(heard, j)) {
@@ -327,36 +294,25 @@ void PeerNode::endRound(net::RoundResult&& result) {
       }
     }
   }
-  if (role() == Role::kHonest) {
-    mix(t, heard, record);
-    if (adversary_) adversary_->afterHonestMix(t);
-    record.train_loss = last_loss_;
-    record.learning_rate = learner_->learningRate(exchange_->firstStep(t));
-  } else if (adversary_->endRound(t, heard, record)) {
-    return;  // held open (a colluder waiting for its fellows): it finishes the round
-  }
+  // False: held open (a colluder waiting for its fellows): it finishes the round.
+  if (!conduct_->endRound(t, heard, record)) return;
   // An honest model that went NaN/Inf cannot mix again (it is its own pivot): evaluate it
   // once more and stop, so the run records the collapse and the neighbours stop waiting.
-  const bool diverged = role() == Role::kHonest &&
-                        (exchange_->sentNonFinite() || !kernels::allFinite(learner_->parameters()));
+  const bool diverged = conduct_->diverged();
   if (diverged) {
     log().error(
         "round {}: the model or its step holds NaN or Inf (diverged: the rule let an attack "
         "through); a last evaluation, then stopping",
         t);
   }
-  if (role() == Role::kHonest) {
-    // The mix goes back to its owner; one that evaluates itself reports on an evaluation
-    // round before it hands in its next vector, so waiting for the report costs the round
-    // nothing.
-    learner_->roundDone(t, evaluationDue(t, diverged));
-    if (!learner_->evaluated([this, t, record, diverged, alive = std::weak_ptr<bool>(alive_)] {
-          clock_.post([this, t, record, diverged, alive]() mutable {
-            if (!alive.expired() && !finished()) closeRound(t, record, diverged);
-          });
-        })) {
-      return;
-    }
+  // The mix goes back to its owner, which may report on it later.
+  if (!conduct_->handBack(t, evaluationDue(t, diverged),
+                          [this, t, record, diverged, alive = std::weak_ptr<bool>(alive_)] {
+                            clock_.post([this, t, record, diverged, alive]() mutable {
+                              if (!alive.expired() && !finished()) closeRound(t, record, diverged);
+                            });
+                          })) {
+    return;
   }
   closeRound(t, record, diverged);
 }
@@ -370,14 +326,12 @@ void PeerNode::closeRound(std::uint64_t t, RoundRecord& record, bool diverged) {
   if (!recordRound(t, record, diverged)) return;
   // Caught up with neighbours ahead: the rounds skipped are run alone (a local step, nothing
   // heard), so no local step is lost — a catch-up only saves the waiting.
-  if (role() == Role::kHonest && exchange_->stepsAlone() && learner_->canStepAlone()) {
+  if (conduct_->stepsAlone()) {
     for (std::uint64_t skipped = t + 1; skipped < gate_->openRound(); ++skipped) {
       RoundRecord alone;
       alone.round = skipped;
       round_started_ = clock_.now();
-      last_loss_ = exchange_->stepAlone(skipped);
-      alone.train_loss = last_loss_;
-      alone.learning_rate = learner_->learningRate(skipped);
+      conduct_->stepAlone(skipped, alone);
       alone.missing = neighbours_;
       if (!recordRound(skipped, alone, !kernels::allFinite(learner_->parameters()))) return;
     }
@@ -388,21 +342,16 @@ void PeerNode::closeRound(std::uint64_t t, RoundRecord& record, bool diverged) {
 }
 
 bool PeerNode::recordRound(std::uint64_t t, RoundRecord& record, bool diverged) {
-  // A Byzantine node's round passes its learner's vector over (an external loop is paced by it).
-  if (role() != Role::kHonest) learner_->roundDone(t, false);
-  if (const auto evaluated =
-          role() == Role::kHonest
-              ? learner_->evaluation(setup_.test.get(), evaluationDue(t, diverged))
-              : std::nullopt) {
+  if (const auto evaluated = conduct_->evaluation(t, evaluationDue(t, diverged))) {
     const Evaluation& e = *evaluated;
     record.test_accuracy = e.accuracy;
     record.test_loss = e.loss;
     metrics_.test_accuracy = e.accuracy;
     metrics_.test_loss = e.loss;
     log().info("round {}: test_accuracy {:.4f} test_loss {:.4f} train_loss {:.4f}", t, e.accuracy,
-               e.loss, last_loss_);
+               e.loss, record.train_loss);
   }
-  const auto& caught = digests_.detector().convictedPeers();
+  const auto& caught = conduct_->detector().convictedPeers();
   record.equivocators.assign(caught.begin(), caught.end());
   record.round_seconds = net::millisecondsBetween(round_started_, clock_.now()) / 1000;
   metrics_.round = t + 1;
@@ -443,7 +392,7 @@ void PeerNode::refreshMetrics() {
   std::map<net::Refusal, std::uint64_t> rejected = own_rejections_;
   for (const auto& [reason, n] : st.rejected) rejected[reason] += n;
   const net::InboxCounters& inbox = gate_->inbox().counters();
-  metrics_.equivocations_total = digests_.detector().equivocations();
+  metrics_.equivocations_total = conduct_->detector().equivocations();
   for (const auto& [refusal, n] : {std::pair{net::Refusal::kStale, inbox.stale},
                                    {net::Refusal::kEquivocation, inbox.equivocation},
                                    {net::Refusal::kTooFarAhead, inbox.too_far_ahead},
@@ -476,7 +425,7 @@ bool PeerNode::markFinished(State why) {
   if (finished()) return false;
   state_ = why;
   start_timer_->cancel();
-  if (adversary_) adversary_->stop();
+  conduct_->stop();
   gate_->cancel();
   learner_->finished();
   return true;
@@ -496,13 +445,9 @@ std::string PeerNode::configDigest() const {
 }
 
 std::expected<void, std::string> PeerNode::switchAttack(const AttackSpec& spec) {
-  if (!adversary_ && !spec.honest()) {
-    auto made = turnedByzantine(setup_, *this);
-    if (auto switched = made->switchTo(spec); !switched) return switched;
-    adversary_ = std::move(made);
-  } else if (adversary_) {
-    if (auto switched = adversary_->switchTo(spec); !switched) return switched;
-  }
+  auto switched = conduct_->switchTo(spec);
+  if (!switched) return std::unexpected(switched.error());
+  if (*switched) conduct_ = std::move(*switched);
   // The neighbours' replicas of this node now hold something else: start them afresh.
   exchange_->oweKeyframes(neighbours_);
   return {};

@@ -1,10 +1,11 @@
 // One peer's daemon (DESIGN.md "The data path of one round"): the lifecycle of its rounds — join,
 // begin, wait, end, record, finish — around three objects the builder made (node/peer_builder.h):
 // its exchange mode (node/exchange/round_exchange.h: what a round sends, hears and applies, with
-// the CHOCO replicas, keyframes and sequence numbers), its robust rule, and, for a Byzantine
-// peer only, its Adversary (node/adversary/), whose hooks the round calls. Beside them it keeps
-// what every mode shares: the round gate, the equivocation digests, checkpoints, metrics and
-// the injected faults.
+// the CHOCO replicas, keyframes and sequence numbers), its honest round (node/honest_round.h:
+// the rule and the equivocation digests) and its conduct (node/conduct.h: the honest round's
+// hooks, or for a Byzantine peer only its Adversary's around them), whose hooks the round calls
+// without asking which it is. Beside them it keeps what every mode and role shares: the round
+// gate, checkpoints, metrics and the injected faults.
 //
 // Threading: a PeerNode lives on one clock (an asio::io_context run by one thread, or its actor in
 // virtual time) with its Transport and RoundGate; every method must be called there. Destroy it
@@ -29,18 +30,17 @@
 #include "net/faulty_transport.h"
 #include "net/round_gate.h"
 #include "net/transport.h"
-#include "node/adversary/adversary.h"
 #include "node/adversary/host.h"
 #include "node/checkpoint.h"
+#include "node/conduct.h"
 #include "node/config.h"
-#include "node/digest_gossip.h"
 #include "node/exchange/round_exchange.h"
 #include "node/exchange/round_wire.h"
 #include "node/fault_command.h"
+#include "node/honest_round.h"
 #include "node/learner.h"
 #include "node/metrics.h"
 #include "node/peer_builder.h"
-#include "node/round_mix.h"
 #include "node/round_record.h"
 #include "topologies/topology.h"
 
@@ -86,7 +86,7 @@ class PeerNode : private AdversaryHost {
   bool finished() const override { return state_ != State::kRunning; }
   // Stopped early because the model or its local step went NaN/Inf (after a last evaluation).
   bool diverged() const { return state_ == State::kDiverged; }
-  Role role() const { return adversary_ ? adversary_->role() : Role::kHonest; }
+  Role role() const { return conduct_->role(); }
   std::uint64_t openRound() const { return gate_->openRound(); }
   std::uint64_t rounds() const { return setup_.rounds; }
   std::span<const float> parameters() const { return learner_->parameters(); }
@@ -122,9 +122,6 @@ class PeerNode : private AdversaryHost {
   // An honest round's end once the learner has the mix: the record, the rounds a catch-up
   // skipped (run alone), and the next round.
   void closeRound(std::uint64_t round, RoundRecord& record, bool diverged);
-  // The rule over the exchange's pivot and the rows heard, its output applied by the exchange
-  // (a leaf applies the hub's broadcast instead).
-  void mix(std::uint64_t round, const std::vector<std::uint32_t>& heard, RoundRecord& record);
   // A replica message for a round already closed (it missed the quorum close): applied to the
   // replica in sequence order, so the chain stays unbroken and no keyframe is needed, but it
   // enters no mix; its digest goes to the neighbours as for a mixed one. False for anything else
@@ -168,15 +165,14 @@ class PeerNode : private AdversaryHost {
   net::Clock& clock_;
   PeerSetup setup_;  // its log and rounds filled in
   std::vector<std::uint32_t> neighbours_;
-  std::vector<std::uint32_t> awaited_;  // the neighbours a round waits for (see the constructor)
-  std::shared_ptr<Learner> learner_;    // shared with its owner when external
+  std::shared_ptr<Learner> learner_;  // shared with its owner when external
   NodeMetrics metrics_;
   std::map<net::Refusal, std::uint64_t> own_rejections_;  // beyond the transport's
   RoundWire wire_;
   std::unique_ptr<RoundExchange> exchange_;  // what the mode sends, hears and applies
-  RoundMix mix_;
-  std::unique_ptr<Adversary> adversary_;  // Byzantine peers only
-  DigestGossip digests_;                  // equivocation evidence (honest peers)
+  HonestRound honest_;                       // the honest data path (the rule, the digests)
+  std::unique_ptr<Conduct> conduct_;         // honest, or its adversary's (node/conduct.h)
+  std::vector<std::uint32_t> awaited_;       // the neighbours a round waits for (awaitedOf)
   // The real transport (TCP, or the simulation's) inside the injected faults' wrapper.
   std::unique_ptr<net::FaultyTransport> transport_;
   std::unique_ptr<net::RoundGate> gate_;
@@ -184,7 +180,6 @@ class PeerNode : private AdversaryHost {
   // The next round's start: the join wait, a rushing attacker's hold, a late start (the
   // computation's virtual time, an injected slowness, a staller).
   std::unique_ptr<net::Timer> start_timer_;
-  double last_loss_ = NodeMetrics::kUnknown;
   net::Clock::TimePoint round_started_;
   std::function<void(const RoundRecord&)> on_round_;
   std::function<void()> on_finish_;

@@ -12,6 +12,7 @@
 namespace phalanx::node {
 namespace {
 
+using testing::attackNamed;
 using testing::completeGraph;
 using ::testing::HasSubstr;
 using testing::syntheticConfig;
@@ -42,27 +43,45 @@ TEST(PeerBuilder, TheGateWaitsForAQuorumOfDegMinusBButAtLeastBPlusOne) {
   Config c = syntheticConfig(100, 2000);
   c.rounds.quorum = true;
   const PeerSetup s = setupOn(completeGraph(10, 2), 0, c);  // degree 9, b = 2
-  const net::GateConfig honest = gateConfig(s, true, 9, false, 100);
+  const net::GateConfig honest = gateConfig(s, 9, false, 100);
   EXPECT_EQ(honest.quorum, 7u);
   EXPECT_EQ(honest.budget, 2u);
   EXPECT_EQ(honest.deadline.fixed_ms, 2000.0);
   EXPECT_TRUE(honest.deadline.adaptive);
   EXPECT_EQ(honest.last_round, 99u);
   // A Byzantine peer waits for the honest neighbours it knows of, half the ceiling.
-  const net::GateConfig byzantine = gateConfig(s, false, 6, false, 100);
+  PeerSetup attacker = setupOn(completeGraph(10, 2), 0, c);
+  attacker.attack = attackNamed("alie");
+  const net::GateConfig byzantine = gateConfig(attacker, 6, false, 100);
   EXPECT_EQ(byzantine.quorum, 6u);
   EXPECT_EQ(byzantine.deadline.fixed_ms, 1000.0);
   // A leaf waits for its hub up to the ceiling.
-  EXPECT_FALSE(gateConfig(s, true, 9, true, 100).deadline.adaptive);
+  EXPECT_FALSE(gateConfig(s, 9, true, 100).deadline.adaptive);
   // deg <= 2b: deg - b arrivals could all be Byzantine; b + 1 of them cannot.
   const PeerSetup sparse = setupOn(completeGraph(4, 2), 1, c);  // degree 3
-  EXPECT_EQ(gateConfig(sparse, true, 3, false, 100).quorum, 3u);
+  EXPECT_EQ(gateConfig(sparse, 3, false, 100).quorum, 3u);
   // Without the quorum: every live neighbour, up to a fixed ceiling.
   Config sync = c;
   sync.rounds.quorum = false;
-  const net::GateConfig all = gateConfig(setupOn(completeGraph(10, 2), 0, sync), true, 9, false, 1);
+  const net::GateConfig all = gateConfig(setupOn(completeGraph(10, 2), 0, sync), 9, false, 1);
   EXPECT_EQ(all.quorum, 0u);
   EXPECT_FALSE(all.deadline.adaptive);
+}
+
+TEST(PeerBuilder, AByzantinePeerAwaitsOnlyTheHonestNeighboursItKnowsOf) {
+  Config c = syntheticConfig(100, 2000);
+  c.byzantine[3] = {.attack = attackNamed("alie")};
+  c.byzantine[4] = {.attack = attackNamed("alie")};
+  const std::vector<std::uint32_t> all{0, 1, 2, 4};
+  EXPECT_EQ(awaitedOf(setupOn(completeGraph(5, 2), 3, c), all),
+            (std::vector<std::uint32_t>{0, 1, 2}));
+  // An honest peer, and one named Byzantine that starts honest ("none"), await everyone.
+  EXPECT_EQ(awaitedOf(setupOn(completeGraph(5, 2), 0, c), all), all);
+  c.byzantine[3] = {.attack = attackNamed("none")};
+  EXPECT_EQ(awaitedOf(setupOn(completeGraph(5, 2), 3, c), all), all);
+  // A protocol role sends honest vectors and waits like an honest peer.
+  c.byzantine[3] = {.attack = attackNamed("stall")};
+  EXPECT_EQ(awaitedOf(setupOn(completeGraph(5, 2), 3, c), all), all);
 }
 
 TEST(PeerBuilder, TheTransportListensOnTheTopologysPortAndOutlivesADeadline) {
