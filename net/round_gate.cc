@@ -22,6 +22,7 @@ void RoundGate::noteRound(std::uint32_t sender, std::uint64_t round) {
   auto& latest = latest_[sender];
   if (round <= latest) return;
   latest = round;
+  changed();
   // Behind: more than b neighbours are past the next round, so nothing more is coming for this
   // one (a neighbour's claim follows its messages on the same connection).
   if (done_ && round >= inbox_.openRound() + 2 && evidencedRound() >= inbox_.openRound() + 2) {
@@ -39,6 +40,7 @@ Admission RoundGate::add(v1::RoundMessage&& message) {
     poke();
   }
   noteRound(sender, round);  // last: it may close the round, and the message is in by then
+  if (a == Admission::kAccepted) changed();
   return a;
 }
 
@@ -111,6 +113,7 @@ bool RoundGate::catchUp() {
 void RoundGate::cancel() {
   timer_->cancel();
   done_ = nullptr;
+  wake_ = nullptr;
   ++generation_;
 }
 
@@ -131,7 +134,12 @@ bool RoundGate::quorumMet(std::span<const std::uint32_t> live) const {
   return inbox_.heardCount() >= std::min(config_.quorum, std::max(lowered, at_least));
 }
 
+void RoundGate::changed() {
+  if (wake_) clock_.post(std::exchange(wake_, nullptr));
+}
+
 void RoundGate::poke() {
+  changed();
   if (!done_) return;
   // With nobody connected, the round waits for its deadline: a node alone (starting up,
   // or cut off) must not spin through rounds.

@@ -93,6 +93,11 @@ class RoundGate {
   // Re-checks completion: call when a peer goes down, so it no longer blocks the round.
   void poke();
 
+  // `wake` runs once, posted on the clock, after the next change of what the gate knows: a
+  // message in, a neighbour's round noted, a poke (a link down). A peer holding its round's
+  // start on what its neighbours have done waits on it instead of polling. cancel() drops it.
+  void whenChanged(std::function<void()> wake) { wake_ = std::move(wake); }
+
   // `sender`'s message for `round` came after that round closed without it. How late it was
   // feeds the deadline once per (round, sender) of the last `window` rounds: an estimator fed
   // only the arrivals that beat it cannot learn that it closes too early, and a node whose
@@ -137,7 +142,10 @@ class RoundGate {
   void arm(double at_ms);
   void finish(Close why);
 
+  void changed();  // posts and clears wake_
+
   Clock& clock_;
+  std::function<void()> wake_;
   const Transport& transport_;
   std::vector<std::uint32_t> neighbours_;
   GateConfig config_;

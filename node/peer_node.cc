@@ -127,6 +127,7 @@ net::TransportHandlers PeerNode::transportHandlers() {
           [this](std::uint32_t peer, std::string_view why) {
             log().info("round {}: peer {} disconnected: {}", gate_->openRound(), peer, why);
             gate_->poke();
+            conduct_->linkDown();
           }};
 }
 
@@ -185,8 +186,10 @@ void PeerNode::beginRound() {
     finish();
     return;
   }
-  if (conduct_->holdsRound(t)) {
-    start_timer_->start(std::chrono::milliseconds(2), [this] { beginRound(); });
+  if (conduct_->holdsRound(t)) {  // until its neighbours' vectors or rounds move on
+    gate_->whenChanged([this, alive = std::weak_ptr<bool>(alive_)] {
+      if (!alive.expired()) beginRound();
+    });
     return;
   }
   transport_->setRound(conduct_->announcedRound(t));

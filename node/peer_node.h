@@ -177,8 +177,8 @@ class PeerNode : private AdversaryHost {
   std::unique_ptr<net::FaultyTransport> transport_;
   std::unique_ptr<net::RoundGate> gate_;
   std::unique_ptr<CheckpointStore> checkpoints_;
-  // The next round's start: the join wait, a rushing attacker's hold, a late start (the
-  // computation's virtual time, an injected slowness, a staller).
+  // The next round's start: the join wait, a late start (the computation's virtual time, an
+  // injected slowness, a staller).
   std::unique_ptr<net::Timer> start_timer_;
   net::Clock::TimePoint round_started_;
   std::function<void(const RoundRecord&)> on_round_;

@@ -89,6 +89,10 @@ bool Adversary::takeCoalition(std::uint32_t peer, const net::v1::Coalition& mess
   return vector_ && vector_->takeCoalition(peer, message);
 }
 
+void Adversary::linkDown() {
+  if (vector_) vector_->linkDown();
+}
+
 bool Adversary::holdsRound(std::uint64_t t) const {
   // (A leaf of exchange: hub hears the hub's round only after it sent its own.) A rushing
   // attacker whose round ended before any honest vector came (they were slower than its half

@@ -69,6 +69,8 @@ class Adversary {
   // message from one of them (false: from no fellow, or not usable: counted as garbage).
   std::vector<std::uint32_t> fellows() const;
   bool takeCoalition(std::uint32_t peer, const net::v1::Coalition& message);
+  // A link went down: a round held open for the fellows is checked again.
+  void linkDown();
 
   // The round's hooks, in the order a round calls them.
   // A rushing attacker whose round is ahead of every honest neighbour's holds its start.

@@ -64,7 +64,18 @@ std::expected<std::unique_ptr<robust::Attack>, std::string> VectorAttacker::make
 }
 
 bool VectorAttacker::takeCoalition(std::uint32_t peer, const net::v1::Coalition& message) {
-  return coalition_ && coalition_->take(peer, message);
+  if (!coalition_ || !coalition_->take(peer, message)) return false;
+  recheckCoalition();
+  return true;
+}
+
+void VectorAttacker::linkDown() { recheckCoalition(); }
+
+void VectorAttacker::recheckCoalition() {
+  if (!held_ || host_.finished()) return;
+  HeldRound held = std::move(*held_);
+  held_.reset();
+  awaitCoalition(held.round, std::move(held.heard), std::move(held.record));
 }
 
 bool VectorAttacker::aheadOfHonestNeighbours(std::uint64_t t) const {
@@ -126,7 +137,10 @@ bool VectorAttacker::endRound(std::uint64_t t, std::vector<std::uint32_t>& heard
   return false;
 }
 
-void VectorAttacker::stop() { coalition_timer_->cancel(); }
+void VectorAttacker::stop() {
+  coalition_timer_->cancel();
+  held_.reset();
+}
 
 std::span<const float> VectorAttacker::Knowledge::of(std::uint32_t peer) const {
   const auto it = std::find(ids.begin(), ids.end(), peer);
@@ -220,12 +234,12 @@ void VectorAttacker::awaitCoalition(std::uint64_t t, std::vector<std::uint32_t> 
     }
   }
   if (!ready && host_.clock().now() < coalition_wait_until_) {
-    coalition_timer_->start(std::chrono::milliseconds(1),
-                            [this, t, heard = std::move(heard), record = std::move(record)] {
-                              if (!host_.finished()) awaitCoalition(t, heard, record);
-                            });
+    held_ = HeldRound{t, std::move(heard), std::move(record)};
+    coalition_timer_->start(coalition_wait_until_ - host_.clock().now(),
+                            [this] { recheckCoalition(); });
     return;
   }
+  coalition_timer_->cancel();
   // An inject may have switched it away from a vector attack meanwhile.
   if (spec_.kind == Misbehaviour::kVector) sendAttack(t, heard, record);
   if (host_.hubMode()) {  // a leaf's attack: sent at the round's start, the broadcast to come

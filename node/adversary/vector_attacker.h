@@ -40,6 +40,8 @@ class VectorAttacker {
 
   const CoalitionBook* coalition() const { return coalition_.get(); }
   bool takeCoalition(std::uint32_t peer, const net::v1::Coalition& message);
+  // A link went down: a round held open for the fellows may now have every live fellow's share.
+  void linkDown();
 
   // Whether no live honest neighbour's vector for round t has come yet and none has moved past
   // t (so a rushing attacker opening t now could hear nothing before its deadline).
@@ -70,9 +72,12 @@ class VectorAttacker {
   // Per target (dissensus, spectral): each target's view from everything known.
   void sendPerTarget(std::uint64_t round, const std::vector<std::uint32_t>& heard,
                      const Knowledge& known, RoundRecord& record);
-  // A colluder's round end: waits (polling) until every live fellow's share and, for a shared
-  // attack, the leader's vector are in or the wait runs out; then attacks and goes on.
+  // A colluder's round end: waits until every live fellow's share and, for a shared attack, the
+  // leader's vector are in or the wait runs out; then attacks and goes on. Woken by what may
+  // complete it (a coalition message, a link down) and by the wait's end, not by a poll.
   void awaitCoalition(std::uint64_t round, std::vector<std::uint32_t> heard, RoundRecord record);
+  // The round held open, checked again.
+  void recheckCoalition();
   bool sharedAttack() const;  // the leader computes it for the coalition (not equivocate:NAME)
   // This node computes the coalition's attacks (not colluding: always).
   bool leadsCoalition() const;
@@ -89,7 +94,13 @@ class VectorAttacker {
   std::vector<double> fiedler_;  // spectral: the honest graph's Fiedler vector, by position
   std::unique_ptr<CoalitionBook> coalition_;  // colluding only
   net::Clock::TimePoint coalition_wait_until_{};
-  std::unique_ptr<net::Timer> coalition_timer_;
+  std::unique_ptr<net::Timer> coalition_timer_;  // the wait's end
+  struct HeldRound {
+    std::uint64_t round;
+    std::vector<std::uint32_t> heard;
+    RoundRecord record;
+  };
+  std::optional<HeldRound> held_;    // the round held open for the fellows
   std::span<const float> leaf_own_;  // a leaf's honest vector this round
   RoundRecord leaf_attack_;          // what a leaf's attack recorded at round start
   bool attack_fallback_logged_ = false;

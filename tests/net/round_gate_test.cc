@@ -272,5 +272,46 @@ TEST(RoundGate, AllLiveKeepsTheConfiguredQuorum) {
   });
 }
 
+// A peer holding its round's start waits on the gate instead of polling: woken once, on the
+// clock, by the next message in, the next round a neighbour claims, or a poke (a link down);
+// a rejected message and a claim it already knew wake nobody; cancel() drops the wake.
+TEST(RoundGate, WhenChangedWakesOnceOnTheNextChange) {
+  FourNeighbours four(3, 1);
+  auto& scheduler = four.scheduler;
+  auto& gate = four.gate;
+  int woken = 0;
+  const auto wake = [&] { ++woken; };
+  runAt(scheduler, 20ms, [&] {
+    gate.whenChanged(wake);
+    gate.add(message(9, 1));  // from no neighbour: rejected, no news
+    EXPECT_EQ(woken, 0);
+    gate.noteRound(1, 1);  // neighbour 1 claims round 1: news
+    gate.noteRound(2, 1);  // news too, but the wake was used up
+  });
+  runAt(scheduler, 30ms, [&] {
+    EXPECT_EQ(woken, 1);  // posted, run on the clock
+    gate.whenChanged(wake);
+    gate.noteRound(1, 1);     // known already
+    gate.add(message(9, 1));  // rejected
+  });
+  runAt(scheduler, 40ms, [&] {
+    EXPECT_EQ(woken, 1);
+    gate.add(message(2, 1));  // accepted
+  });
+  runAt(scheduler, 50ms, [&] {
+    EXPECT_EQ(woken, 2);
+    gate.whenChanged(wake);
+    gate.poke();
+    gate.poke();
+  });
+  runAt(scheduler, 60ms, [&] {
+    EXPECT_EQ(woken, 3);
+    gate.whenChanged(wake);
+    gate.cancel();
+    gate.add(message(3, 1));
+  });
+  runAt(scheduler, 70ms, [&] { EXPECT_EQ(woken, 3); });
+}
+
 }  // namespace
 }  // namespace phalanx::net

@@ -269,8 +269,9 @@ TEST(Adversary, ColludersShareWhatTheyHeardAndTheLeaderCraftsForTheFollower) {
     ASSERT_EQ(to, 3u);
     EXPECT_TRUE(leader.takeCoalition(4, e.coalition()));
   }
-  EXPECT_TRUE(leader_peer.clock_.fire());
+  // The share woke it (no poll): the round is finished and no timer is left pending.
   ASSERT_EQ(leader_peer.finished_rounds.size(), 1u);
+  EXPECT_FALSE(leader_peer.clock_.fire());
   EXPECT_TRUE(leader_peer.finished_rounds[0].second.attack_computed);
   EXPECT_EQ(leader_peer.sent.size(), 3u);
   // What the leader sent its fellow: its share and the crafted vector.
@@ -278,8 +279,8 @@ TEST(Adversary, ColludersShareWhatTheyHeardAndTheLeaderCraftsForTheFollower) {
     ASSERT_EQ(to, 4u);
     EXPECT_TRUE(follower.takeCoalition(3, e.coalition()));
   }
-  EXPECT_TRUE(follower_peer.clock_.fire());
   ASSERT_EQ(follower_peer.finished_rounds.size(), 1u);
+  EXPECT_FALSE(follower_peer.clock_.fire());
   // The follower sent the leader's vector without computing one itself.
   EXPECT_FALSE(follower_peer.finished_rounds[0].second.attack_computed);
   EXPECT_EQ(follower_peer.vectorTo(0), leader_peer.vectorTo(0));
@@ -287,13 +288,22 @@ TEST(Adversary, ColludersShareWhatTheyHeardAndTheLeaderCraftsForTheFollower) {
   EXPECT_FALSE(follower.takeCoalition(0, leader_peer.envelopes[0].second.coalition()));
 }
 
-TEST(Adversary, AFollowerWhoseLeaderNeverSharesCraftsItselfWhenTheWaitRunsOut) {
-  ScriptedPeer peer(4, withAttackers("signflip", true), 5);
-  hearHonest(peer);
-  Adversary follower(peer, attackNamed("signflip"), {3, 4});
+// Follower 4 of a coalition with 3, its round 9 held open for its leader's share.
+struct HeldFollower {
+  HeldFollower() {
+    hearHonest(peer);
+    EXPECT_TRUE(follower.endRound(9, heard, record));
+    EXPECT_TRUE(peer.finished_rounds.empty());
+  }
+  ScriptedPeer peer{4, withAttackers("signflip", true), 5};
+  Adversary follower{peer, attackNamed("signflip"), {3, 4}};
   std::vector<std::uint32_t> heard{0, 1, 2};
   RoundRecord record;
-  EXPECT_TRUE(follower.endRound(9, heard, record));
+};
+
+TEST(Adversary, AFollowerWhoseLeaderNeverSharesCraftsItselfWhenTheWaitRunsOut) {
+  HeldFollower held;
+  ScriptedPeer& peer = held.peer;
   EXPECT_TRUE(peer.clock_.fire());  // still within a quarter of the deadline: waits on
   EXPECT_TRUE(peer.finished_rounds.empty());
   peer.clock_.advance(std::chrono::milliseconds(peer.config().rounds.deadline_ms / 4));
@@ -301,6 +311,17 @@ TEST(Adversary, AFollowerWhoseLeaderNeverSharesCraftsItselfWhenTheWaitRunsOut) {
   ASSERT_EQ(peer.finished_rounds.size(), 1u);
   EXPECT_TRUE(peer.finished_rounds[0].second.attack_computed);
   EXPECT_EQ(peer.sent.size(), 3u);
+}
+
+TEST(Adversary, AHeldRoundIsCheckedAgainWhenALinkGoesDown) {
+  // The leader's link goes down: no live fellow is left to wait for, so the round goes on at
+  // once, long before the wait would run out.
+  HeldFollower held;
+  held.peer.live = {0, 1, 2};
+  held.follower.linkDown();
+  ASSERT_EQ(held.peer.finished_rounds.size(), 1u);
+  EXPECT_TRUE(held.peer.finished_rounds[0].second.attack_computed);
+  EXPECT_FALSE(held.peer.clock_.fire());
 }
 
 TEST(Adversary, ALeafAttackerSendsUpAtTheRoundStartAndAppliesTheBroadcastAtItsEnd) {
