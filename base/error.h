@@ -39,4 +39,11 @@ class ErrorOf : public Error {
   explicit ErrorOf(const std::string& message) : Error(K, message) {}
 };
 
+// Bad configuration (a config file, a --set value, or what a library is built with). what() is
+// one line: "FILE: FIELD: problem (allowed: ...)". Shared by node/ and train/.
+class ConfigError : public ErrorOf<ErrorKind::kConfig> {
+ public:
+  using ErrorOf::ErrorOf;
+};
+
 }  // namespace phalanx::base

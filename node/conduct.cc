@@ -67,7 +67,7 @@ bool ByzantineConduct::handBack(std::uint64_t t, bool evaluation_due,
   return !sendsHonestVectors() || honest_.handBack(t, evaluation_due, std::move(resume));
 }
 
-std::optional<Evaluation> ByzantineConduct::evaluation(std::uint64_t t, bool due) {
+std::optional<train::Evaluation> ByzantineConduct::evaluation(std::uint64_t t, bool due) {
   if (sendsHonestVectors()) return honest_.evaluation(due);
   honest_.passOver(t);
   return std::nullopt;

@@ -67,7 +67,7 @@ class Conduct {
   // The mix back to its learner; false when the learner's report is still to come.
   virtual bool handBack(std::uint64_t t, bool evaluation_due, std::function<void()> resume) = 0;
   // The round's evaluation, when due (a Byzantine round passes the learner's vector over).
-  virtual std::optional<Evaluation> evaluation(std::uint64_t t, bool due) = 0;
+  virtual std::optional<train::Evaluation> evaluation(std::uint64_t t, bool due) = 0;
   // Whether the rounds a catch-up skipped are run alone, and one of them.
   virtual bool stepsAlone() const = 0;
   virtual void stepAlone(std::uint64_t round, RoundRecord& record) = 0;
@@ -120,7 +120,7 @@ class HonestConduct : public Conduct {
   bool handBack(std::uint64_t t, bool evaluation_due, std::function<void()> resume) override {
     return honest_.handBack(t, evaluation_due, std::move(resume));
   }
-  std::optional<Evaluation> evaluation(std::uint64_t, bool due) override {
+  std::optional<train::Evaluation> evaluation(std::uint64_t, bool due) override {
     return honest_.evaluation(due);
   }
   bool stepsAlone() const override { return honest_.stepsAlone(); }
@@ -169,7 +169,7 @@ class ByzantineConduct : public Conduct {
   bool endRound(std::uint64_t t, std::vector<std::uint32_t>& heard, RoundRecord& record) override;
   bool diverged() const override;
   bool handBack(std::uint64_t t, bool evaluation_due, std::function<void()> resume) override;
-  std::optional<Evaluation> evaluation(std::uint64_t t, bool due) override;
+  std::optional<train::Evaluation> evaluation(std::uint64_t t, bool due) override;
   bool stepsAlone() const override;
   void stepAlone(std::uint64_t round, RoundRecord& record) override {
     honest_.stepAlone(round, record);

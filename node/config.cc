@@ -150,6 +150,10 @@ robust::AggregatorConfig ruleConfig(const Config& c, std::uint32_t id) {
   return {.rule = m.rule, .pre = m.pre, .tau = m.tau, .iters = m.iters, .seed = c.seed + id};
 }
 
+train::TrainerConfig trainerConfig(const Config& c) {
+  return {.model = c.model, .optimizer = c.optimizer, .data = c.data, .rounds = c.rounds.count};
+}
+
 compress::CompressorConfig compressorConfig(const CompressionConfig& c) {
   return {.codec = c.codec,
           .density = c.density,
@@ -220,9 +224,9 @@ Config parse(const YAML::Node& root, const Source& source) {
   top.choice("device", c.device, kDevices);
 
   YamlFields data = top.section("data");
-  data.choice("dataset", c.data.dataset, kDatasetKinds);
+  data.choice("dataset", c.data.dataset, train::kDatasetKinds);
   data.text("path", c.data.path);
-  data.choice("partition", c.data.partition, kPartitionKinds);
+  data.choice("partition", c.data.partition, train::kPartitionKinds);
   data.number("alpha", c.data.alpha, 1e-6, 1e6);
   data.integer("batch", c.data.batch, 1, 1 << 20);
   YamlFields synthetic = data.section("synthetic");
@@ -235,20 +239,20 @@ Config parse(const YAML::Node& root, const Source& source) {
   data.finish();
 
   YamlFields model = top.section("model");
-  model.choice("kind", c.model.kind, kModelKinds);
+  model.choice("kind", c.model.kind, train::kModelKinds);
   model.integerList("hidden", c.model.hidden, 1, 1 << 16);
   model.finish();
-  if (c.model.kind == ModelKind::kMlp && c.model.hidden.empty()) {
+  if (c.model.kind == train::ModelKind::kMlp && c.model.hidden.empty()) {
     source.fail("model.hidden", "an mlp needs at least one hidden layer (or use kind: softmax)");
   }
 
   YamlFields opt = top.section("optimizer");
   opt.number("lr", c.optimizer.lr, 0, kHuge);
   opt.number("momentum", c.optimizer.momentum, 0, 0.999999);
-  opt.choice("momentum_kind", c.optimizer.momentum_kind, kMomentumKinds);
+  opt.choice("momentum_kind", c.optimizer.momentum_kind, train::kMomentumKinds);
   opt.number("weight_decay", c.optimizer.weight_decay, 0, kHuge);
   YamlFields schedule = opt.section("schedule");
-  schedule.choice("kind", c.optimizer.schedule.kind, kScheduleKinds);
+  schedule.choice("kind", c.optimizer.schedule.kind, train::kScheduleKinds);
   schedule.number("tau", c.optimizer.schedule.tau, 1e-9, kHuge);
   schedule.integer("decay_every", c.optimizer.schedule.decay_every, 1, kU64Max);
   schedule.number("min_lr", c.optimizer.schedule.min_lr, 0, kHuge);

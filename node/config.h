@@ -16,8 +16,8 @@
 #include "compress/compressor.h"
 #include "compress/feedback.h"
 #include "node/attack_spec.h"
-#include "node/optimizer.h"
 #include "robust/aggregator.h"
+#include "train/train_config.h"
 
 namespace YAML {
 class Node;
@@ -25,22 +25,11 @@ class Node;
 
 namespace phalanx::node {
 
-// Bad configuration. what() is one line: "FILE: FIELD: problem (allowed: ...)".
-class ConfigError : public base::ErrorOf<base::ErrorKind::kConfig> {
- public:
-  using ErrorOf::ErrorOf;
-};
+// Bad configuration: base::ConfigError (the training library raises it too).
+using base::ConfigError;
 
-// Names exactly as ALGORITHMS.md spells them; each parsed once, here.
-enum class DatasetKind : std::uint8_t { kFashionMnist, kSynthetic };
-inline constexpr auto kDatasetKinds = base::nameTable<DatasetKind>(
-    {{DatasetKind::kFashionMnist, "fashion_mnist"}, {DatasetKind::kSynthetic, "synthetic"}});
-enum class PartitionKind : std::uint8_t { kIid, kDirichlet };
-inline constexpr auto kPartitionKinds = base::nameTable<PartitionKind>(
-    {{PartitionKind::kIid, "iid"}, {PartitionKind::kDirichlet, "dirichlet"}});
-enum class ModelKind : std::uint8_t { kMlp, kSoftmax };
-inline constexpr auto kModelKinds =
-    base::nameTable<ModelKind>({{ModelKind::kMlp, "mlp"}, {ModelKind::kSoftmax, "softmax"}});
+// Names exactly as ALGORITHMS.md spells them; each parsed once, here (the training side's in
+// train/train_config.h).
 // What peers exchange: models (gossip with CHOCO replicas), momenta/gradients (every peer
 // aggregates its neighbours'), gradients through a hub (a star's centre aggregates the leaves'
 // and broadcasts one update that every peer applies: node/exchange/hub_broadcast.h), or pseudo-
@@ -53,43 +42,6 @@ inline constexpr auto kExchanges = base::nameTable<Exchange>({{Exchange::kModel,
 enum class SecurityMode : std::uint8_t { kNone, kTls };
 inline constexpr auto kSecurityModes =
     base::nameTable<SecurityMode>({{SecurityMode::kNone, "none"}, {SecurityMode::kTls, "tls"}});
-
-struct SyntheticConfig {
-  std::size_t train = 4000;
-  std::size_t test = 1000;
-  std::size_t features = 32;
-  std::size_t classes = 10;
-  double separation = 1.0;
-};
-
-struct DataConfig {
-  DatasetKind dataset = DatasetKind::kFashionMnist;
-  std::string path = "/usr/share/datasets/fashion-mnist";
-  PartitionKind partition = PartitionKind::kIid;
-  double alpha = 1.0;  // Dirichlet concentration
-  std::size_t batch = 64;
-  SyntheticConfig synthetic;
-};
-
-struct ModelConfig {
-  ModelKind kind = ModelKind::kMlp;
-  std::vector<std::size_t> hidden{100};  // mlp only
-};
-
-struct ScheduleConfig {
-  ScheduleKind kind = ScheduleKind::kConstant;
-  double tau = 50;
-  std::uint64_t decay_every = 50;
-  double min_lr = 0;
-};
-
-struct OptimizerConfig {
-  double lr = 0.1;
-  double momentum = 0.9;
-  MomentumKind momentum_kind = MomentumKind::kEma;
-  double weight_decay = 0;
-  ScheduleConfig schedule;
-};
 
 // The hub's broadcast of its aggregate (exchange: hub). codec none: dense, the unidirectional
 // baseline; a codec: bidirectional compression, error feedback kept at the hub.
@@ -216,9 +168,9 @@ struct Config {
   std::uint64_t seed = 1;
   int threads = 0;              // 0: every core
   std::string device = "auto";  // auto | cpu | cuda: where kernels/ runs (kernels/backend.h)
-  DataConfig data;
-  ModelConfig model;
-  OptimizerConfig optimizer;
+  train::DataConfig data;
+  train::ModelConfig model;
+  train::OptimizerConfig optimizer;
   Exchange exchange = Exchange::kModel;
   OuterConfig outer;
   CompressionConfig compression;
@@ -233,6 +185,10 @@ struct Config {
 // The rule node `id` mixes with (mixing.*, its seed drawn from the run's): what its aggregator
 // runs, and what an attacker optimizes against.
 robust::AggregatorConfig ruleConfig(const Config& c, std::uint32_t id);
+
+// What its LocalTrainer is built from: data, model, optimizer, and rounds.count (a cosine
+// schedule's period).
+train::TrainerConfig trainerConfig(const Config& c);
 
 // The codec settings of `c` for compress::makeCompressor (seed and layers left to the caller).
 compress::CompressorConfig compressorConfig(const CompressionConfig& c);

@@ -16,11 +16,11 @@
 
 #include "kernels/backend.h"
 #include "kernels/device.h"
-#include "node/data_source.h"
 #include "node/http_endpoint.h"
-#include "node/local_trainer.h"
 #include "node/npy.h"
 #include "node/peer_node.h"
+#include "train/data_source.h"
+#include "train/local_trainer.h"
 
 namespace phalanx::node {
 namespace {
@@ -105,7 +105,7 @@ PeerSetup daemonSetup(const DaemonRequest& r) {
   }();
   if (!r.out.empty()) std::filesystem::create_directories(r.out);
   setup.log = makeLogger(setup.id, r.out);
-  useThreads(config.threads);
+  train::useThreads(config.threads);
   setup.log->info("compute backend: {} (device: {}; this build: {})", kernels::backendName(backend),
                   config.device, kernels::backendSummary());
   if (!r.attack.empty()) {
@@ -142,12 +142,13 @@ DaemonExit runDaemon(PeerSetup setup, const std::filesystem::path& out, DaemonOp
   std::unique_ptr<PeerNode> peer;
   std::unique_ptr<HttpEndpoint> http;
   if (!setup.learner) {
-    TrainTest data = loadData(config.data, config.seed);
-    setup.shard = shardOf(config.data, data.train, setup.topology->size(),
-                          setup.topology->indexOf(id), config.seed);
+    train::TrainTest data = train::loadData(config.data, config.seed);
+    setup.shard = train::shardOf(config.data, data.train, setup.topology->size(),
+                                 setup.topology->indexOf(id), config.seed);
     if (config.compression.feedback == compress::FeedbackKind::kEf21W)
-      setup.shard_sizes = shardSizes(config.data, data.train, setup.topology->size(), config.seed);
-    setup.test = std::make_shared<const Dataset>(std::move(data.test));
+      setup.shard_sizes =
+          train::shardSizes(config.data, data.train, setup.topology->size(), config.seed);
+    setup.test = std::make_shared<const train::Dataset>(std::move(data.test));
   }
   const std::string host = setup.listen_host;
   const std::uint16_t port = setup.listen_port.value_or(self.port);

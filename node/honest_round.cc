@@ -5,7 +5,7 @@
 namespace phalanx::node {
 
 HonestRound::HonestRound(const PeerSetup& setup, const std::vector<std::uint32_t>& neighbours,
-                         Learner& learner, RoundExchange& exchange, RoundWire& wire,
+                         train::Learner& learner, RoundExchange& exchange, RoundWire& wire,
                          NodeMetrics& metrics, spdlog::logger& log)
     : setup_(setup),
       learner_(learner),
@@ -59,7 +59,7 @@ bool HonestRound::handBack(std::uint64_t t, bool evaluation_due, std::function<v
   return learner_.evaluated(std::move(resume));
 }
 
-std::optional<Evaluation> HonestRound::evaluation(bool due) {
+std::optional<train::Evaluation> HonestRound::evaluation(bool due) {
   return learner_.evaluation(setup_.test.get(), due);
 }
 

@@ -17,11 +17,11 @@
 #include "node/digest_gossip.h"
 #include "node/exchange/round_exchange.h"
 #include "node/exchange/round_wire.h"
-#include "node/learner.h"
 #include "node/metrics.h"
 #include "node/peer_builder.h"
 #include "node/round_mix.h"
 #include "node/round_record.h"
+#include "train/learner.h"
 
 namespace phalanx::node {
 
@@ -30,8 +30,8 @@ class HonestRound {
   // `neighbours`, `learner`, `exchange`, `wire`, `metrics` and `log` are the peer's and outlive
   // this; the rule is made from the setup (aggregatorFor).
   HonestRound(const PeerSetup& setup, const std::vector<std::uint32_t>& neighbours,
-              Learner& learner, RoundExchange& exchange, RoundWire& wire, NodeMetrics& metrics,
-              spdlog::logger& log);
+              train::Learner& learner, RoundExchange& exchange, RoundWire& wire,
+              NodeMetrics& metrics, spdlog::logger& log);
 
   // The virtual time its computation of a round takes (an outer round computes H steps).
   std::chrono::microseconds computeTime() const;
@@ -48,7 +48,7 @@ class HonestRound {
   bool diverged() const;
   // The mix back to the learner; false when its report is still to come (`resume` runs then).
   bool handBack(std::uint64_t t, bool evaluation_due, std::function<void()> resume);
-  std::optional<Evaluation> evaluation(bool due);
+  std::optional<train::Evaluation> evaluation(bool due);
   // Round t passed over (a Byzantine round): an external loop is paced by it all the same.
   void passOver(std::uint64_t t);
   // Whether the rounds a catch-up skipped are run alone here, and one of them.
@@ -62,7 +62,7 @@ class HonestRound {
 
  private:
   const PeerSetup& setup_;
-  Learner& learner_;
+  train::Learner& learner_;
   RoundExchange& exchange_;
   NodeMetrics& metrics_;
   spdlog::logger& log_;

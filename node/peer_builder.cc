@@ -8,8 +8,8 @@
 #include "node/exchange/hub_exchange.h"
 #include "node/exchange/model_exchange.h"
 #include "node/exchange/outer_exchange.h"
-#include "node/local_trainer.h"
 #include "topologies/analysis.h"
+#include "train/local_trainer.h"
 
 namespace phalanx::node {
 
@@ -24,7 +24,7 @@ AttackSpec attackFor(const PeerSetup& s) {
 // The setup's learner, or a LocalTrainer on its shard; a label-flipping attacker trains on
 // y -> classes-1-y. A learner from outside owns its labels (it cannot flip) and hands in only
 // its vector (no gradient for Accordion).
-std::shared_ptr<Learner> learnerFor(PeerSetup& s, const AttackSpec& attack) {
+std::shared_ptr<train::Learner> learnerFor(PeerSetup& s, const AttackSpec& attack) {
   if (s.learner) {
     if (s.config.compression.adaptive) {
       throw ConfigError(
@@ -41,7 +41,8 @@ std::shared_ptr<Learner> learnerFor(PeerSetup& s, const AttackSpec& attack) {
   if (attack.kind == Misbehaviour::kLabelflip) {
     for (auto& y : s.shard.y) y = std::uint8_t(s.shard.classes - 1 - y);
   }
-  return std::make_shared<LocalTrainer>(s.config, std::move(s.shard), s.config.seed);
+  return std::make_shared<train::LocalTrainer>(trainerConfig(s.config), std::move(s.shard),
+                                               s.config.seed);
 }
 
 std::vector<std::uint32_t> neighboursOf(const PeerSetup& s) {
@@ -72,7 +73,8 @@ std::unique_ptr<Adversary> turnedByzantine(const PeerSetup& setup, AdversaryHost
   return std::make_unique<Adversary>(host, AttackSpec{}, configuredByzantine(setup.config));
 }
 
-ExchangeParts buildExchange(const PeerSetup& setup, const Learner& learner, spdlog::logger& log) {
+ExchangeParts buildExchange(const PeerSetup& setup, const train::Learner& learner,
+                            spdlog::logger& log) {
   const Config& config = setup.config;
   const std::size_t dim = learner.dimension();
   ExchangeParts p;

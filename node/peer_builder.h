@@ -22,15 +22,15 @@
 #include "node/adversary/adversary.h"
 #include "node/attack_spec.h"
 #include "node/config.h"
-#include "node/dataset.h"
 #include "node/exchange/exchange_context.h"
 #include "node/exchange/gradient_feedback.h"
 #include "node/exchange/hub_broadcast.h"
 #include "node/exchange/outer_loop.h"
 #include "node/exchange/round_exchange.h"
-#include "node/learner.h"
 #include "robust/aggregator.h"
 #include "topologies/topology.h"
+#include "train/dataset.h"
+#include "train/learner.h"
 
 namespace phalanx::node {
 
@@ -40,14 +40,14 @@ struct PeerSetup {
   std::uint32_t id = 0;
   std::string listen_host = "127.0.0.1";
   std::optional<std::uint16_t> listen_port;  // default: the topology's; 0: any free port (tests)
-  Dataset shard;                             // this node's training data (for its LocalTrainer)
+  train::Dataset shard;                      // this node's training data (for its LocalTrainer)
   // Every peer's number of training samples, by topology index: EF21-W's data weights
   // (compression.weights: data) need them; empty otherwise.
   std::vector<std::size_t> shard_sizes;
   // Null: a LocalTrainer on `shard`. Otherwise the model's owner (an external training loop:
-  // node/external_learner.h); `shard` is then unused.
-  std::shared_ptr<Learner> learner;
-  std::shared_ptr<const Dataset> test;  // evaluation set; null: no evaluation
+  // train/external_learner.h); `shard` is then unused.
+  std::shared_ptr<train::Learner> learner;
+  std::shared_ptr<const train::Dataset> test;  // evaluation set; null: no evaluation
   // Unset: the config's `byzantine` entry for this id, if any, else honest. Wire-level
   // misbehaviour sends `garbage` (random bytes as a delta), `wrong_dim` (a keyframe of the
   // wrong length) or `replay` (its first keyframe again every round, with its old sequence).
@@ -69,7 +69,7 @@ AttackSpec attackFor(const PeerSetup& setup);
 // The setup's learner, or a LocalTrainer on its shard (moved out of the setup); a label-flipping
 // attacker trains on y -> classes-1-y. Throws ConfigError for what an external learner cannot
 // do (Accordion, label flipping).
-std::shared_ptr<Learner> learnerFor(PeerSetup& setup, const AttackSpec& attack);
+std::shared_ptr<train::Learner> learnerFor(PeerSetup& setup, const AttackSpec& attack);
 // The setup's neighbours; ConfigError when there is no topology or the id is not in it.
 std::vector<std::uint32_t> neighboursOf(const PeerSetup& setup);
 
@@ -99,7 +99,8 @@ struct ExchangeParts {
   std::unique_ptr<HubBroadcast> broadcast;  // the hub's downlink (at the hub only)
 };
 // Throws ConfigError naming the field for a combination that cannot run here.
-ExchangeParts buildExchange(const PeerSetup& setup, const Learner& learner, spdlog::logger& log);
+ExchangeParts buildExchange(const PeerSetup& setup, const train::Learner& learner,
+                            spdlog::logger& log);
 // The exchange mode the parts make: one line per mode (node/exchange/round_exchange.h).
 std::unique_ptr<RoundExchange> makeExchange(ExchangeParts parts, ExchangeContext context);
 

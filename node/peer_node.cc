@@ -71,7 +71,7 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
 }
 
 PeerNode::Resumed PeerNode::restoreCheckpoint() {
-  checkpoints_ = std::make_unique<CheckpointStore>(setup_.checkpoint_dir);
+  checkpoints_ = std::make_unique<train::CheckpointStore>(setup_.checkpoint_dir);
   if (!setup_.resume) return {};
   auto loaded = checkpoints_->loadLatest();
   for (const auto& why : loaded.skipped) log().warn("checkpoint skipped: {}", why);
@@ -346,7 +346,7 @@ void PeerNode::closeRound(std::uint64_t t, RoundRecord& record, bool diverged) {
 
 bool PeerNode::recordRound(std::uint64_t t, RoundRecord& record, bool diverged) {
   if (const auto evaluated = conduct_->evaluation(t, evaluationDue(t, diverged))) {
-    const Evaluation& e = *evaluated;
+    const train::Evaluation& e = *evaluated;
     record.test_accuracy = e.accuracy;
     record.test_loss = e.loss;
     metrics_.test_accuracy = e.accuracy;
@@ -410,7 +410,7 @@ void PeerNode::refreshMetrics() {
 }
 
 void PeerNode::saveCheckpoint(std::uint64_t next_round) {
-  Checkpoint c;
+  train::Checkpoint c;
   c.round = next_round;
   learner_->save(c);
   exchange_->save(c);
@@ -419,7 +419,7 @@ void PeerNode::saveCheckpoint(std::uint64_t next_round) {
   }
   try {
     checkpoints_->save(c);
-  } catch (const CheckpointError& e) {
+  } catch (const train::CheckpointError& e) {
     log().error("round {}: checkpoint not written: {}", next_round, e.what());
   }
 }

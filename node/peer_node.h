@@ -31,18 +31,18 @@
 #include "net/round_gate.h"
 #include "net/transport.h"
 #include "node/adversary/host.h"
-#include "node/checkpoint.h"
 #include "node/conduct.h"
 #include "node/config.h"
 #include "node/exchange/round_exchange.h"
 #include "node/exchange/round_wire.h"
 #include "node/fault_command.h"
 #include "node/honest_round.h"
-#include "node/learner.h"
 #include "node/metrics.h"
 #include "node/peer_builder.h"
 #include "node/round_record.h"
 #include "topologies/topology.h"
+#include "train/checkpoint.h"
+#include "train/learner.h"
 
 namespace phalanx::node {
 
@@ -165,7 +165,7 @@ class PeerNode : private AdversaryHost {
   net::Clock& clock_;
   PeerSetup setup_;  // its log and rounds filled in
   std::vector<std::uint32_t> neighbours_;
-  std::shared_ptr<Learner> learner_;  // shared with its owner when external
+  std::shared_ptr<train::Learner> learner_;  // shared with its owner when external
   NodeMetrics metrics_;
   std::map<net::Refusal, std::uint64_t> own_rejections_;  // beyond the transport's
   RoundWire wire_;
@@ -176,7 +176,7 @@ class PeerNode : private AdversaryHost {
   // The real transport (TCP, or the simulation's) inside the injected faults' wrapper.
   std::unique_ptr<net::FaultyTransport> transport_;
   std::unique_ptr<net::RoundGate> gate_;
-  std::unique_ptr<CheckpointStore> checkpoints_;
+  std::unique_ptr<train::CheckpointStore> checkpoints_;
   // The next round's start: the join wait, a late start (the computation's virtual time, an
   // injected slowness, a staller).
   std::unique_ptr<net::Timer> start_timer_;

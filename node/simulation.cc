@@ -17,9 +17,9 @@
 #include <sstream>
 
 #include "base/text.h"
-#include "node/data_source.h"
-#include "node/local_trainer.h"
 #include "node/npy.h"
+#include "train/data_source.h"
+#include "train/local_trainer.h"
 
 namespace phalanx::node {
 namespace {
@@ -215,7 +215,7 @@ SimulationResult simulate(SimulationSetup s) {
   const std::size_t n = topology.size();
   // One thread per actor turn: the nodes' own OpenMP and Eigen parallelism would oversubscribe.
   s.config.threads = 1;
-  useThreads(1);
+  train::useThreads(1);
 
   SimulationResult result;
   result.peers = n;
@@ -256,13 +256,13 @@ SimulationResult simulate(SimulationSetup s) {
     return l;
   };
 
-  const TrainTest data = loadData(s.config.data, s.config.seed);
-  Dataset test = data.test;
+  const train::TrainTest data = train::loadData(s.config.data, s.config.seed);
+  train::Dataset test = data.test;
   if (s.eval_samples > 0 && s.eval_samples < test.size()) {
     test.y.resize(s.eval_samples);
     test.x.resize(s.eval_samples * test.features);
   }
-  const auto shared_test = std::make_shared<const Dataset>(std::move(test));
+  const auto shared_test = std::make_shared<const train::Dataset>(std::move(test));
 
   std::map<std::uint32_t, std::uint32_t> actor_of;
   for (std::uint32_t i = 0; i < n; ++i) actor_of[topology.nodes()[i].id] = i;
@@ -290,14 +290,14 @@ SimulationResult simulate(SimulationSetup s) {
 
   const std::vector<std::size_t> shard_sizes =
       s.config.compression.feedback == compress::FeedbackKind::kEf21W
-          ? shardSizes(s.config.data, data.train, n, s.config.seed)
+          ? train::shardSizes(s.config.data, data.train, n, s.config.seed)
           : std::vector<std::size_t>();
   const auto start = [&](Slot& slot, bool resume) {
     PeerSetup setup{
         .config = s.config,
         .topology = s.topology,
         .id = slot.id,
-        .shard = shardOf(s.config.data, data.train, n, slot.actor, s.config.seed),
+        .shard = train::shardOf(s.config.data, data.train, n, slot.actor, s.config.seed),
         .shard_sizes = shard_sizes,
         .test = shared_test,
         .attack = s.attacks.contains(slot.id) ? std::optional<AttackSpec>(s.attacks.at(slot.id))

@@ -22,26 +22,26 @@
 #include <vector>
 
 #include "node/daemon.h"
-#include "node/external_learner.h"
 #include "node/peer_node.h"
 #include "topologies/topology.h"
+#include "train/external_learner.h"
 
 namespace py = pybind11;
 
 namespace phalanx::python {
 namespace {
 
-using node::ExternalLearner;
+using train::ExternalLearner;
 
-const char* answerName(ExternalLearner::Answer a) {
+const char* answerName(train::ExternalLearner::Answer a) {
   switch (a) {
-    case ExternalLearner::Answer::kMixed:
+    case train::ExternalLearner::Answer::kMixed:
       return "mixed";
-    case ExternalLearner::Answer::kPassed:
+    case train::ExternalLearner::Answer::kPassed:
       return "passed";
-    case ExternalLearner::Answer::kFinished:
+    case train::ExternalLearner::Answer::kFinished:
       return "finished";
-    case ExternalLearner::Answer::kPending:
+    case train::ExternalLearner::Answer::kPending:
       break;
   }
   return "pending";
@@ -72,7 +72,7 @@ class Peer {
     node::PeerSetup setup = node::daemonSetup(request);  // config errors raise here, at once
     std::vector<compress::LayerShape> shapes;
     for (const auto& [rows, cols] : layers) shapes.push_back({rows, cols});
-    learner_ = std::make_shared<ExternalLearner>(dimension, std::move(shapes));
+    learner_ = std::make_shared<train::ExternalLearner>(dimension, std::move(shapes));
     setup.learner = learner_;
     id_ = setup.id;
     peers_ = setup.topology->size();
@@ -116,13 +116,13 @@ class Peer {
       expected *= info.shape[std::size_t(d)];
     }
     const std::span<float> values(static_cast<float*>(info.ptr), std::size_t(info.size));
-    ExternalLearner::Answer answer = learner_->submit(values, loss);  // may throw ValueError
-    while (answer != ExternalLearner::Answer::kFinished) {
+    train::ExternalLearner::Answer answer = learner_->submit(values, loss);  // may throw ValueError
+    while (answer != train::ExternalLearner::Answer::kFinished) {
       {
         py::gil_scoped_release unlocked;
         answer = learner_->await(values, kSignalPoll);
       }
-      if (answer != ExternalLearner::Answer::kPending) break;
+      if (answer != train::ExternalLearner::Answer::kPending) break;
       if (PyErr_CheckSignals() != 0) throw py::error_already_set();
     }
     return answerName(answer);
@@ -220,7 +220,7 @@ class Peer {
   }
 
   std::string out_;
-  std::shared_ptr<ExternalLearner> learner_;
+  std::shared_ptr<train::ExternalLearner> learner_;
   std::uint32_t id_ = 0;
   std::size_t peers_ = 0, index_ = 0;
   std::string exchange_;
@@ -246,7 +246,7 @@ PYBIND11_MODULE(_phalanx, m) {
   // RuntimeError (checkpoints, ports).
   py::register_exception<phalanx::node::ConfigError>(m, "ConfigError", PyExc_ValueError);
   py::register_exception<phalanx::topologies::TopologyError>(m, "TopologyError", PyExc_ValueError);
-  py::register_exception<phalanx::node::CheckpointError>(m, "CheckpointError", PyExc_RuntimeError);
+  py::register_exception<phalanx::train::CheckpointError>(m, "CheckpointError", PyExc_RuntimeError);
   py::class_<Peer>(m, "Peer")
       .def(py::init([](const std::string& topology, const std::string& config,
                        const std::string& id, std::size_t dimension, const std::string& out,

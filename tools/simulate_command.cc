@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "node/config.h"
-#include "node/dataset.h"
 #include "tools/command.h"
 #include "tools/run_folder.h"
 #include "tools/simulation_run.h"
 #include "topologies/topology.h"
+#include "train/dataset.h"
 
 namespace phalanx::tools {
 namespace {

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "node/config.h"
-#include "node/data_source.h"
-#include "node/local_trainer.h"
 #include "tools/command.h"
+#include "train/data_source.h"
+#include "train/local_trainer.h"
 
 namespace phalanx::tools {
 namespace {
@@ -27,23 +27,23 @@ struct TrainOptions {
 int runTrain(const TrainOptions& opts) {
   using Clock = std::chrono::steady_clock;
   node::Config config;
-  node::TrainTest data;
+  train::TrainTest data;
   try {
     config = node::loadConfig(opts.config, opts.sets);
     if (opts.rounds > 0) config.rounds.count = opts.rounds;
-    data = node::loadData(config.data, config.seed);
+    data = train::loadData(config.data, config.seed);
   } catch (const base::Error& e) {
     spdlog::error("{}", e.what());
     return exitCodeOf(e);
   }
-  node::useThreads(config.threads);
+  train::useThreads(config.threads);
   spdlog::info("train: {} samples, {} test samples, {} features, {} classes, {} threads",
                data.train.size(), data.test.size(), data.train.features, data.train.classes,
                Eigen::nbThreads());
 
-  node::LocalTrainer trainer(config, std::move(data.train), config.seed);
+  train::LocalTrainer trainer(node::trainerConfig(config), std::move(data.train), config.seed);
   spdlog::info("train: model {} with {} parameters, batch {}, {} rounds",
-               node::kModelKinds.name(config.model.kind), trainer.model().dimension(),
+               train::kModelKinds.name(config.model.kind), trainer.model().dimension(),
                trainer.batchSize(), config.rounds.count);
 
   const double samples_per_epoch = double(trainer.shard().size());
@@ -51,7 +51,7 @@ int runTrain(const TrainOptions& opts) {
   Clock::duration training_time{};
   double loss_sum = 0, last_train_loss = 0;
   std::uint64_t loss_count = 0;
-  node::Evaluation eval;
+  train::Evaluation eval;
   for (std::uint64_t t = 0; t < config.rounds.count; ++t) {
     const auto step_start = Clock::now();
     loss_sum += trainer.step(t);

@@ -10,7 +10,8 @@ AccordionStep::AccordionStep(std::unique_ptr<compress::AccordionController> cont
                              compress::AdaptiveCompressor* adaptive, std::uint64_t window)
     : controller_(std::move(controller)), adaptive_(adaptive), window_(window) {}
 
-AccordionStep::Outcome AccordionStep::step(std::uint64_t t, Learner& learner, spdlog::logger& log) {
+AccordionStep::Outcome AccordionStep::step(std::uint64_t t, train::Learner& learner,
+                                           spdlog::logger& log) {
   const std::span<const float> g = learner.lastGradient();
   std::size_t offset = 0;
   const auto layers = learner.layers();

@@ -10,7 +10,7 @@
 #include <memory>
 
 #include "compress/accordion.h"
-#include "node/learner.h"
+#include "train/learner.h"
 
 namespace phalanx::node {
 
@@ -25,7 +25,7 @@ class AccordionStep {
   struct Outcome {
     bool window_ended = false, changed = false;
   };
-  Outcome step(std::uint64_t t, Learner& learner, spdlog::logger& log);
+  Outcome step(std::uint64_t t, train::Learner& learner, spdlog::logger& log);
   // Layers at the LOW level now.
   double lowLayers() const { return low_layers_; }
 

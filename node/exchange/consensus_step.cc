@@ -50,14 +50,14 @@ double AutoConsensusStep::step(std::optional<double> variance_factor) const {
   return std::clamp(s, 1e-3, 1.0);
 }
 
-void AutoConsensusStep::save(Checkpoint& c) const {
+void AutoConsensusStep::save(train::Checkpoint& c) const {
   if (std::isnan(contraction_avg_) && std::isnan(residual_avg_)) return;
   const std::vector<float> state{contraction_avg_, residual_avg_, residual_peak_, residual_low_,
                                  scale_};
   c.putFloats("consensus_step", state);
 }
 
-void AutoConsensusStep::restore(const Checkpoint& c) {
+void AutoConsensusStep::restore(const train::Checkpoint& c) {
   *this = AutoConsensusStep{};
   if (!c.has("consensus_step")) {
     // Checkpoints before the back-off kept only the average contraction.

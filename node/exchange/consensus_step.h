@@ -6,7 +6,7 @@
 #include <limits>
 #include <optional>
 
-#include "node/checkpoint.h"
+#include "train/checkpoint.h"
 
 namespace phalanx::node {
 
@@ -30,8 +30,8 @@ class AutoConsensusStep {
 
   // Checkpoint section `consensus_step`; restore leaves the state fresh when it is absent or
   // malformed (gamma: auto then starts over, which is safe).
-  void save(Checkpoint& c) const;
-  void restore(const Checkpoint& c);
+  void save(train::Checkpoint& c) const;
+  void restore(const train::Checkpoint& c);
 
  private:
   static constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();

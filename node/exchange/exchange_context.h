@@ -12,8 +12,8 @@
 #include "net/refusal.h"
 #include "node/config.h"
 #include "node/exchange/round_wire.h"
-#include "node/learner.h"
 #include "node/metrics.h"
+#include "train/learner.h"
 
 namespace phalanx::node {
 
@@ -21,7 +21,7 @@ struct ExchangeContext {
   std::uint32_t self;
   const Config& config;
   const std::vector<std::uint32_t>& neighbours;
-  Learner& learner;
+  train::Learner& learner;
   RoundWire& wire;
   spdlog::logger& log;
   NodeMetrics& metrics;

@@ -53,12 +53,12 @@ void GradientExchange::apply(std::uint64_t t, std::span<const float> mixed, Roun
   context_.learner.applyAggregate(t, mixed);
 }
 
-void GradientExchange::save(Checkpoint& c) const {
+void GradientExchange::save(train::Checkpoint& c) const {
   RoundExchange::save(c);
   feedback_->save(c);
 }
 
-void GradientExchange::restore(const Checkpoint& c) {
+void GradientExchange::restore(const train::Checkpoint& c) {
   RoundExchange::restore(c);
   feedback_->restore(c);
 }

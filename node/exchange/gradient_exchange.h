@@ -24,8 +24,8 @@ class GradientExchange : public RoundExchange {
   std::span<const float> pivot() const override;
   void apply(std::uint64_t t, std::span<const float> mixed, RoundRecord& record) override;
 
-  void save(Checkpoint& c) const override;
-  void restore(const Checkpoint& c) override;
+  void save(train::Checkpoint& c) const override;
+  void restore(const train::Checkpoint& c) override;
 
  protected:
   // A standalone kind's GRADIENT message for g (DGC's warm-up epoch from round t); on a codec

@@ -76,7 +76,7 @@ std::expected<std::vector<std::uint8_t>, std::string> GradientFeedback::encode(
   return std::move(q.bytes);
 }
 
-void GradientFeedback::save(Checkpoint& c) {
+void GradientFeedback::save(train::Checkpoint& c) {
   c.putFloats("gradient.own", own_);
   if (!momentum_.empty()) c.putFloats("gradient.momentum", momentum_);
   if (dgc_) {
@@ -90,11 +90,11 @@ void GradientFeedback::save(Checkpoint& c) {
   }
 }
 
-void GradientFeedback::restore(const Checkpoint& c) {
+void GradientFeedback::restore(const train::Checkpoint& c) {
   const auto sized = [&](const std::string& name, bool may_be_empty) {
     std::vector<float> v = c.floats(name);
     if (v.size() != dim_ && !(may_be_empty && v.empty())) {
-      throw CheckpointError(
+      throw train::CheckpointError(
           fmt::format("checkpoint: {} has {} values for a model of {}", name, v.size(), dim_));
     }
     return v;
@@ -104,7 +104,7 @@ void GradientFeedback::restore(const Checkpoint& c) {
   if (dgc_) {
     const auto calls = c.u64s("gradient.dgc.calls");
     if (calls.size() != 1)
-      throw CheckpointError("checkpoint: gradient.dgc.calls is not one number");
+      throw train::CheckpointError("checkpoint: gradient.dgc.calls is not one number");
     dgc_->restore(sized("gradient.dgc.u", true), sized("gradient.dgc.v", true), calls[0]);
   }
   if (feedback_) {

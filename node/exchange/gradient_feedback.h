@@ -29,8 +29,8 @@
 #include "compress/compressor.h"
 #include "compress/dgc.h"
 #include "compress/feedback.h"
-#include "node/checkpoint.h"
 #include "node/config.h"
+#include "train/checkpoint.h"
 
 namespace phalanx::node {
 
@@ -67,8 +67,8 @@ class GradientFeedback {
   std::span<const float> track(std::span<const float> g);
 
   // Sections "gradient.*".
-  void save(Checkpoint& c);
-  void restore(const Checkpoint& c);
+  void save(train::Checkpoint& c);
+  void restore(const train::Checkpoint& c);
 
  private:
   Kind kind_ = Kind::kStandalone;

@@ -46,18 +46,18 @@ std::span<const float> HubBroadcast::error() {
   return {};
 }
 
-void HubBroadcast::save(Checkpoint& c) {
+void HubBroadcast::save(train::Checkpoint& c) {
   c.putFloats("hub.broadcast.update", update_);
   if (feedback_) {
     for (const auto& s : feedback_->state()) c.putFloats("hub.broadcast." + s.name, s.values);
   }
 }
 
-void HubBroadcast::restore(const Checkpoint& c) {
+void HubBroadcast::restore(const train::Checkpoint& c) {
   const auto sized = [&](const std::string& name) {
     std::vector<float> v = c.floats(name);
     if (v.size() != dim_) {
-      throw CheckpointError(
+      throw train::CheckpointError(
           fmt::format("checkpoint: {} has {} values for a model of {}", name, v.size(), dim_));
     }
     return v;

@@ -14,8 +14,8 @@
 
 #include "compress/compressor.h"
 #include "compress/feedback.h"
-#include "node/checkpoint.h"
 #include "node/config.h"
+#include "train/checkpoint.h"
 
 namespace phalanx::node {
 
@@ -33,8 +33,8 @@ class HubBroadcast {
   std::span<const float> error();
 
   // Section "hub.broadcast.*".
-  void save(Checkpoint& c);
-  void restore(const Checkpoint& c);
+  void save(train::Checkpoint& c);
+  void restore(const train::Checkpoint& c);
 
  private:
   std::size_t dim_;

@@ -72,12 +72,12 @@ std::span<const float> HubExchange::leafOwnVector(std::uint64_t t) {
   return own_;
 }
 
-void HubExchange::save(Checkpoint& c) const {
+void HubExchange::save(train::Checkpoint& c) const {
   GradientExchange::save(c);
   if (broadcast_) broadcast_->save(c);
 }
 
-void HubExchange::restore(const Checkpoint& c) {
+void HubExchange::restore(const train::Checkpoint& c) {
   GradientExchange::restore(c);
   if (broadcast_) broadcast_->restore(c);
 }

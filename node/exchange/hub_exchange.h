@@ -33,8 +33,8 @@ class HubExchange : public GradientExchange {
                       RoundRecord& record) override;
   std::span<const float> leafOwnVector(std::uint64_t t) override;
 
-  void save(Checkpoint& c) const override;
-  void restore(const Checkpoint& c) override;
+  void save(train::Checkpoint& c) const override;
+  void restore(const train::Checkpoint& c) override;
 
  private:
   std::uint32_t hub_;

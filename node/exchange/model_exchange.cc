@@ -64,12 +64,12 @@ void ModelExchange::apply(std::uint64_t, std::span<const float> mixed, RoundReco
   }
 }
 
-void ModelExchange::save(Checkpoint& c) const {
+void ModelExchange::save(train::Checkpoint& c) const {
   RoundExchange::save(c);
   auto_step_.save(c);
 }
 
-void ModelExchange::restore(const Checkpoint& c) {
+void ModelExchange::restore(const train::Checkpoint& c) {
   RoundExchange::restore(c);
   // Absent (no compressed delta yet, or an older checkpoint): gamma: auto starts over.
   auto_step_.restore(c);

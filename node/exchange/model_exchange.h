@@ -22,8 +22,8 @@ class ModelExchange : public RoundExchange {
   std::span<const float> pivot() const override { return gossip_->own(); }
   void apply(std::uint64_t t, std::span<const float> mixed, RoundRecord& record) override;
 
-  void save(Checkpoint& c) const override;
-  void restore(const Checkpoint& c) override;
+  void save(train::Checkpoint& c) const override;
+  void restore(const train::Checkpoint& c) override;
 
  private:
   // γ of x = y + γ(z − ŷ): the configured one, or gamma: auto's (Config's compression.gamma).

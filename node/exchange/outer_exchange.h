@@ -30,7 +30,7 @@ class OuterExchange : public Inner {
   }
 
   double send(std::uint64_t t, bool spam) override {
-    Learner& learner = this->context_.learner;
+    train::Learner& learner = this->context_.learner;
     outer_->begin(learner.parameters());
     double loss = 0;
     for (std::uint64_t h = 0; h < outer_->steps(); ++h)
@@ -53,11 +53,11 @@ class OuterExchange : public Inner {
     }
   }
 
-  void save(Checkpoint& c) const override {
+  void save(train::Checkpoint& c) const override {
     Inner::save(c);
     outer_->save(c);
   }
-  void restore(const Checkpoint& c) override {
+  void restore(const train::Checkpoint& c) override {
     Inner::restore(c);
     outer_->restore(c);
   }

@@ -23,13 +23,13 @@ void OuterLoop::apply(std::span<const float> mixed, std::span<float> x) {
   }
 }
 
-void OuterLoop::save(Checkpoint& c) const { c.putFloats("outer.momentum", momentum_); }
+void OuterLoop::save(train::Checkpoint& c) const { c.putFloats("outer.momentum", momentum_); }
 
-void OuterLoop::restore(const Checkpoint& c) {
+void OuterLoop::restore(const train::Checkpoint& c) {
   std::vector<float> v = c.floats("outer.momentum");
   if (v.size() != momentum_.size()) {
-    throw CheckpointError(fmt::format("checkpoint: outer.momentum has {} values for a model of {}",
-                                      v.size(), momentum_.size()));
+    throw train::CheckpointError(fmt::format(
+        "checkpoint: outer.momentum has {} values for a model of {}", v.size(), momentum_.size()));
   }
   momentum_ = std::move(v);
 }

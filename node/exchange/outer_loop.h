@@ -12,8 +12,8 @@
 #include <span>
 #include <vector>
 
-#include "node/checkpoint.h"
 #include "node/config.h"
+#include "train/checkpoint.h"
 
 namespace phalanx::node {
 
@@ -35,8 +35,8 @@ class OuterLoop {
   std::span<const float> momentum() const { return momentum_; }
 
   // Section "outer.momentum" (x_start is not needed: checkpoints fall between rounds).
-  void save(Checkpoint& c) const;
-  void restore(const Checkpoint& c);
+  void save(train::Checkpoint& c) const;
+  void restore(const train::Checkpoint& c);
 
  private:
   OuterConfig config_;

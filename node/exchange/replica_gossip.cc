@@ -171,12 +171,14 @@ net::Transport::Payload ReplicaGossip::wirePayload(std::span<const float> v) {
   return std::make_shared<const std::vector<std::uint8_t>>(encodeDense(scaling_.wire(v)));
 }
 
-void ReplicaGossip::save(Checkpoint& c) const { c.putFloats("public_replica", public_.values()); }
+void ReplicaGossip::save(train::Checkpoint& c) const {
+  c.putFloats("public_replica", public_.values());
+}
 
-void ReplicaGossip::restore(const Checkpoint& c) {
+void ReplicaGossip::restore(const train::Checkpoint& c) {
   const auto replica = c.floats("public_replica");
   if (replica.size() != dim_)
-    throw CheckpointError("checkpoint: public_replica has the wrong size");
+    throw train::CheckpointError("checkpoint: public_replica has the wrong size");
   public_.reset(replica);
 }
 

@@ -17,10 +17,10 @@
 #include "compress/compressor.h"
 #include "net/round_gate.h"
 #include "net/transport.h"
-#include "node/checkpoint.h"
 #include "node/exchange/exchange_context.h"
 #include "node/exchange/replicas.h"
 #include "node/exchange/wire_scaling.h"
+#include "train/checkpoint.h"
 
 namespace phalanx::node {
 
@@ -69,8 +69,8 @@ class ReplicaGossip {
   compress::Compressor* codec() const { return codec_.get(); }
 
   // Section "public_replica".
-  void save(Checkpoint& c) const;
-  void restore(const Checkpoint& c);
+  void save(train::Checkpoint& c) const;
+  void restore(const train::Checkpoint& c);
 
  private:
   // A KEYFRAME or DELTA into `sender`'s replica; nullopt for any other kind.

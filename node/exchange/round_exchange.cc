@@ -76,11 +76,11 @@ std::span<const float> RoundExchange::leafOwnVector(std::uint64_t) {
   throw std::logic_error("leafOwnVector: only a leaf of exchange: hub has one");
 }
 
-void RoundExchange::save(Checkpoint& c) const {
+void RoundExchange::save(train::Checkpoint& c) const {
   if (gossip_) gossip_->save(c);
 }
 
-void RoundExchange::restore(const Checkpoint& c) {
+void RoundExchange::restore(const train::Checkpoint& c) {
   if (gossip_) gossip_->restore(c);
 }
 

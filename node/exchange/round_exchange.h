@@ -18,13 +18,13 @@
 #include "net/proto/phalanx.pb.h"
 #include "net/round_gate.h"
 #include "net/transport.h"
-#include "node/checkpoint.h"
 #include "node/exchange/accordion_step.h"
 #include "node/exchange/decoded_rows.h"
 #include "node/exchange/exchange_context.h"
 #include "node/exchange/replica_gossip.h"
 #include "node/exchange/resync_grants.h"
 #include "node/round_record.h"
+#include "train/checkpoint.h"
 
 namespace phalanx::node {
 
@@ -98,8 +98,8 @@ class RoundExchange {
   virtual std::span<const float> leafOwnVector(std::uint64_t t);
 
   // ---- state that survives a restart
-  virtual void save(Checkpoint& c) const;
-  virtual void restore(const Checkpoint& c);
+  virtual void save(train::Checkpoint& c) const;
+  virtual void restore(const train::Checkpoint& c);
 
  protected:
   // `gossip`: the replicas (null where vectors stand alone); `decoded`: where what is heard

@@ -26,9 +26,9 @@ std::string errorOf(const std::string& yaml, std::vector<std::string> sets = {})
 TEST(Config, DefaultsWhenEmpty) {
   const Config c = parseConfig("", "c.yaml");
   EXPECT_EQ(c.seed, 1u);
-  EXPECT_EQ(c.data.dataset, DatasetKind::kFashionMnist);
+  EXPECT_EQ(c.data.dataset, train::DatasetKind::kFashionMnist);
   EXPECT_EQ(c.mixing.rule, robust::RuleId::kNna);
-  EXPECT_EQ(c.optimizer.momentum_kind, MomentumKind::kEma);
+  EXPECT_EQ(c.optimizer.momentum_kind, train::MomentumKind::kEma);
   EXPECT_EQ(c.model.hidden, (std::vector<std::size_t>{100}));
   EXPECT_EQ(c.device, "auto");
   EXPECT_FALSE(c.compression.gamma) << "gamma: auto by default";
@@ -75,11 +75,11 @@ byzantine: {3: {attack: alie, tau: 1.5}, 7: {attack: signflip, collude: true}}
                                "c.yaml");
   EXPECT_EQ(c.seed, 7u);
   EXPECT_EQ(c.threads, 2);
-  EXPECT_EQ(c.data.partition, PartitionKind::kDirichlet);
+  EXPECT_EQ(c.data.partition, train::PartitionKind::kDirichlet);
   EXPECT_DOUBLE_EQ(c.data.alpha, 0.5);
   EXPECT_EQ(c.data.synthetic.classes, 3u);
   EXPECT_EQ(c.model.hidden, (std::vector<std::size_t>{64, 32}));
-  EXPECT_EQ(c.optimizer.schedule.kind, ScheduleKind::kHyperbolic);
+  EXPECT_EQ(c.optimizer.schedule.kind, train::ScheduleKind::kHyperbolic);
   EXPECT_EQ(c.optimizer.schedule.decay_every, 25u);
   EXPECT_EQ(c.exchange, Exchange::kGradient);
   EXPECT_EQ(c.compression.values, "fp16");
@@ -139,7 +139,7 @@ TEST(Config, SetOverridesAnyFieldAndCreatesSections) {
   EXPECT_DOUBLE_EQ(c.optimizer.lr, 0.05);
   EXPECT_EQ(c.model.hidden, (std::vector<std::size_t>{10, 20}));
   EXPECT_EQ(c.byzantine.at(4).attack.name(), "ipm");
-  EXPECT_EQ(c.optimizer.schedule.kind, ScheduleKind::kCosine);
+  EXPECT_EQ(c.optimizer.schedule.kind, train::ScheduleKind::kCosine);
 }
 
 TEST(Config, SetErrorsSayTheyCameFromTheCommandLine) {

@@ -96,10 +96,10 @@ TEST(AutoConsensusStep, ACheckpointCarriesTheStateExactly) {
   feed(a, std::vector<double>(60, 1.0));
   feed(a, std::vector<double>(60, 4.0));
   ASSERT_EQ(a.scale(), 0.125f) << "armed on the fall to 1, halved three times on the climb to 4";
-  Checkpoint c;
+  train::Checkpoint c;
   a.save(c);
   AutoConsensusStep b;
-  b.restore(parseCheckpoint(serializeCheckpoint(c)));
+  b.restore(train::parseCheckpoint(train::serializeCheckpoint(c)));
   EXPECT_EQ(b.scale(), a.scale());
   EXPECT_EQ(b.step(std::nullopt), a.step(std::nullopt));
   for (int i = 0; i < 10; ++i) {
@@ -115,7 +115,7 @@ TEST(AutoConsensusStep, ACheckpointCarriesTheStateExactly) {
 
 TEST(AutoConsensusStep, AMalformedOrOldSectionStartsOverOrKeepsTheContraction) {
   AutoConsensusStep s;
-  Checkpoint bad;
+  train::Checkpoint bad;
   bad.putFloats("consensus_step", std::vector<float>{0.3f, 1, 1, 1, 4.0f});  // scale 4: not ours
   s.restore(bad);
   EXPECT_EQ(s.scale(), 1.0f);
@@ -123,11 +123,11 @@ TEST(AutoConsensusStep, AMalformedOrOldSectionStartsOverOrKeepsTheContraction) {
   s.restore(bad);
   EXPECT_EQ(s.scale(), 1.0f);
   EXPECT_EQ(s.step(std::nullopt), 1e-3);
-  Checkpoint old;  // before the back-off only the average contraction was kept
+  train::Checkpoint old;  // before the back-off only the average contraction was kept
   old.putFloats("consensus_contraction", std::vector<float>{0.25f});
   s.restore(old);
   EXPECT_EQ(s.step(std::nullopt), 0.25);
-  s.restore(Checkpoint{});
+  s.restore(train::Checkpoint{});
   EXPECT_EQ(s.step(std::nullopt), 1e-3);
 }
 

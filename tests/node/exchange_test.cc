@@ -28,7 +28,7 @@ constexpr std::size_t kDim = 4;
 
 // x starts at (1, 2, 3, 4); a local step takes 0.5 off every coordinate; round t's gradient is
 // (t + 1, 1, -1, 0.5); an aggregate is subtracted from x and kept.
-class ScriptedLearner final : public Learner {
+class ScriptedLearner final : public train::Learner {
  public:
   std::size_t dimension() const override { return kDim; }
   std::vector<compress::LayerShape> layers() const override { return {{.rows = kDim}}; }
@@ -52,9 +52,11 @@ class ScriptedLearner final : public Learner {
   double learningRate(std::uint64_t) const override { return 0.1; }
   std::uint64_t epochOf(std::uint64_t t) const override { return t; }
   std::uint64_t roundsPerEpoch() const override { return 10; }
-  std::optional<Evaluation> evaluation(const Dataset*, bool) override { return std::nullopt; }
-  void save(Checkpoint&) const override {}
-  void restore(const Checkpoint&) override {}
+  std::optional<train::Evaluation> evaluation(const train::Dataset*, bool) override {
+    return std::nullopt;
+  }
+  void save(train::Checkpoint&) const override {}
+  void restore(const train::Checkpoint&) override {}
 
   int steps = 0;
   std::vector<float> aggregate;

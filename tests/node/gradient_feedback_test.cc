@@ -131,7 +131,7 @@ TEST(GradientFeedback, CheckpointContinuesBitIdentically) {
       for (std::size_t i = 0; i < g.size(); ++i) g[i] = float((i * 37 + step * 11) % 23) - 11.0f;
       ASSERT_TRUE(a.encode(g, 10));
     }
-    Checkpoint saved;
+    train::Checkpoint saved;
     a.save(saved);
     GradientFeedback b(c, 100, layers, 4, codecFor(c, layers));
     b.restore(saved);

@@ -76,7 +76,7 @@ TEST(HubBroadcast, RefusesNonFiniteAndWrongSizedAggregatesAndKeepsItsState) {
 TEST(HubBroadcast, CheckpointRoundTripContinuesBitIdentically) {
   HubBroadcast a(topOne(), 4, {{4, 1}}, 1);
   ASSERT_TRUE(a.encode(std::vector<float>{1, -3, 2, 0.5}));
-  Checkpoint c;
+  train::Checkpoint c;
   a.save(c);
   HubBroadcast b(topOne(), 4, {{4, 1}}, 1);
   b.restore(c);
@@ -85,9 +85,9 @@ TEST(HubBroadcast, CheckpointRoundTripContinuesBitIdentically) {
   ASSERT_TRUE(b.encode(next));
   EXPECT_EQ(copy(a.update()), copy(b.update()));
   EXPECT_EQ(copy(a.error()), copy(b.error()));
-  Checkpoint wrong;
+  train::Checkpoint wrong;
   wrong.putFloats("hub.broadcast.update", std::vector<float>(3));
-  EXPECT_THROW(b.restore(wrong), CheckpointError);
+  EXPECT_THROW(b.restore(wrong), train::CheckpointError);
 }
 
 }  // namespace

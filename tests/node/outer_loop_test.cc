@@ -109,7 +109,7 @@ TEST(OuterLoop, CheckpointContinuesWithTheSameBytesOnTheWire) {
   std::vector<float> after{0.5f, 2.5f, 2, 4.25f};
   ASSERT_TRUE(ea.encode(a.pseudoGradient(after), 0));
   a.apply(ea.own(), x);
-  Checkpoint saved;
+  train::Checkpoint saved;
   a.save(saved);
   ea.save(saved);
   b.restore(saved);
@@ -126,9 +126,9 @@ TEST(OuterLoop, CheckpointContinuesWithTheSameBytesOnTheWire) {
   a.apply(ea.own(), x);
   b.apply(eb.own(), y);
   EXPECT_EQ(x, y);
-  Checkpoint wrong;
+  train::Checkpoint wrong;
   wrong.putFloats("outer.momentum", std::vector<float>(3));
-  EXPECT_THROW(b.restore(wrong), CheckpointError);
+  EXPECT_THROW(b.restore(wrong), train::CheckpointError);
 }
 
 }  // namespace

@@ -6,8 +6,8 @@
 #include <gtest/gtest.h>
 #include <spdlog/spdlog.h>
 
-#include "node/data_source.h"
 #include "tests/support/node_fixtures.h"
+#include "train/data_source.h"
 
 namespace phalanx::node {
 namespace {
@@ -24,8 +24,8 @@ PeerSetup setupOn(std::shared_ptr<const topologies::Topology> topology, std::uin
   s.config = std::move(config);
   s.topology = std::move(topology);
   s.id = id;
-  const TrainTest data = loadData(s.config.data, s.config.seed);
-  s.shard = shardOf(s.config.data, data.train, s.topology->size(), id, s.config.seed);
+  const train::TrainTest data = train::loadData(s.config.data, s.config.seed);
+  s.shard = train::shardOf(s.config.data, data.train, s.topology->size(), id, s.config.seed);
   return s;
 }
 

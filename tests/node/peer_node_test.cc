@@ -27,7 +27,8 @@ TEST(PeerNode, UncompressedRoundIsMonnaByHand) {
   // The half steps y_i, by hand: the same trainer each node builds, one step.
   std::vector<std::vector<float>> y;
   for (std::uint32_t i = 0; i < 3; ++i) {
-    LocalTrainer t(c, shardOf(c.data, cluster.data().train, 3, i, c.seed), c.seed);
+    train::LocalTrainer t(trainerConfig(c),
+                          train::shardOf(c.data, cluster.data().train, 3, i, c.seed), c.seed);
     t.step(0);
     y.emplace_back(t.parameters().begin(), t.parameters().end());
   }
@@ -67,12 +68,12 @@ TEST(PeerNode, ExternalLearnersMixWhatTheirLoopsHandIn) {
   const auto topology = completeGraph(4, 1);
   constexpr std::size_t kDim = 5;
   asio::io_context io;
-  std::vector<std::shared_ptr<ExternalLearner>> learners;
+  std::vector<std::shared_ptr<train::ExternalLearner>> learners;
   std::vector<std::unique_ptr<PeerNode>> nodes;
   std::vector<std::vector<RoundRecord>> records(4);
   std::vector<net::PeerAddress> addresses;
   for (std::uint32_t i = 0; i < 4; ++i) {
-    learners.push_back(std::make_shared<ExternalLearner>(kDim));
+    learners.push_back(std::make_shared<train::ExternalLearner>(kDim));
     nodes.push_back(std::make_unique<PeerNode>(io, PeerSetup{.config = c,
                                                              .topology = topology,
                                                              .id = i,
@@ -88,7 +89,7 @@ TEST(PeerNode, ExternalLearnersMixWhatTheirLoopsHandIn) {
                     [&finished] { ++finished; });
   }
   std::vector<std::vector<std::vector<float>>> mixes(3);
-  std::vector<std::vector<ExternalLearner::Answer>> answers(3);
+  std::vector<std::vector<train::ExternalLearner::Answer>> answers(3);
   std::vector<std::thread> loops;
   for (std::uint32_t i = 0; i < 3; ++i) {
     loops.emplace_back([&, i] {
@@ -96,9 +97,10 @@ TEST(PeerNode, ExternalLearnersMixWhatTheirLoopsHandIn) {
         std::vector<float> v(kDim, float((r + 1) * (i + 1)));
         if (i == 0 && r == 0) learners[i]->report({.loss = 0.5, .accuracy = 0.25});
         auto a = learners[i]->submit(v, /*loss=*/r + 0.5);
-        while (a == ExternalLearner::Answer::kPending) a = learners[i]->await(v, 10ms);
+        while (a == train::ExternalLearner::Answer::kPending) a = learners[i]->await(v, 10ms);
         // Rounds 1 and 2 (eval_every 2, and the last) wait for the loop's evaluation.
-        EXPECT_EQ(learners[i]->evaluationDue(), a == ExternalLearner::Answer::kMixed && r >= 1);
+        EXPECT_EQ(learners[i]->evaluationDue(),
+                  a == train::ExternalLearner::Answer::kMixed && r >= 1);
         if (learners[i]->evaluationDue()) {
           learners[i]->report({.loss = 1.0 / (r + 1), .accuracy = 0.5 + 0.1 * r});
         }
@@ -116,13 +118,14 @@ TEST(PeerNode, ExternalLearnersMixWhatTheirLoopsHandIn) {
   for (std::uint32_t i = 0; i < 3; ++i) {
     ASSERT_EQ(answers[i].size(), 4u);
     for (int r = 0; r < 3; ++r) {
-      EXPECT_EQ(answers[i][r], ExternalLearner::Answer::kMixed) << "peer " << i << " round " << r;
+      EXPECT_EQ(answers[i][r], train::ExternalLearner::Answer::kMixed)
+          << "peer " << i << " round " << r;
       EXPECT_EQ(mixes[i][r], std::vector<float>(kDim, float(2 * (r + 1))))
           << "peer " << i << " round " << r;
       EXPECT_EQ(records[i][r].excluded, std::vector<std::uint32_t>{3});
       EXPECT_DOUBLE_EQ(records[i][r].train_loss, r + 0.5);
     }
-    EXPECT_EQ(answers[i][3], ExternalLearner::Answer::kFinished);
+    EXPECT_EQ(answers[i][3], train::ExternalLearner::Answer::kFinished);
     EXPECT_EQ(learners[i]->roundsMixed(), 3u);
   }
   // The loop's evaluation of an evaluation round's mix is that round's; one reported outside
@@ -148,7 +151,7 @@ TEST(PeerNode, RefusesWhatAnExternalLearnerCannotDo) {
                              .topology = topology,
                              .id = 0,
                              .listen_port = 0,
-                             .learner = std::make_shared<ExternalLearner>(10),
+                             .learner = std::make_shared<train::ExternalLearner>(10),
                              .attack = attack.empty() ? std::optional<AttackSpec>()
                                                       : attackNamed(attack)});
   };
@@ -186,7 +189,7 @@ TEST(PeerNode, EightNodesLearnLikeCentralizedAndRerunBitIdentically) {
       // Centralized: one trainer on all the data, the same number of samples per round.
       Config central = c;
       central.data.batch = c.data.batch * 8;
-      LocalTrainer alone(central, cluster.data().train, c.seed);
+      train::LocalTrainer alone(trainerConfig(central), cluster.data().train, c.seed);
       for (std::uint64_t t = 0; t < c.rounds.count; ++t) alone.step(t);
       const double centralized = alone.evaluate(cluster.data().test).accuracy;
       EXPECT_GT(centralized, 0.75);
@@ -216,7 +219,7 @@ TEST(PeerNode, ARoundsRecordGoesOutBeforeItsCheckpoint) {
   std::vector<std::uint64_t> newest_at_record;
   cluster.on_record = [&](std::uint32_t id, const RoundRecord& r) {
     if (id != 0) return;
-    const auto loaded = CheckpointStore(dir.path() / "ckpt-0").loadLatest();
+    const auto loaded = train::CheckpointStore(dir.path() / "ckpt-0").loadLatest();
     newest_at_record.push_back(loaded.checkpoint ? loaded.checkpoint->round : 0);
     EXPECT_LE(newest_at_record.back(), r.round) << "round " << r.round;
   };
@@ -224,7 +227,7 @@ TEST(PeerNode, ARoundsRecordGoesOutBeforeItsCheckpoint) {
   ASSERT_TRUE(cluster.runToEnd());
   ASSERT_EQ(newest_at_record.size(), c.rounds.count);
   EXPECT_EQ(newest_at_record[4], 4u);  // round 3's checkpoint was written after round 3's record
-  const auto last = CheckpointStore(dir.path() / "ckpt-0").loadLatest();
+  const auto last = train::CheckpointStore(dir.path() / "ckpt-0").loadLatest();
   ASSERT_TRUE(last.checkpoint);
   EXPECT_EQ(last.checkpoint->round, c.rounds.count);
 }
@@ -283,7 +286,8 @@ TEST(PeerNode, GradientRoundIsTheMeanMomentumStepByHand) {
   std::vector<float> x0;
   std::vector<std::vector<float>> g;
   for (std::uint32_t i = 0; i < 3; ++i) {
-    LocalTrainer t(c, shardOf(c.data, cluster.data().train, 3, i, c.seed), c.seed);
+    train::LocalTrainer t(trainerConfig(c),
+                          train::shardOf(c.data, cluster.data().train, 3, i, c.seed), c.seed);
     x0.assign(t.parameters().begin(), t.parameters().end());  // the same for every node
     t.gradient();
     g.emplace_back(t.lastGradient().begin(), t.lastGradient().end());

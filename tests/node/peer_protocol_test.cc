@@ -118,8 +118,8 @@ TEST(PeerNodeProtocol, AForgedPeerAnnouncingRound2To62StopsNobody) {
     c.rounds.deadline_ms = 500;
     constexpr std::uint32_t kForged = 2;
     asio::io_context io;
-    const TrainTest data = loadData(c.data, c.seed);
-    const auto test = std::make_shared<const Dataset>(data.test);
+    const train::TrainTest data = train::loadData(c.data, c.seed);
+    const auto test = std::make_shared<const train::Dataset>(data.test);
     std::map<std::uint32_t, std::unique_ptr<PeerNode>> nodes;
     std::map<std::uint32_t, std::vector<RoundRecord>> records;
     std::vector<net::PeerAddress> addresses;
@@ -130,7 +130,7 @@ TEST(PeerNodeProtocol, AForgedPeerAnnouncingRound2To62StopsNobody) {
                         .topology = topology,
                         .id = i,
                         .listen_port = 0,
-                        .shard = shardOf(c.data, data.train, topology->size(), i, c.seed),
+                        .shard = train::shardOf(c.data, data.train, topology->size(), i, c.seed),
                         .test = test,
                         .join_timeout = 5s});
       addresses.push_back({i, "127.0.0.1", nodes[i]->listen()});

@@ -585,7 +585,7 @@ TEST(Simulation, Ef21WAndDianaRunInGradientExchangeAndLearn) {
   for (std::uint32_t i = 0; i < 5; ++i) EXPECT_EQ(ef21.lines(i), uniform.lines(i)) << i;
 
   Config data = trackedConfig("ef21_w", compress::CodecId::kTopk, 0.1);
-  data.data.partition = PartitionKind::kDirichlet;
+  data.data.partition = train::PartitionKind::kDirichlet;
   data.data.alpha = 0.5;
   data.compression.weights = Ef21Weights::kData;
   Config diana = trackedConfig("diana", compress::CodecId::kRandk, 0.25);

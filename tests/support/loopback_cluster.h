@@ -18,15 +18,15 @@
 #include <vector>
 
 #include "net/tcp_transport.h"
-#include "node/checkpoint.h"
-#include "node/data_source.h"
-#include "node/external_learner.h"
 #include "node/http_endpoint.h"
-#include "node/local_trainer.h"
 #include "node/peer_node.h"
 #include "tests/support/node_fixtures.h"
 #include "tests/support/run_until.h"
 #include "tests/support/temp_dir.h"
+#include "train/checkpoint.h"
+#include "train/data_source.h"
+#include "train/external_learner.h"
+#include "train/local_trainer.h"
 
 namespace phalanx::node {
 
@@ -56,8 +56,8 @@ class Cluster {
     // ignore it), so a rushing attacker does not wait for its fellows.
     for (const auto& [id, attack] : attacks_)
       config_.byzantine[id].attack = testing::attackNamed(attack);
-    data_ = loadData(config_.data, config_.seed);
-    test_ = std::make_shared<const Dataset>(data_.test);
+    data_ = train::loadData(config_.data, config_.seed);
+    test_ = std::make_shared<const train::Dataset>(data_.test);
     records_.resize(topology_->size());
     nodes_.resize(topology_->size());
     ports_.resize(topology_->size());
@@ -68,15 +68,16 @@ class Cluster {
   void create(std::uint32_t id, std::uint16_t port, std::filesystem::path checkpoints,
               bool resume) {
     if (nodes_[id]) nodes_[id]->abort();  // a restart: the old process is gone
-    PeerSetup s{.config = config_,
-                .topology = topology_,
-                .id = id,
-                .listen_port = port,
-                .shard = shardOf(config_.data, data_.train, topology_->size(), id, config_.seed),
-                .test = test_,
-                .checkpoint_dir = std::move(checkpoints),
-                .resume = resume,
-                .join_timeout = std::chrono::seconds(5)};
+    PeerSetup s{
+        .config = config_,
+        .topology = topology_,
+        .id = id,
+        .listen_port = port,
+        .shard = train::shardOf(config_.data, data_.train, topology_->size(), id, config_.seed),
+        .test = test_,
+        .checkpoint_dir = std::move(checkpoints),
+        .resume = resume,
+        .join_timeout = std::chrono::seconds(5)};
     nodes_[id] = std::make_unique<PeerNode>(io, std::move(s));
     ports_[id] = nodes_[id]->listen();
   }
@@ -134,7 +135,7 @@ class Cluster {
   PeerNode& operator[](std::uint32_t id) { return *nodes_[id]; }
   std::vector<RoundRecord>& records(std::uint32_t id) { return records_[id]; }
   std::uint16_t port(std::uint32_t id) const { return ports_[id]; }
-  const TrainTest& data() const { return data_; }
+  const train::TrainTest& data() const { return data_; }
 
   asio::io_context io;
   std::function<void(std::uint32_t, const RoundRecord&)> on_record;  // before the record is kept
@@ -143,8 +144,8 @@ class Cluster {
   Config config_;
   std::shared_ptr<const topologies::Topology> topology_;
   std::map<std::uint32_t, std::string> attacks_;
-  TrainTest data_;
-  std::shared_ptr<const Dataset> test_;
+  train::TrainTest data_;
+  std::shared_ptr<const train::Dataset> test_;
   std::vector<std::unique_ptr<PeerNode>> nodes_;
   std::vector<std::uint16_t> ports_;
   std::vector<std::vector<RoundRecord>> records_;

@@ -22,11 +22,11 @@ inline node::Config syntheticConfig(std::uint64_t rounds = 300, std::uint64_t de
   node::Config c;
   c.seed = 5;
   c.threads = 1;
-  c.data.dataset = node::DatasetKind::kSynthetic;
+  c.data.dataset = train::DatasetKind::kSynthetic;
   c.data.batch = 32;
   c.data.synthetic = {
       .train = 4000, .test = 1000, .features = 32, .classes = 10, .separation = 0.5};
-  c.model.kind = node::ModelKind::kMlp;
+  c.model.kind = train::ModelKind::kMlp;
   c.model.hidden = {32};
   c.optimizer.lr = 0.1;
   c.optimizer.momentum = 0.9;

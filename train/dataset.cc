@@ -1,13 +1,13 @@
-#include "node/dataset.h"
+#include "train/dataset.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 
-#include "node/idx.h"
+#include "train/idx.h"
 
-namespace phalanx::node {
+namespace phalanx::train {
 namespace {
 
 constexpr std::size_t kClasses = 10;
@@ -76,4 +76,4 @@ Dataset subset(const Dataset& data, std::span<const std::uint32_t> indices) {
   return out;
 }
 
-}  // namespace phalanx::node
+}  // namespace phalanx::train

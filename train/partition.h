@@ -7,7 +7,7 @@
 #include <span>
 #include <vector>
 
-namespace phalanx::node {
+namespace phalanx::train {
 
 // part[k] holds the sample indices of node k, sorted ascending.
 using Partition = std::vector<std::vector<std::uint32_t>>;
@@ -23,4 +23,4 @@ Partition partitionDirichlet(std::span<const std::uint8_t> labels, std::size_t c
                              std::size_t nodes, double alpha, std::uint64_t seed,
                              std::size_t min_per_node = 1);
 
-}  // namespace phalanx::node
+}  // namespace phalanx::train

@@ -1,6 +1,6 @@
 // The hand-over between a training loop on another thread and the node's round: the vector in,
 // the mix back, the answers for a Byzantine round and a stopped node, and bad input.
-#include "node/external_learner.h"
+#include "train/external_learner.h"
 
 #include <gtest/gtest.h>
 
@@ -10,9 +10,9 @@
 #include <thread>
 #include <vector>
 
-#include "node/config.h"
+#include "base/error.h"
 
-namespace phalanx::node {
+namespace phalanx::train {
 namespace {
 
 using namespace std::chrono_literals;
@@ -87,8 +87,8 @@ TEST(ExternalLearner, RefusesAWrongLengthASecondVectorInFlightAndBadLayers) {
   const std::vector<float> v{1, 2, 3};
   learner.submit(v, 0);
   EXPECT_THROW(learner.submit(v, 0), std::invalid_argument);
-  EXPECT_THROW(ExternalLearner(0), ConfigError);
-  EXPECT_THROW(ExternalLearner(3, {{2, 2}}), ConfigError);
+  EXPECT_THROW(ExternalLearner(0), base::ConfigError);
+  EXPECT_THROW(ExternalLearner(3, {{2, 2}}), base::ConfigError);
 }
 
 TEST(ExternalLearner, AnEvaluationRoundWaitsForTheLoopsReport) {
@@ -134,4 +134,4 @@ TEST(ExternalLearner, ReportsTheLoopsEvaluationOnce) {
 }
 
 }  // namespace
-}  // namespace phalanx::node
+}  // namespace phalanx::train

@@ -5,9 +5,9 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "node/dataset.h"
+#include "train/dataset.h"
 
-namespace phalanx::node {
+namespace phalanx::train {
 
 struct SyntheticSpec {
   std::size_t train = 4000;
@@ -21,4 +21,4 @@ struct SyntheticSpec {
 // Train and test share the class centres; their samples are independent draws.
 TrainTest makeSynthetic(const SyntheticSpec& spec);
 
-}  // namespace phalanx::node
+}  // namespace phalanx::train

@@ -1,4 +1,4 @@
-#include "node/optimizer.h"
+#include "train/optimizer.h"
 
 #include <cmath>
 #include <numbers>
@@ -7,7 +7,7 @@
 #include "base/check.h"
 #include "kernels/vector_ops.h"
 
-namespace phalanx::node {
+namespace phalanx::train {
 
 double learningRate(const Schedule& s, std::uint64_t t) {
   switch (s.kind) {
@@ -40,4 +40,4 @@ void MomentumOptimizer::step(std::span<const float> gradient, double lr, std::sp
   kernels::axpy(-float(lr), momentum_, x);
 }
 
-}  // namespace phalanx::node
+}  // namespace phalanx::train

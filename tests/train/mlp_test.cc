@@ -1,4 +1,4 @@
-#include "node/mlp.h"
+#include "train/mlp.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <random>
 #include <vector>
 
-namespace phalanx::node {
+namespace phalanx::train {
 namespace {
 
 struct Batch {
@@ -116,4 +116,4 @@ TEST(Mlp, EvaluateCountsArgmaxHits) {
 }
 
 }  // namespace
-}  // namespace phalanx::node
+}  // namespace phalanx::train

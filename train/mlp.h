@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "node/dataset.h"
+#include "train/dataset.h"
 
-namespace phalanx::node {
+namespace phalanx::train {
 
 // One tensor inside the flat parameter vector.
 struct LayerShape {
@@ -65,4 +65,4 @@ class Mlp {
   RowMatrix delta_, delta_next_;  // scratch: back-propagated errors
 };
 
-}  // namespace phalanx::node
+}  // namespace phalanx::train

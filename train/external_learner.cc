@@ -1,4 +1,4 @@
-#include "node/external_learner.h"
+#include "train/external_learner.h"
 
 #include <fmt/format.h>
 
@@ -6,18 +6,18 @@
 #include <limits>
 #include <stdexcept>
 
-#include "node/config.h"
+#include "train/train_config.h"
 
-namespace phalanx::node {
+namespace phalanx::train {
 
 ExternalLearner::ExternalLearner(std::size_t dimension, std::vector<compress::LayerShape> layers)
     : dimension_(dimension), layers_(std::move(layers)), params_(dimension), gradient_(dimension) {
-  if (dimension_ == 0) throw ConfigError("external learner: the parameter vector is empty");
+  if (dimension_ == 0) throw base::ConfigError("external learner: the parameter vector is empty");
   if (layers_.empty()) layers_.push_back({dimension_, 1});
   std::size_t total = 0;
   for (const auto& l : layers_) total += l.size();
   if (total != dimension_) {
-    throw ConfigError(fmt::format(
+    throw base::ConfigError(fmt::format(
         "external learner: the layers hold {} values, the parameter vector {}", total, dimension_));
   }
 }
@@ -155,4 +155,4 @@ std::optional<Evaluation> ExternalLearner::evaluation(const Dataset*, bool) {
   return out;
 }
 
-}  // namespace phalanx::node
+}  // namespace phalanx::train

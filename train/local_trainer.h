@@ -12,30 +12,31 @@
 #include <string>
 #include <vector>
 
-#include "node/checkpoint.h"
-#include "node/config.h"
-#include "node/dataset.h"
-#include "node/learner.h"
-#include "node/mlp.h"
-#include "node/optimizer.h"
+#include "train/checkpoint.h"
+#include "train/dataset.h"
+#include "train/learner.h"
+#include "train/mlp.h"
+#include "train/optimizer.h"
+#include "train/train_config.h"
 
-namespace phalanx::node {
+namespace phalanx::train {
 
 // {features, hidden..., classes} for config.model ("softmax" has no hidden layer).
 std::vector<std::size_t> modelSizes(const ModelConfig& model, std::size_t features,
                                     std::size_t classes);
 
-// Sets the threads OpenMP and Eigen use (config.threads); 0 leaves their defaults (every core).
+// Sets the threads OpenMP and Eigen use (the config's `threads`); 0 leaves their defaults (every
+// core).
 void useThreads(int threads);
 
-// The schedule config.optimizer asks for; cosine's period is config.rounds.count.
-Schedule makeSchedule(const Config& config);
+// The schedule config.optimizer asks for; cosine's period is config.rounds.
+Schedule makeSchedule(const TrainerConfig& config);
 
 class LocalTrainer final : public Learner {
  public:
-  // `seed` drives the initial parameters and the minibatch order. Throws ConfigError if the
+  // `seed` drives the initial parameters and the minibatch order. Throws base::ConfigError if the
   // shard is empty.
-  LocalTrainer(const Config& config, Dataset shard, std::uint64_t seed);
+  LocalTrainer(const TrainerConfig& config, Dataset shard, std::uint64_t seed);
 
   std::size_t dimension() const override { return model_.dimension(); }
   std::vector<compress::LayerShape> layers() const override;
@@ -60,7 +61,7 @@ class LocalTrainer final : public Learner {
     return std::max<std::uint64_t>(1, shard_.size() / batch_);
   }
 
-  double learningRate(std::uint64_t t) const override { return node::learningRate(schedule_, t); }
+  double learningRate(std::uint64_t t) const override { return train::learningRate(schedule_, t); }
   Evaluation evaluate(const Dataset& data) const { return model_.evaluate(params_, data); }
   std::optional<Evaluation> evaluation(const Dataset* test, bool due) override {
     if (!test || !due) return std::nullopt;
@@ -97,4 +98,4 @@ class LocalTrainer final : public Learner {
   std::string identity_;
 };
 
-}  // namespace phalanx::node
+}  // namespace phalanx::train

@@ -1,6 +1,6 @@
 // What a PeerNode's round needs from whoever owns the model: the honest vector of a round (the
-// half step, or the gradient) and a place for the mix. LocalTrainer (node/local_trainer.h) owns
-// an Eigen MLP and its data; ExternalLearner (node/external_learner.h) takes the vectors from a
+// half step, or the gradient) and a place for the mix. LocalTrainer (train/local_trainer.h) owns
+// an Eigen MLP and its data; ExternalLearner (train/external_learner.h) takes the vectors from a
 // training loop on another thread (the Python package: python/). Called on the node's clock only,
 // except where a method says otherwise.
 #pragma once
@@ -13,11 +13,11 @@
 #include <vector>
 
 #include "compress/compressor.h"
-#include "node/checkpoint.h"
-#include "node/dataset.h"
-#include "node/mlp.h"
+#include "train/checkpoint.h"
+#include "train/dataset.h"
+#include "train/mlp.h"
 
-namespace phalanx::node {
+namespace phalanx::train {
 
 class Learner {
  public:
@@ -79,4 +79,4 @@ class Learner {
   virtual void restore(const Checkpoint& c) = 0;
 };
 
-}  // namespace phalanx::node
+}  // namespace phalanx::train

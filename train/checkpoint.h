@@ -16,7 +16,7 @@
 
 #include "base/error.h"
 
-namespace phalanx::node {
+namespace phalanx::train {
 
 // A checkpoint that cannot be written, or a folder none of whose files reads back.
 class CheckpointError : public base::ErrorOf<base::ErrorKind::kCheckpoint> {
@@ -65,4 +65,4 @@ class CheckpointStore {
   std::size_t keep_;
 };
 
-}  // namespace phalanx::node
+}  // namespace phalanx::train

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <vector>
 
-namespace phalanx::node {
+namespace phalanx::train {
 
 struct IdxImages {
   std::size_t count = 0;
@@ -22,4 +22,4 @@ IdxImages readIdxImages(const std::filesystem::path& file);
 // Magic 0x00000801, u8 labels. Throws DataError naming the file on any defect.
 std::vector<std::uint8_t> readIdxLabels(const std::filesystem::path& file);
 
-}  // namespace phalanx::node
+}  // namespace phalanx::train

@@ -1,4 +1,4 @@
-#include "node/partition.h"
+#include "train/partition.h"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 #include <random>
 #include <stdexcept>
 
-namespace phalanx::node {
+namespace phalanx::train {
 namespace {
 
 void sortParts(Partition& parts) {
@@ -88,4 +88,4 @@ Partition partitionDirichlet(std::span<const std::uint8_t> labels, std::size_t c
       alpha, min_per_node, kAttempts));
 }
 
-}  // namespace phalanx::node
+}  // namespace phalanx::train

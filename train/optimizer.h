@@ -10,7 +10,7 @@
 
 #include "base/names.h"
 
-namespace phalanx::node {
+namespace phalanx::train {
 
 enum class MomentumKind : std::uint8_t {
   kEma,        // m = beta*m + (1-beta)*g   (MoNNA)
@@ -53,4 +53,4 @@ class MomentumOptimizer {
   std::vector<float> momentum_;  // m0 = 0
 };
 
-}  // namespace phalanx::node
+}  // namespace phalanx::train

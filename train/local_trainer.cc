@@ -1,4 +1,4 @@
-#include "node/local_trainer.h"
+#include "train/local_trainer.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -11,7 +11,7 @@
 
 #include "kernels/vector_ops.h"
 
-namespace phalanx::node {
+namespace phalanx::train {
 
 std::vector<std::size_t> modelSizes(const ModelConfig& model, std::size_t features,
                                     std::size_t classes) {
@@ -28,19 +28,19 @@ void useThreads(int threads) {
   Eigen::setNbThreads(threads);
 }
 
-Schedule makeSchedule(const Config& config) {
+Schedule makeSchedule(const TrainerConfig& config) {
   const ScheduleConfig& s = config.optimizer.schedule;
   Schedule out;
   out.kind = s.kind;
   out.lr0 = config.optimizer.lr;
   out.tau = s.tau;
   out.decay_every = s.decay_every;
-  out.total_rounds = config.rounds.count;
+  out.total_rounds = config.rounds;
   out.min_lr = s.min_lr;
   return out;
 }
 
-LocalTrainer::LocalTrainer(const Config& config, Dataset shard, std::uint64_t seed)
+LocalTrainer::LocalTrainer(const TrainerConfig& config, Dataset shard, std::uint64_t seed)
     : shard_(std::move(shard)),
       model_(modelSizes(config.model, shard_.features, shard_.classes)),
       params_(model_.dimension()),
@@ -51,7 +51,7 @@ LocalTrainer::LocalTrainer(const Config& config, Dataset shard, std::uint64_t se
       batch_(std::min<std::size_t>(config.data.batch, std::max<std::size_t>(shard_.size(), 1))),
       rng_(seed),
       order_(shard_.size()) {
-  if (shard_.size() == 0) throw ConfigError("local trainer: this node's data shard is empty");
+  if (shard_.size() == 0) throw base::ConfigError("local trainer: this node's data shard is empty");
   identity_ = fmt::format("model={}:{};dataset={};features={};classes={}",
                           kModelKinds.name(config.model.kind), fmt::join(config.model.hidden, ","),
                           kDatasetKinds.name(config.data.dataset), shard_.features, shard_.classes);
@@ -136,4 +136,4 @@ void LocalTrainer::restore(const Checkpoint& c) {
   std::copy(momentum.begin(), momentum.end(), optimizer_.momentum().begin());
 }
 
-}  // namespace phalanx::node
+}  // namespace phalanx::train

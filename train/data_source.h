@@ -4,16 +4,16 @@
 
 #include <cstdint>
 
-#include "node/config.h"
-#include "node/dataset.h"
+#include "train/dataset.h"
+#include "train/train_config.h"
 
-namespace phalanx::node {
+namespace phalanx::train {
 
 // Throws DataError when the files are missing or corrupt.
 TrainTest loadData(const DataConfig& data, std::uint64_t seed);
 
 // Node `index`'s part (of `nodes`) of `train`, split as data.partition says with `seed`: the
-// same call on every node gives disjoint shards that cover the set. Throws ConfigError when a
+// same call on every node gives disjoint shards that cover the set. Throws base::ConfigError when a
 // Dirichlet split cannot give every node a sample.
 Dataset shardOf(const DataConfig& data, const Dataset& train, std::size_t nodes, std::size_t index,
                 std::uint64_t seed);
@@ -21,4 +21,4 @@ Dataset shardOf(const DataConfig& data, const Dataset& train, std::size_t nodes,
 std::vector<std::size_t> shardSizes(const DataConfig& data, const Dataset& train, std::size_t nodes,
                                     std::uint64_t seed);
 
-}  // namespace phalanx::node
+}  // namespace phalanx::train

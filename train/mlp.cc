@@ -1,4 +1,4 @@
-#include "node/mlp.h"
+#include "train/mlp.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 
 #include "base/check.h"
 
-namespace phalanx::node {
+namespace phalanx::train {
 namespace {
 
 using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
@@ -142,4 +142,4 @@ Evaluation Mlp::evaluate(std::span<const float> params, const Dataset& data) con
   return {loss / count, double(correct) / count};
 }
 
-}  // namespace phalanx::node
+}  // namespace phalanx::train

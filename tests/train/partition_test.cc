@@ -1,4 +1,4 @@
-#include "node/partition.h"
+#include "train/partition.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <vector>
 
-namespace phalanx::node {
+namespace phalanx::train {
 namespace {
 
 std::vector<std::uint8_t> balancedLabels(std::size_t n, std::size_t classes) {
@@ -92,4 +92,4 @@ TEST(Partition, ImpossibleRequestsAreErrors) {
 }
 
 }  // namespace
-}  // namespace phalanx::node
+}  // namespace phalanx::train

@@ -1,6 +1,6 @@
 // Checkpoints: exact round trips, atomic saves keeping the newest two, and every kind of damage
 // detected so that loading falls back to the previous file.
-#include "node/checkpoint.h"
+#include "train/checkpoint.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -11,7 +11,7 @@
 
 #include "tests/support/temp_dir.h"
 
-namespace phalanx::node {
+namespace phalanx::train {
 namespace {
 
 using ::testing::HasSubstr;
@@ -111,4 +111,4 @@ TEST(CheckpointStore, SaveIntoAnUnwritablePlaceIsAClearError) {
 }
 
 }  // namespace
-}  // namespace phalanx::node
+}  // namespace phalanx::train

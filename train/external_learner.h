@@ -15,14 +15,14 @@
 #include <string>
 #include <vector>
 
-#include "node/learner.h"
+#include "train/learner.h"
 
-namespace phalanx::node {
+namespace phalanx::train {
 
 class ExternalLearner final : public Learner {
  public:
   // `layers` (sizes summing to `dimension`; empty: one layer) for per-layer codecs. Throws
-  // ConfigError on a zero dimension or layers of another total.
+  // base::ConfigError on a zero dimension or layers of another total.
   explicit ExternalLearner(std::size_t dimension, std::vector<compress::LayerShape> layers = {});
 
   // The loop's side (any thread).
@@ -98,4 +98,4 @@ class ExternalLearner final : public Learner {
   std::optional<Evaluation> reported_;
 };
 
-}  // namespace phalanx::node
+}  // namespace phalanx::train

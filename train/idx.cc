@@ -1,4 +1,4 @@
-#include "node/idx.h"
+#include "train/idx.h"
 
 #include <fmt/format.h>
 #include <zlib.h>
@@ -7,9 +7,9 @@
 #include <memory>
 #include <string>
 
-#include "node/dataset.h"
+#include "train/dataset.h"
 
-namespace phalanx::node {
+namespace phalanx::train {
 namespace {
 
 // Far above Fashion-MNIST (60000 x 28 x 28) but small enough that a forged header cannot
@@ -104,4 +104,4 @@ std::vector<std::uint8_t> readIdxLabels(const std::filesystem::path& file) {
   return labels;
 }
 
-}  // namespace phalanx::node
+}  // namespace phalanx::train

@@ -1,13 +1,13 @@
-#include "node/data_source.h"
+#include "train/data_source.h"
 
 #include <fmt/format.h>
 
 #include <stdexcept>
 
-#include "node/partition.h"
-#include "node/synthetic.h"
+#include "train/partition.h"
+#include "train/synthetic.h"
 
-namespace phalanx::node {
+namespace phalanx::train {
 
 TrainTest loadData(const DataConfig& data, std::uint64_t seed) {
   if (data.dataset == DatasetKind::kSynthetic) {
@@ -26,7 +26,7 @@ Partition partitionOf(const DataConfig& data, const Dataset& train, std::size_t 
     try {
       parts = partitionDirichlet(train.y, train.classes, nodes, data.alpha, seed);
     } catch (const std::invalid_argument& e) {
-      throw ConfigError(fmt::format("data.alpha: {}", e.what()));
+      throw base::ConfigError(fmt::format("data.alpha: {}", e.what()));
     }
   } else {
     parts = partitionIid(train.size(), nodes, seed);
@@ -48,4 +48,4 @@ std::vector<std::size_t> shardSizes(const DataConfig& data, const Dataset& train
   return sizes;
 }
 
-}  // namespace phalanx::node
+}  // namespace phalanx::train

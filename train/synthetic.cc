@@ -1,9 +1,9 @@
-#include "node/synthetic.h"
+#include "train/synthetic.h"
 
 #include <random>
 #include <stdexcept>
 
-namespace phalanx::node {
+namespace phalanx::train {
 namespace {
 
 Dataset draw(const SyntheticSpec& spec, const std::vector<float>& centres, std::size_t n,
@@ -40,4 +40,4 @@ TrainTest makeSynthetic(const SyntheticSpec& spec) {
   return tt;
 }
 
-}  // namespace phalanx::node
+}  // namespace phalanx::train

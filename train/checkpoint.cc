@@ -1,4 +1,4 @@
-#include "node/checkpoint.h"
+#include "train/checkpoint.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -13,7 +13,7 @@
 
 #include "base/bytes.h"
 
-namespace phalanx::node {
+namespace phalanx::train {
 namespace {
 
 constexpr char kMagic[8] = {'P', 'H', 'X', 'C', 'K', 'P', 'T', '\n'};
@@ -232,4 +232,4 @@ CheckpointStore::Loaded CheckpointStore::loadLatest() const {
   return loaded;
 }
 
-}  // namespace phalanx::node
+}  // namespace phalanx::train

@@ -1,4 +1,4 @@
-#include "node/optimizer.h"
+#include "train/optimizer.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <numbers>
 #include <vector>
 
-namespace phalanx::node {
+namespace phalanx::train {
 namespace {
 
 TEST(Schedule, ConstantIsConstant) {
@@ -87,4 +87,4 @@ TEST(Momentum, RejectsBetaOutsideRange) {
 }
 
 }  // namespace
-}  // namespace phalanx::node
+}  // namespace phalanx::train

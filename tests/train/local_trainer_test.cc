@@ -1,37 +1,41 @@
-#include "node/local_trainer.h"
+#include "train/local_trainer.h"
 
 #include <gtest/gtest.h>
 
 #include <vector>
 
 #include "kernels/vector_ops.h"
-#include "node/data_source.h"
-#include "node/partition.h"
+#include "train/data_source.h"
+#include "train/partition.h"
 
-namespace phalanx::node {
+namespace phalanx::train {
 namespace {
 
-Config syntheticConfig() {
-  return parseConfig(R"(
-seed: 3
-data: {dataset: synthetic, batch: 32, synthetic: {train: 2000, test: 500, features: 16, classes: 4}}
-model: {kind: mlp, hidden: [32]}
-optimizer: {lr: 0.1, momentum: 0.9}
-rounds: {count: 300}
-)",
-                     "test");
+// A 16-feature, 4-class synthetic task and an MLP with one hidden layer of 32.
+TrainerConfig syntheticConfig() {
+  TrainerConfig c;
+  c.data.dataset = DatasetKind::kSynthetic;
+  c.data.batch = 32;
+  c.data.synthetic = {.train = 2000, .test = 500, .features = 16, .classes = 4};
+  c.model = {.kind = ModelKind::kMlp, .hidden = {32}};
+  c.optimizer.lr = 0.1;
+  c.optimizer.momentum = 0.9;
+  c.rounds = 300;
+  return c;
 }
 
+constexpr std::uint64_t kSeed = 3;
+
 TEST(LocalTrainer, LearnsTheSyntheticTask) {
-  const Config config = syntheticConfig();
-  TrainTest data = loadData(config.data, config.seed);
-  LocalTrainer trainer(config, data.train, config.seed);
+  const TrainerConfig config = syntheticConfig();
+  TrainTest data = loadData(config.data, kSeed);
+  LocalTrainer trainer(config, data.train, kSeed);
   const Evaluation before = trainer.evaluate(data.test);
   double first = 0, last = 0;
-  for (std::uint64_t t = 0; t < config.rounds.count; ++t) {
+  for (std::uint64_t t = 0; t < config.rounds; ++t) {
     const double loss = trainer.step(t);
     if (t < 10) first += loss / 10;
-    if (t >= config.rounds.count - 10) last += loss / 10;
+    if (t >= config.rounds - 10) last += loss / 10;
   }
   const Evaluation after = trainer.evaluate(data.test);
   EXPECT_LT(last, first * 0.5);
@@ -40,8 +44,8 @@ TEST(LocalTrainer, LearnsTheSyntheticTask) {
 }
 
 TEST(LocalTrainer, SameSeedGivesTheSameParameters) {
-  const Config config = syntheticConfig();
-  const TrainTest data = loadData(config.data, config.seed);
+  const TrainerConfig config = syntheticConfig();
+  const TrainTest data = loadData(config.data, kSeed);
   LocalTrainer a(config, data.train, 9), b(config, data.train, 9), c(config, data.train, 10);
   for (std::uint64_t t = 0; t < 20; ++t) {
     a.step(t);
@@ -54,8 +58,8 @@ TEST(LocalTrainer, SameSeedGivesTheSameParameters) {
 
 TEST(LocalTrainer, WeightDecayShrinksParametersWithoutData) {
   // lr = 0 apart from decay is not possible, so compare decayed against undecayed runs.
-  Config config = syntheticConfig();
-  const TrainTest data = loadData(config.data, config.seed);
+  TrainerConfig config = syntheticConfig();
+  const TrainTest data = loadData(config.data, kSeed);
   LocalTrainer plain(config, data.train, 1);
   config.optimizer.weight_decay = 0.5;
   LocalTrainer decayed(config, data.train, 1);
@@ -67,8 +71,8 @@ TEST(LocalTrainer, WeightDecayShrinksParametersWithoutData) {
 }
 
 TEST(LocalTrainer, ShardFromAPartitionTrains) {
-  const Config config = syntheticConfig();
-  const TrainTest data = loadData(config.data, config.seed);
+  const TrainerConfig config = syntheticConfig();
+  const TrainTest data = loadData(config.data, kSeed);
   const Partition parts = partitionDirichlet(data.train.y, data.train.classes, 4, 1.0, 1);
   LocalTrainer trainer(config, subset(data.train, parts[0]), 1);
   EXPECT_EQ(trainer.shard().size(), parts[0].size());
@@ -77,12 +81,12 @@ TEST(LocalTrainer, ShardFromAPartitionTrains) {
 }
 
 TEST(LocalTrainer, EmptyShardIsAnError) {
-  const Config config = syntheticConfig();
+  const TrainerConfig config = syntheticConfig();
   Dataset empty;
   empty.features = 16;
   empty.classes = 4;
-  EXPECT_THROW(LocalTrainer(config, empty, 1), ConfigError);
+  EXPECT_THROW(LocalTrainer(config, empty, 1), base::ConfigError);
 }
 
 }  // namespace
-}  // namespace phalanx::node
+}  // namespace phalanx::train

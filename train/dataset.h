@@ -12,7 +12,7 @@
 
 #include "base/error.h"
 
-namespace phalanx::node {
+namespace phalanx::train {
 
 // A missing, truncated or corrupt data file; the message names the path (and the package).
 class DataError : public base::ErrorOf<base::ErrorKind::kData> {
@@ -47,4 +47,4 @@ TrainTest loadFashionMnist(const std::filesystem::path& dir);
 // The rows `indices` of `data`, in that order.
 Dataset subset(const Dataset& data, std::span<const std::uint32_t> indices);
 
-}  // namespace phalanx::node
+}  // namespace phalanx::train

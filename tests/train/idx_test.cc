@@ -1,4 +1,4 @@
-#include "node/idx.h"
+#include "train/idx.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -8,10 +8,10 @@
 #include <cmath>
 #include <string>
 
-#include "node/dataset.h"
 #include "tests/support/temp_dir.h"
+#include "train/dataset.h"
 
-namespace phalanx::node {
+namespace phalanx::train {
 namespace {
 
 using ::testing::HasSubstr;
@@ -164,4 +164,4 @@ TEST(IdxReader, LabelCountMustMatchImageCount) {
 }
 
 }  // namespace
-}  // namespace phalanx::node
+}  // namespace phalanx::train
