@@ -36,6 +36,12 @@ struct NameTable {
     return "unknown";
   }
   constexpr bool contains(std::string_view name) const { return parse(name).has_value(); }
+  constexpr bool contains(E value) const {
+    for (const Named<E>& e : entries) {
+      if (e.value == value) return true;
+    }
+    return false;
+  }
   // Every name, in table order (for "allowed: ..." in errors and for grids that iterate).
   std::vector<std::string> names() const {
     std::vector<std::string> out;

@@ -297,12 +297,11 @@ std::expected<std::unique_ptr<Compressor>, std::string> makeCompressor(const Com
                                     codecName(c.codec), fmt::join(kCodecNames, ", ")));
   }
   const CodecId id = known->id;
-  const auto type = std::find(kValueTypeNames.begin(), kValueTypeNames.end(), c.values);
-  if (type == kValueTypeNames.end()) {
-    return bad("values",
-               fmt::format("unknown value type '{}' (allowed: fp32, fp16, bf16)", c.values));
+  if (!kValueTypes.contains(c.values)) {
+    return bad("values", fmt::format("unknown value type {} (allowed: {})", int(c.values),
+                                     fmt::join(kValueTypes.names(), ", ")));
   }
-  const auto value_type = ValueType(type - kValueTypeNames.begin());
+  const ValueType value_type = c.values;
   if (!(c.density > 0 && c.density <= 1)) return bad("density", "must be in (0, 1]");
   if (c.bucket > 0xffffffffull) return bad("bucket", "must be below 2^32 (0: the codec's default)");
   if (!(c.threshold >= 0) || !std::isfinite(c.threshold)) return bad("threshold", "must be >= 0");

@@ -27,7 +27,6 @@ inline const std::vector<std::string> kCodecNames = [] {
   }
   return names;
 }();
-inline const std::vector<std::string> kValueTypeNames{"fp32", "fp16", "bf16", "int2"};
 
 // One tensor of the model inside the flat parameter vector: a matrix of rows × cols stored
 // row-major, or a vector when cols == 1 (biases). Layers tile the vector in order.
@@ -40,8 +39,8 @@ struct LayerShape {
 
 struct CompressorConfig {
   CodecId codec = CodecId::kNone;
-  double density = 0.01;           // topk, topk_sampled, randk: k = clamp(round(density·d), 1, d)
-  std::string values = "fp32";     // sparse values on the wire: fp32 | fp16 | bf16 | int2
+  double density = 0.01;  // topk, topk_sampled, randk: k = clamp(round(density·d), 1, d)
+  ValueType values = ValueType::kFp32;  // sparse values on the wire (kValueTypes)
   int bits = 8;                    // qsgd: bits per entry with the sign; s = 2^(bits-1) - 1 levels
   std::size_t bucket = 0;          // qsgd, sign; 0: the codec's default (qsgd 128, sign 1024)
   int rank = 2;                    // powersgd

@@ -22,12 +22,12 @@ std::expected<std::unique_ptr<DgcEncoder>, std::string> DgcEncoder::make(const D
     if (!(w > 0 && w <= 1))
       return std::unexpected("compression.warmup: densities must be in (0, 1]");
   }
-  const auto type = std::find(kValueTypeNames.begin(), kValueTypeNames.end(), c.values);
-  if (type == kValueTypeNames.end())
-    return std::unexpected("compression.values: fp32, fp16 or bf16");
+  if (!kValueTypes.contains(c.values))
+    return std::unexpected(
+        fmt::format("compression.values: one of {}", fmt::join(kValueTypes.names(), ", ")));
   std::unique_ptr<DgcEncoder> e(new DgcEncoder());
   e->config_ = c;
-  e->type_ = ValueType(type - kValueTypeNames.begin());
+  e->type_ = c.values;
   return e;
 }
 

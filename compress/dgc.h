@@ -22,7 +22,7 @@ struct DgcConfig {
   std::size_t nodes = 1;   // N
   // Densities for epochs 0, 1, ... before the target (the paper's exponential warm-up).
   std::vector<double> warmup{0.25, 0.0625, 0.015625, 0.00390625};
-  std::string values = "fp32";
+  ValueType values = ValueType::kFp32;
   std::uint64_t seed = 1;
   std::vector<LayerShape> layers;  // empty: one vector
 };

@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/names.h"
+
 namespace phalanx::compress {
 
 // Wire ids; never renumber (FORMAT.md).
@@ -36,6 +38,10 @@ inline constexpr std::size_t kHeaderBytes = 8;
 // How sparse codecs carry their values. kInt2 (SparseLoCo's low-bit values): two magnitudes
 // and 2 bits per value, a sign and which magnitude (compress/FORMAT.md).
 enum class ValueType : std::uint8_t { kFp32 = 0, kFp16 = 1, kBf16 = 2, kInt2 = 3 };
+inline constexpr auto kValueTypes = base::nameTable<ValueType>({{ValueType::kFp32, "fp32"},
+                                                                {ValueType::kFp16, "fp16"},
+                                                                {ValueType::kBf16, "bf16"},
+                                                                {ValueType::kInt2, "int2"}});
 
 struct Encoded {
   std::vector<std::uint8_t> bytes;

@@ -4,24 +4,30 @@
 #pragma once
 
 #include <cstddef>
-#include <string>
-#include <string_view>
+#include <cstdint>
+
+#include "base/names.h"
 
 namespace phalanx::kernels {
 
-enum class Backend { cpu, cuda };
+enum class Backend : std::uint8_t { kCpu, kCuda };
+inline constexpr auto kBackends =
+    base::nameTable<Backend>({{Backend::kCpu, "cpu"}, {Backend::kCuda, "cuda"}});
+// What a config asks for: a backend, or the best one that answers.
+enum class Device : std::uint8_t { kAuto, kCpu, kCuda };
+inline constexpr auto kDevices = base::nameTable<Device>(
+    {{Device::kAuto, "auto"}, {Device::kCpu, "cpu"}, {Device::kCuda, "cuda"}});
 
-// "cpu"; "cuda" (throws std::runtime_error when this build or machine has no CUDA device);
-// "auto": cuda when a device answers, cpu otherwise. Returns what is now in use.
-Backend useBackend(std::string_view choice);
+// kCpu; kCuda (throws std::runtime_error when this build or machine has no CUDA device);
+// kAuto: cuda when a device answers, cpu otherwise. Returns what is now in use.
+Backend useBackend(Device choice);
 Backend activeBackend();
-std::string backendName(Backend backend);
 
 // Inputs smaller than this many floats stay on the CPU: a launch and a copy cost more.
 constexpr std::size_t kOffloadMinEntries = std::size_t(1) << 16;
 
 inline bool offloading(std::size_t entries) {
-  return activeBackend() == Backend::cuda && entries >= kOffloadMinEntries;
+  return activeBackend() == Backend::kCuda && entries >= kOffloadMinEntries;
 }
 
 }  // namespace phalanx::kernels

@@ -26,7 +26,6 @@ using base::YamlFields;
 using compress::FeedbackKind;
 
 // kernels/backend.h's choices.
-const std::vector<std::string> kDevices{"auto", "cpu", "cuda"};
 
 constexpr std::uint64_t kU64Max = std::numeric_limits<std::uint64_t>::max();
 constexpr double kHuge = 1e12;
@@ -221,7 +220,7 @@ Config parse(const YAML::Node& root, const Source& source) {
   YamlFields top(root, "", fail);
   top.integer("seed", c.seed, 0, kU64Max);
   top.integer("threads", c.threads, 0, 1024);
-  top.choice("device", c.device, kDevices);
+  top.choice("device", c.device, kernels::kDevices);
 
   YamlFields data = top.section("data");
   data.choice("dataset", c.data.dataset, train::kDatasetKinds);
@@ -273,7 +272,7 @@ Config parse(const YAML::Node& root, const Source& source) {
   comp.choice("codec", codec, compress::kCodecNames);
   c.compression.codec = compress::codecNamed(codec)->id;
   comp.number("density", c.compression.density, 1e-9, 1.0);
-  comp.choice("values", c.compression.values, compress::kValueTypeNames);
+  comp.choice("values", c.compression.values, compress::kValueTypes);
   comp.integer("bits", c.compression.bits, 1, 16);
   comp.integer("bucket", c.compression.bucket, 0, 1 << 30);
   comp.integer("rank", c.compression.rank, 1, 1024);
@@ -301,7 +300,7 @@ Config parse(const YAML::Node& root, const Source& source) {
   broadcast.choice("codec", broadcast_codec, compress::kCodecNames);
   bc.codec = compress::codecNamed(broadcast_codec)->id;
   broadcast.number("density", bc.density, 1e-9, 1.0);
-  broadcast.choice("values", bc.values, compress::kValueTypeNames);
+  broadcast.choice("values", bc.values, compress::kValueTypes);
   broadcast.choice("feedback", bc.feedback, compress::kFeedbacks);
   broadcast.finish();
   comp.finish();
@@ -310,15 +309,17 @@ Config parse(const YAML::Node& root, const Source& source) {
 
   YamlFields mixing = top.section("mixing");
   mixing.choice("rule", c.mixing.rule, robust::kRules);
-  mixing.textList("pre", c.mixing.pre);
+  std::vector<std::string> pre;
+  for (const robust::PreSpec& spec : c.mixing.pre) pre.push_back(robust::preSpecText(spec));
+  mixing.textList("pre", pre);
   mixing.number("tau", c.mixing.tau, 0, kHuge);
   mixing.integer("iters", c.mixing.iters, 1, 1000);
   mixing.boolean("exclude_equivocators", c.mixing.exclude_equivocators);
   mixing.finish();
-  // robust/ parses the pre-aggregator list; the rule here is any one that needs no parameter.
-  if (auto probe = robust::makeAggregator({.rule = robust::RuleId::kMean, .pre = c.mixing.pre});
-      !probe) {
-    source.fail("mixing.pre", probe.error());
+  if (auto specs = robust::parsePreSpecs(pre); specs) {
+    c.mixing.pre = std::move(*specs);
+  } else {
+    source.fail("mixing.pre", specs.error());
   }
 
   YamlFields rounds = top.section("rounds");

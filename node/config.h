@@ -15,6 +15,7 @@
 #include "base/error.h"
 #include "compress/compressor.h"
 #include "compress/feedback.h"
+#include "kernels/backend.h"
 #include "node/attack_spec.h"
 #include "robust/aggregator.h"
 #include "train/train_config.h"
@@ -47,8 +48,8 @@ inline constexpr auto kSecurityModes =
 // baseline; a codec: bidirectional compression, error feedback kept at the hub.
 struct BroadcastConfig {
   compress::CodecId codec = compress::CodecId::kNone;
-  double density = 0.01;        // topk, topk_sampled, randk
-  std::string values = "fp32";  // fp32 | fp16 | bf16 | int2 (sparse values)
+  double density = 0.01;                                            // topk, topk_sampled, randk
+  compress::ValueType values = compress::ValueType::kFp32;          // sparse values (kValueTypes)
   compress::FeedbackKind feedback = compress::FeedbackKind::kEf14;  // none | ef14
 };
 
@@ -60,14 +61,14 @@ inline constexpr auto kEf21Weights = base::nameTable<Ef21Weights>(
 
 struct CompressionConfig {
   compress::CodecId codec = compress::CodecId::kNone;
-  double density = 0.01;        // topk, topk_sampled, randk
-  std::string values = "fp32";  // fp32 | fp16 | bf16 | int2 (sparse values)
-  int bits = 8;                 // qsgd
-  std::size_t bucket = 0;       // qsgd, sign; 0: the codec's default (qsgd 128, sign 1024)
-  int rank = 2;                 // powersgd
-  double threshold = 0;         // threshold codec's lambda; 0 = 1/(2 sqrt(k))
-  bool unbiased = true;         // randk (d/k scale), qsgd (no shrink); DIANA needs it
-  bool shared_seed = false;     // randomness shared by all nodes instead of independent
+  double density = 0.01;                                    // topk, topk_sampled, randk
+  compress::ValueType values = compress::ValueType::kFp32;  // sparse values (kValueTypes)
+  int bits = 8;                                             // qsgd
+  std::size_t bucket = 0;    // qsgd, sign; 0: the codec's default (qsgd 128, sign 1024)
+  int rank = 2;              // powersgd
+  double threshold = 0;      // threshold codec's lambda; 0 = 1/(2 sqrt(k))
+  bool unbiased = true;      // randk (d/k scale), qsgd (no shrink); DIANA needs it
+  bool shared_seed = false;  // randomness shared by all nodes instead of independent
   compress::FeedbackKind feedback = compress::FeedbackKind::kNone;
   double eta = 0.1;  // ef21_sgdm's momentum weight (exchange: gradient)
   double alpha = 0;  // diana's shift step; 0: 1/(ω + 1) from the codec's variance factor
@@ -108,9 +109,9 @@ struct OuterConfig {
 
 struct MixingConfig {
   robust::RuleId rule = robust::RuleId::kNna;
-  std::vector<std::string> pre;  // nnm, clip:C, arc, bucketing:S — applied in order
-  double tau = 0;                // clipping radius (cc, clipped_gossip); 0 = adaptive
-  int iters = 1;                 // cc iterations
+  std::vector<robust::PreSpec> pre;  // nnm, clip:C, arc, bucketing:S — applied in order
+  double tau = 0;                    // clipping radius (cc, clipped_gossip); 0 = adaptive
+  int iters = 1;                     // cc iterations
   // Leave peers convicted of equivocation (docs/PROTOCOL.md) out of every later mix. Off only
   // to measure a rule alone against per-target attacks (the conviction is still counted).
   bool exclude_equivocators = true;
@@ -166,8 +167,8 @@ bool exchangesGradients(const Config& c);
 
 struct Config {
   std::uint64_t seed = 1;
-  int threads = 0;              // 0: every core
-  std::string device = "auto";  // auto | cpu | cuda: where kernels/ runs (kernels/backend.h)
+  int threads = 0;                                  // 0: every core
+  kernels::Device device = kernels::Device::kAuto;  // where kernels/ runs (kernels/backend.h)
   train::DataConfig data;
   train::ModelConfig model;
   train::OptimizerConfig optimizer;

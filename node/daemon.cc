@@ -106,8 +106,9 @@ PeerSetup daemonSetup(const DaemonRequest& r) {
   if (!r.out.empty()) std::filesystem::create_directories(r.out);
   setup.log = makeLogger(setup.id, r.out);
   train::useThreads(config.threads);
-  setup.log->info("compute backend: {} (device: {}; this build: {})", kernels::backendName(backend),
-                  config.device, kernels::backendSummary());
+  setup.log->info("compute backend: {} (device: {}; this build: {})",
+                  kernels::kBackends.name(backend), kernels::kDevices.name(config.device),
+                  kernels::backendSummary());
   if (!r.attack.empty()) {
     auto spec = AttackSpec::parse(r.attack);
     if (!spec) throw ConfigError("--attack: " + spec.error());

@@ -195,7 +195,7 @@ std::expected<std::unique_ptr<Aggregator>, std::string> makeAggregator(const Agg
     pre.push_back(std::move(*p));
   }
   std::string name(kRules.name(c.rule));
-  for (const auto& spec : c.pre) name = spec + "+" + name;
+  for (const auto& spec : c.pre) name = preSpecText(spec) + "+" + name;
   return std::make_unique<Pipeline>(std::move(name), std::move(rule), std::move(pre));
 }
 

@@ -14,6 +14,7 @@
 
 #include "base/names.h"
 #include "kernels/batch_ops.h"
+#include "robust/pre_spec.h"
 
 namespace phalanx::robust {
 
@@ -59,10 +60,10 @@ inline constexpr auto kRules = base::nameTable<RuleId>({{RuleId::kNna, "nna"},
 
 struct AggregatorConfig {
   RuleId rule = RuleId::kNna;
-  std::vector<std::string> pre;  // "nnm", "clip:C", "arc", "bucketing:S", applied in order
-  double tau = 0;                // cc: clipping radius (> 0); clipped_gossip: 0 = adaptive
-  int iters = 1;                 // cc: L
-  std::uint64_t seed = 1;        // bucketing's shuffles
+  std::vector<PreSpec> pre;  // applied in order (robust/pre_spec.h)
+  double tau = 0;            // cc: clipping radius (> 0); clipped_gossip: 0 = adaptive
+  int iters = 1;             // cc: L
+  std::uint64_t seed = 1;    // bucketing's shuffles
 };
 
 struct MixInput {

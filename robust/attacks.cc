@@ -254,8 +254,8 @@ class Optimized final : public Base {
     // evaluation; NnmWithCopies keeps them, and the rest of the pipeline runs on its output.
     AggregatorConfig after_nnm = config_.target;
     std::optional<NnmWithCopies> nnm;
-    if (!config_.target.pre.empty() && config_.target.pre.front() == "nnm" && !honest.empty() &&
-        rows.size() > config_.target_b && honest_finite) {
+    if (!config_.target.pre.empty() && config_.target.pre.front().kind == PreKind::kNnm &&
+        !honest.empty() && rows.size() > config_.target_b && honest_finite) {
       after_nnm.pre.erase(after_nnm.pre.begin());
       nnm.emplace(honest, config_.f, config_.target_b);
     }

@@ -208,37 +208,26 @@ class Bucketing final : public PreAggregator {
 
 }  // namespace
 
-std::expected<std::unique_ptr<PreAggregator>, std::string> makePreAggregator(
-    const std::string& spec, std::uint64_t seed) {
-  const auto colon = spec.find(':');
-  const std::string name = spec.substr(0, colon);
-  double param = 0;
-  if (colon != std::string::npos) {
-    const std::string text = spec.substr(colon + 1);
-    char* end = nullptr;
-    param = std::strtod(text.c_str(), &end);
-    if (text.empty() || *end != '\0' || !(param > 0) || !std::isfinite(param)) {
-      return std::unexpected(
-          fmt::format("pre-aggregator '{}': the parameter must be a number > 0", spec));
-    }
-  }
-  const bool wants_param = name == "clip" || name == "bucketing";
-  if (name != "nnm" && name != "arc" && !wants_param) {
+std::expected<std::unique_ptr<PreAggregator>, std::string> makePreAggregator(const PreSpec& spec,
+                                                                             std::uint64_t seed) {
+  const bool wants_param = spec.kind == PreKind::kClip || spec.kind == PreKind::kBucketing;
+  if (wants_param && (!(spec.param > 0) || !std::isfinite(spec.param)))
     return std::unexpected(
-        fmt::format("unknown pre-aggregator '{}' (allowed: nnm, clip:C, arc, bucketing:S)", spec));
+        fmt::format("pre-aggregator '{}': the parameter must be a number > 0", preSpecText(spec)));
+  switch (spec.kind) {
+    case PreKind::kNnm:
+      return std::make_unique<Nnm>();
+    case PreKind::kArc:
+      return std::make_unique<Arc>();
+    case PreKind::kClip:
+      return std::make_unique<Clip>(spec.param);
+    case PreKind::kBucketing:
+      if (spec.param != std::floor(spec.param))
+        return std::unexpected(
+            fmt::format("bucketing: the bucket size must be whole, got '{}'", preSpecText(spec)));
+      return std::make_unique<Bucketing>(std::size_t(spec.param), seed);
   }
-  if (wants_param != (colon != std::string::npos)) {
-    return std::unexpected(
-        wants_param ? fmt::format("pre-aggregator '{}' needs a parameter, e.g. {}:2", name, name)
-                    : fmt::format("pre-aggregator '{}' takes no parameter", name));
-  }
-  if (name == "nnm") return std::make_unique<Nnm>();
-  if (name == "arc") return std::make_unique<Arc>();
-  if (name == "clip") return std::make_unique<Clip>(param);
-  if (param != std::floor(param)) {
-    return std::unexpected(fmt::format("bucketing: the bucket size must be whole, got '{}'", spec));
-  }
-  return std::make_unique<Bucketing>(std::size_t(param), seed);
+  return std::unexpected(fmt::format("unknown pre-aggregator kind {}", int(spec.kind)));
 }
 
 }  // namespace phalanx::robust

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernels/batch_ops.h"
+#include "robust/pre_spec.h"
 
 namespace phalanx::robust {
 
@@ -55,8 +56,8 @@ class NnmWithCopies {
   std::vector<std::vector<float>> out_;  // rows..., then the copies' shared output
 };
 
-// Parses "nnm", "clip:2.5", "arc", "bucketing:2".
-std::expected<std::unique_ptr<PreAggregator>, std::string> makePreAggregator(
-    const std::string& spec, std::uint64_t seed);
+// The pre-aggregator `spec` names (robust/pre_spec.h); an error for a parameter out of range.
+std::expected<std::unique_ptr<PreAggregator>, std::string> makePreAggregator(const PreSpec& spec,
+                                                                             std::uint64_t seed);
 
 }  // namespace phalanx::robust

@@ -19,9 +19,8 @@ double jsonNumber(const nlohmann::json& j, const char* key) {
 
 }  // namespace
 
-CellResult readCellResult(const Cell& cell, const std::filesystem::path& run,
-                          const std::string& status, double wall_seconds,
-                          const std::vector<std::uint32_t>& byzantine) {
+CellResult readCellResult(const Cell& cell, const std::filesystem::path& run, CellStatus status,
+                          double wall_seconds, const std::vector<std::uint32_t>& byzantine) {
   CellResult r{.cell = cell,
                .status = status,
                .final_acc_mean = kNaN,
@@ -78,7 +77,7 @@ const std::vector<std::pair<const char*, double CellResult::*>> kRecordFigures{
 
 std::string cellRecordJson(const CellRecord& record) {
   const CellResult& r = record.result;
-  nlohmann::json j{{"status", r.status}, {"exit_code", record.exit_code}};
+  nlohmann::json j{{"status", kCellStatuses.name(r.status)}, {"exit_code", record.exit_code}};
   for (const auto& [name, field] : kRecordFigures) {
     j[name] = std::isfinite(r.*field) ? nlohmann::json(r.*field) : nlohmann::json(nullptr);
   }
@@ -96,7 +95,9 @@ std::optional<CellRecord> cellRecordFrom(const Cell& cell, const std::string& js
       !j.contains("final_acc_mean")) {
     return std::nullopt;
   }
-  CellRecord record{.result = {.cell = cell, .status = j["status"].get<std::string>()}};
+  const auto status = kCellStatuses.parse(j["status"].get<std::string>());
+  if (!status) return std::nullopt;
+  CellRecord record{.result = {.cell = cell, .status = *status}};
   if (j.contains("exit_code") && j["exit_code"].is_number_integer()) {
     record.exit_code = j["exit_code"].get<int>();
   }

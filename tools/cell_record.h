@@ -9,14 +9,21 @@
 #include <string>
 #include <vector>
 
+#include "base/names.h"
 #include "tools/experiment.h"
 
 namespace phalanx::tools {
 
+// How a cell ended: it ran and every honest peer finished; it ran and one did not; it did not
+// run (or was interrupted: --resume runs it again).
+enum class CellStatus : std::uint8_t { kOk, kFailed, kError };
+inline constexpr auto kCellStatuses = base::nameTable<CellStatus>(
+    {{CellStatus::kOk, "ok"}, {CellStatus::kFailed, "failed"}, {CellStatus::kError, "error"}});
+
 // A cell's results: figures from its run folder (NaN where not measured).
 struct CellResult {
   Cell cell;
-  std::string status;  // ok, failed (an honest peer did not finish), error (did not run)
+  CellStatus status = CellStatus::kError;
   double final_acc_mean, final_acc_min, best_acc_mean, consensus_distance, byzantine_leakage,
       detection_rate, wire_bytes, compression_ratio, wall_seconds;
   std::vector<std::uint64_t> rounds;  // evaluation rounds
@@ -28,9 +35,8 @@ struct CellResult {
 };
 
 // Reads RUN/summary.json and the peers' logs.
-CellResult readCellResult(const Cell& cell, const std::filesystem::path& run,
-                          const std::string& status, double wall_seconds,
-                          const std::vector<std::uint32_t>& byzantine);
+CellResult readCellResult(const Cell& cell, const std::filesystem::path& run, CellStatus status,
+                          double wall_seconds, const std::vector<std::uint32_t>& byzantine);
 
 // A cell's record, DIR/cells/NAME/result.json: status, wall seconds, the launch's exit code,
 // every figure (null where not measured) and the accuracy curve. It outlives the run folder

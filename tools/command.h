@@ -2,10 +2,16 @@
 // Exit codes (DESIGN.md): 0 success, 1 failure, 2 bad input.
 #pragma once
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <map>
+#include <string>
 
 #include "base/error.h"
+#include "base/names.h"
 
 namespace phalanx::tools {
 
@@ -20,6 +26,16 @@ inline constexpr int kExitDiverged = 3;
 // written or read back, which is a failure of the run (1).
 inline int exitCodeOf(const base::Error& e) {
   return e.kind() == base::ErrorKind::kCheckpoint ? kExitFailure : kExitBadInput;
+}
+
+// An option that takes one of `table`'s names, parsed into the enum once (the help lists them).
+template <class E, std::size_t N>
+CLI::Option* addChoiceOption(CLI::App* app, const std::string& name, E& out,
+                             const base::NameTable<E, N>& table, const std::string& what) {
+  std::map<std::string, E> values;
+  for (const auto& e : table.entries) values.emplace(std::string(e.name), e.value);
+  return app->add_option(name, out, fmt::format("{}: {}", what, fmt::join(table.names(), ", ")))
+      ->transform(CLI::CheckedTransformer(values));
 }
 
 struct Command {

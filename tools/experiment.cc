@@ -113,9 +113,13 @@ Grid loadGrid(const std::filesystem::path& file) {
     } else if (t.IsMap()) {
       for (const auto& kv : t) {
         const std::string key = kv.first.as<std::string>();
-        if (key == "kind")
-          g.topology.kind = kv.second.as<std::string>();
-        else if (key == "n")
+        if (key == "kind") {
+          g.topology.kind = topologies::kGraphKinds.parse(kv.second.as<std::string>());
+          if (!g.topology.kind)
+            throw fail("topology.kind",
+                       fmt::format("unknown value '{}' (allowed: {})", kv.second.as<std::string>(),
+                                   fmt::join(topologies::kGraphKinds.names(), ", ")));
+        } else if (key == "n")
           g.topology.n = kv.second.as<std::size_t>();
         else if (key == "byzantine_budget" && kv.second.as<std::string>() == "f")
           g.topology.budget_is_f = true;
@@ -125,7 +129,7 @@ Grid loadGrid(const std::filesystem::path& file) {
           g.topology.params[key] = scalarText(kv.second);
       }
       if (root["honest"]) g.honest = root["honest"].as<std::size_t>();
-      if (g.topology.kind.empty() || (g.topology.n == 0 && g.honest == 0)) {
+      if (!g.topology.kind || (g.topology.n == 0 && g.honest == 0)) {
         throw fail("topology",
                    "a file, or {kind, n, byzantine_budget} (n may come from honest + f)");
       }
@@ -225,11 +229,12 @@ CellPlan planCell(const Grid& grid, const Cell& cell, std::uint16_t base_port) {
     const std::size_t n = !n_axis.empty()   ? std::stoul(n_axis)
                           : grid.honest > 0 ? grid.honest + f
                                             : s.n;
-    if (s.kind == "two_worlds") p.byzantine = f;  // the attackers are the last f peers
-    auto made = topologies::generateEdges(s.kind, n, p);
+    if (s.kind == topologies::GraphKind::kTwoWorlds)
+      p.byzantine = f;  // the attackers are the last f peers
+    auto made = topologies::generateEdges(*s.kind, n, p);
     if (!made) throw GridError(fmt::format("{}: topology: {}", grid.file.string(), made.error()));
     edges = std::move(*made);
-    const auto budgets = topologies::generatedBudgets(s.kind, n, p);
+    const auto budgets = topologies::generatedBudgets(*s.kind, n, p);
     for (std::uint32_t i = 0; i < n; ++i)
       nodes.push_back({.id = i, .byzantine_budget = budgets[i]});
     budget = s.budget_is_f ? f : s.byzantine_budget;

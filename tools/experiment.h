@@ -32,6 +32,8 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/names.h"
+#include "topologies/generators.h"
 #include "topologies/topology.h"
 
 namespace phalanx::tools {
@@ -46,9 +48,15 @@ struct Axis {
   std::vector<std::string> values;  // as written (YAML scalars)
 };
 
+// What runs a grid's cells: `phalanx launch` (real processes over TCP) or `phalanx simulate`
+// (every peer in one process, virtual time). The name is also the subcommand's.
+enum class Engine : std::uint8_t { kLaunch, kSimulate };
+inline constexpr auto kEngines =
+    base::nameTable<Engine>({{Engine::kLaunch, "launch"}, {Engine::kSimulate, "simulate"}});
+
 struct TopologySpec {
-  std::filesystem::path file;  // either a file
-  std::string kind;            // or a generator
+  std::filesystem::path file;                 // either a file
+  std::optional<topologies::GraphKind> kind;  // or a generator
   std::size_t n = 0;
   std::size_t byzantine_budget = 0;
   bool budget_is_f = false;                   // byzantine_budget: f (the cell's f)

@@ -39,7 +39,9 @@ struct ExperimentOptions {
   bool report_only = false;  // tables and plots from the records in --out; nothing runs
   std::uint16_t base_port = 20000;
   std::uint64_t rounds = 0;
-  std::string engine = "launch";  // launch: real processes; simulate: one process, virtual time
+  Engine engine = Engine::kLaunch;
+  // The engine's log in a cell's folder.
+  std::string logName() const { return std::string(kEngines.name(engine)) + ".log"; }
 };
 
 void progress(std::size_t done, std::size_t total, double seconds_per_cell, std::size_t jobs) {
@@ -79,7 +81,8 @@ int runExperiment(const ExperimentOptions& o) {
     for (const auto& f : o.filters) command += " --filter " + shellQuote(f);
     if (o.jobs > 1) command += fmt::format(" --jobs {}", o.jobs);
     if (o.rounds > 0) command += fmt::format(" --rounds {}", o.rounds);
-    if (o.engine != "launch") command += " --engine " + o.engine;
+    if (o.engine != Engine::kLaunch)
+      command += fmt::format(" --engine {}", kEngines.name(o.engine));
     std::ofstream(out / "command.txt") << command << '\n';
   }
   std::vector<CellPlan> plans;
@@ -102,7 +105,7 @@ int runExperiment(const ExperimentOptions& o) {
       // that could not run (error: bad config, ports, a binary swapped underneath) runs again,
       // unless only the report is wanted: then it stays what it was.
       if (auto r = readCellRecord(cells[i], dir / "result.json");
-          r && (r->result.status != "error" || o.report_only)) {
+          r && (r->result.status != CellStatus::kError || o.report_only)) {
         records[i] = std::move(*r);
         continue;
       }
@@ -134,7 +137,7 @@ int runExperiment(const ExperimentOptions& o) {
       CellRecord copy = records[first];
       copy.result.cell = cells[i];
       writeCellRecord(dir / "result.json", copy);
-      std::ofstream(dir / (o.engine + ".log")) << fmt::format(
+      std::ofstream(dir / o.logName()) << fmt::format(
           "the same run as cell {} (the same peers and settings, and no attacker or the "
           "same attack): its record copied\n",
           cells[first].name());
@@ -187,11 +190,11 @@ int runExperiment(const ExperimentOptions& o) {
       }
       std::ofstream(dir / "topology.yaml")
           << topologies::toYaml(plan.topology, "cell " + cells[i].name());
-      std::vector<std::string> argv{selfExecutable(), o.engine,
+      std::vector<std::string> argv{selfExecutable(), std::string(kEngines.name(o.engine)),
                                     "--topology",     (dir / "topology.yaml").string(),
                                     "--config",       fs::absolute(grid.config).string(),
                                     "--out",          (dir / "run").string()};
-      if (o.engine == "launch") {
+      if (o.engine == Engine::kLaunch) {
         argv.insert(argv.end(), {"--monitor-every", "5"});
       } else {
         // Cells side by side share the cores.
@@ -205,7 +208,7 @@ int runExperiment(const ExperimentOptions& o) {
       }
       if (grid.rounds > 0) argv.insert(argv.end(), {"--rounds", std::to_string(grid.rounds)});
       for (const auto& s : plan.sets) argv.insert(argv.end(), {"--set", s});
-      if (!running.spawn(i, argv, dir / (o.engine + ".log"))) {
+      if (!running.spawn(i, argv, dir / o.logName())) {
         ended(i);  // no record: reported as an error, run again by --resume
         continue;
       }
@@ -228,20 +231,21 @@ int runExperiment(const ExperimentOptions& o) {
     const int code = WIFEXITED(exit->status) ? WEXITSTATUS(exit->status) : -1;
     // An interrupted cell did not finish: "error", so --resume runs it again.
     const Ending ending = endingOf(exit->status);
-    const std::string state = interrupted()                  ? "error"
-                              : ending == Ending::kCompleted ? "ok"
-                              : ending == Ending::kFailed    ? "failed"
-                                                             : "error";
+    const CellStatus state = interrupted()                  ? CellStatus::kError
+                             : ending == Ending::kCompleted ? CellStatus::kOk
+                             : ending == Ending::kFailed    ? CellStatus::kFailed
+                                                            : CellStatus::kError;
     const fs::path cell_dir = out / "cells" / cells[index].name();
     // The record holds the figures: the run folder may be gone by the time the grid is
     // reported again (runs are not kept between sessions).
     records[index] = {
         readCellResult(cells[index], cell_dir / "run", state, wall, plans[index].byzantine), code};
     writeCellRecord(cell_dir / "result.json", records[index]);
-    if (state != "ok") {
+    if (state != CellStatus::kOk) {
       std::fprintf(stderr, "\n");
-      spdlog::warn("experiment: cell {} {} (exit {}); see {}", cells[index].name(), state, code,
-                   (out / "cells" / cells[index].name() / (o.engine + ".log")).string());
+      spdlog::warn("experiment: cell {} {} (exit {}); see {}", cells[index].name(),
+                   kCellStatuses.name(state), code,
+                   (out / "cells" / cells[index].name() / o.logName()).string());
     }
     spent += wall;
     ++timed;
@@ -254,12 +258,12 @@ int runExperiment(const ExperimentOptions& o) {
     if (records.contains(i)) {
       results.push_back(records[i].result);
     } else {  // interrupted before it ended: what its run folder holds, as an error
-      results.push_back(readCellResult(cells[i], out / "cells" / cells[i].name() / "run", "error",
-                                       0.0, plans[i].byzantine));
+      results.push_back(readCellResult(cells[i], out / "cells" / cells[i].name() / "run",
+                                       CellStatus::kError, 0.0, plans[i].byzantine));
     }
   }
   const bool all_ran = std::none_of(results.begin(), results.end(),
-                                    [](const auto& r) { return r.status == "error"; });
+                                    [](const auto& r) { return r.status == CellStatus::kError; });
   if (!o.filters.empty()) {
     // A filtered run into a folder that holds other cells' records (a --resume of part of a
     // grid) reports the whole grid, in grid order, so that it does not hide what ran before;
@@ -317,10 +321,9 @@ Command addExperimentCommand(CLI::App& root) {
       ->check(CLI::PositiveNumber);
   app->add_option("--base-port", o->base_port,
                   "first port (each job slot uses 500 from here; default 20000)");
-  app->add_option("--engine", o->engine,
-                  "launch (real processes, default) or simulate (every peer in one process, "
-                  "virtual time: reproducible, no ports)")
-      ->check(CLI::IsMember({"launch", "simulate"}));
+  addChoiceOption(app, "--engine", o->engine, kEngines,
+                  "launch: real processes (default); simulate: every peer in one process, "
+                  "virtual time (reproducible, no ports)");
   return {app, [o] { return runExperiment(*o); }};
 }
 

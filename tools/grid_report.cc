@@ -84,13 +84,13 @@ std::string resultsCsv(const Grid& grid, const std::vector<CellResult>& results)
     std::vector<std::string> row;
     for (const auto& c : columns)
       row.push_back(r.cell.value(c, c == "attack" ? "none" : c == "rule" ? "config" : ""));
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", fmt::join(row, ","), r.status,
-                       csvNumber(r.final_acc_mean), csvNumber(r.final_acc_min),
-                       csvNumber(r.best_acc_mean), csvNumber(r.consensus_distance),
-                       csvNumber(r.byzantine_leakage), csvNumber(r.detection_rate),
-                       csvNumber(r.wire_bytes), csvNumber(r.compression_ratio),
-                       csvNumber(r.wall_seconds), csvNumber(r.uplink_bytes),
-                       csvNumber(r.downlink_bytes), csvNumber(r.downlink_dense_bytes));
+    out += fmt::format(
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", fmt::join(row, ","),
+        kCellStatuses.name(r.status), csvNumber(r.final_acc_mean), csvNumber(r.final_acc_min),
+        csvNumber(r.best_acc_mean), csvNumber(r.consensus_distance), csvNumber(r.byzantine_leakage),
+        csvNumber(r.detection_rate), csvNumber(r.wire_bytes), csvNumber(r.compression_ratio),
+        csvNumber(r.wall_seconds), csvNumber(r.uplink_bytes), csvNumber(r.downlink_bytes),
+        csvNumber(r.downlink_dense_bytes));
   }
   return out;
 }
@@ -106,11 +106,12 @@ std::string resultsMarkdown(const Grid& grid, const std::vector<CellResult>& res
   std::string out = fmt::format(
       "# Results of {}\n\nBase config `{}`; {} cells ({} ok, {} failed, {} did not run).\n",
       grid.file.filename().string(), grid.config.filename().string(), results.size(),
-      std::count_if(results.begin(), results.end(), [](const auto& r) { return r.status == "ok"; }),
       std::count_if(results.begin(), results.end(),
-                    [](const auto& r) { return r.status == "failed"; }),
+                    [](const auto& r) { return r.status == CellStatus::kOk; }),
       std::count_if(results.begin(), results.end(),
-                    [](const auto& r) { return r.status == "error"; }));
+                    [](const auto& r) { return r.status == CellStatus::kFailed; }),
+      std::count_if(results.begin(), results.end(),
+                    [](const auto& r) { return r.status == CellStatus::kError; }));
   const auto table = [&](const char* title, double CellResult::*field) {
     out += fmt::format(
         "\n## {} (rows: attack, columns: rule; mean over the other axes)\n\n| attack | {} |\n|---|",
@@ -195,8 +196,8 @@ std::string resultsMarkdown(const Grid& grid, const std::vector<CellResult>& res
                          r.cell.value("rule", "config"));
       for (const auto& o : others) out += " `" + r.cell.value(o) + "` |";
       out += fmt::format(
-          " {} | {} | {} | {} | {} | {} |\n", r.status, mdNumber(r.final_acc_mean),
-          mdNumber(r.final_acc_min), mdNumber(r.detection_rate),
+          " {} | {} | {} | {} | {} | {} |\n", kCellStatuses.name(r.status),
+          mdNumber(r.final_acc_mean), mdNumber(r.final_acc_min), mdNumber(r.detection_rate),
           std::isfinite(r.wire_bytes) ? fmt::format("{:.1f}", r.wire_bytes / 1e6) : "—",
           std::isfinite(r.compression_ratio) ? fmt::format("{:.1f}x", r.compression_ratio) : "—");
     }

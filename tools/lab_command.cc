@@ -70,7 +70,19 @@ struct AggregateOptions {
   bool json = false;
 };
 
+// --pre parsed, or nullopt after saying what is wrong with it.
+std::optional<std::vector<robust::PreSpec>> preSpecsOf(const std::string& list) {
+  auto specs = robust::parsePreSpecs(splitList(list));
+  if (!specs) {
+    spdlog::error("--pre: {}", specs.error());
+    return std::nullopt;
+  }
+  return std::move(*specs);
+}
+
 int runAggregate(const AggregateOptions& o) {
+  const auto pre = preSpecsOf(o.pre);
+  if (!pre) return kExitBadInput;
   const auto read = readRows(o.in, "vectors");
   if (!read) return kExitBadInput;
   const node::NpyArray& x = *read;
@@ -79,7 +91,7 @@ int runAggregate(const AggregateOptions& o) {
     return kExitBadInput;
   }
   auto agg = robust::makeAggregator({.rule = robust::kRules.parse(o.rule).value(),
-                                     .pre = splitList(o.pre),
+                                     .pre = *pre,
                                      .tau = o.tau,
                                      .iters = o.iters,
                                      .seed = o.seed});
@@ -141,6 +153,8 @@ struct AttackOptions {
 };
 
 int runAttack(const AttackOptions& o) {
+  const auto pre = preSpecsOf(o.pre);
+  if (!pre) return kExitBadInput;
   const auto read = readRows(o.in, "honest vectors");
   if (!read) return kExitBadInput;
   const node::NpyArray& h = *read;
@@ -154,7 +168,7 @@ int runAttack(const AttackOptions& o) {
                          .mimic = o.mimic,
                          .eps = o.eps,
                          .seed = o.seed};
-  c.target = {.rule = robust::kRules.parse(o.agg).value(), .pre = splitList(o.pre), .seed = o.seed};
+  c.target = {.rule = robust::kRules.parse(o.agg).value(), .pre = *pre, .seed = o.seed};
   c.target_b = o.b.value_or(o.f);
   auto attack = robust::makeAttack(c);
   if (!attack) {
@@ -253,7 +267,7 @@ int runCompress(const CompressOptions& o) {
   }
   compress::CompressorConfig config{.codec = compress::codecNamed(o.codec)->id,
                                     .density = o.density,
-                                    .values = o.values,
+                                    .values = *compress::kValueTypes.parse(o.values),
                                     .bits = o.bits,
                                     .bucket = o.bucket,
                                     .rank = o.rank,
@@ -373,8 +387,9 @@ Command addLabCommand(CLI::App& root) {
       ->required()
       ->check(CLI::IsMember(compress::kCodecNames));
   c->add_option("--density", comp->density, "topk, topk_sampled, randk: fraction kept");
-  c->add_option("--values", comp->values, "sparse values: fp32, fp16, bf16")
-      ->check(CLI::IsMember(compress::kValueTypeNames));
+  c->add_option("--values", comp->values,
+                fmt::format("sparse values: {}", fmt::join(compress::kValueTypes.names(), ", ")))
+      ->check(CLI::IsMember(compress::kValueTypes.names()));
   c->add_option("--bits", comp->bits, "qsgd: bits per entry with the sign (2..16)");
   c->add_option("--rank", comp->rank, "powersgd: rank (the input must be 2-D)");
   c->add_option("--bucket", comp->bucket,

@@ -32,7 +32,7 @@ using namespace topologies;
 
 struct TopologyOptions {
   // gen
-  std::string kind;
+  GraphKind kind = GraphKind::kRing;
   std::size_t n = 0;
   Addressing addressing;
   std::size_t budget = 0;
@@ -104,7 +104,8 @@ std::string checkToJson(const TopologyCheck& c, const std::optional<BreakdownChe
 std::string genCommandLine(const TopologyOptions& o) {
   std::string line = fmt::format(
       "phalanx topology gen --kind {} --n {} --base-port {} --metrics-base-port {} --host {}",
-      o.kind, o.n, o.addressing.base_port, o.addressing.metrics_base_port, o.addressing.host);
+      kGraphKinds.name(o.kind), o.n, o.addressing.base_port, o.addressing.metrics_base_port,
+      o.addressing.host);
   if (o.budget) line += fmt::format(" --byzantine-budget {}", o.budget);
   if (o.regions) line += fmt::format(" --regions {}", o.regions);
   for (const auto& name : generatorParamNames(o.kind)) {
@@ -124,7 +125,7 @@ int runGen(const TopologyOptions& o) {
     std::size_t budget = o.budget;
     // Every honest node of two_worlds has all `byzantine` attackers as neighbours: that is
     // its budget.
-    if (o.kind == "two_worlds" && budget == 0) budget = o.params.byzantine;
+    if (o.kind == GraphKind::kTwoWorlds && budget == 0) budget = o.params.byzantine;
     const auto budgets = generatedBudgets(o.kind, o.n, o.params);
     for (std::size_t k = 0; k < o.n; ++k) nodes[k].byzantine_budget = budgets[k];
     assignRegions(nodes, o.regions);
@@ -218,9 +219,7 @@ Command addTopologyCommand(CLI::App& root) {
   cmd->require_subcommand(1);
 
   CLI::App* gen = cmd->add_subcommand("gen", "print a generated topology as YAML");
-  gen->add_option("--kind", o->kind, "graph kind")
-      ->required()
-      ->check(CLI::IsMember(kGeneratorKinds));
+  addChoiceOption(gen, "--kind", o->kind, kGraphKinds, "graph kind")->required();
   gen->add_option("--n", o->n, "number of nodes")->required()->check(CLI::Range(1, 65535));
   addAddressing(gen, *o);
   gen->add_option("--p", o->params.p, "erdos_renyi: edge probability")->capture_default_str();

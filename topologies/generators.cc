@@ -141,14 +141,14 @@ std::optional<Edges> regularByPairing(std::size_t n, std::size_t degree, std::mt
 
 }  // namespace
 
-const std::vector<std::string>& generatorParamNames(const std::string& kind) {
-  static const std::map<std::string, std::vector<std::string>> names{
-      {"torus", {"rows"}},
-      {"erdos_renyi", {"p", "seed"}},
-      {"regular", {"degree", "seed"}},
-      {"two_cliques", {"bridges"}},
-      {"dumbbell", {"path"}},
-      {"two_worlds", {"links", "byzantine"}},
+const std::vector<std::string>& generatorParamNames(GraphKind kind) {
+  static const std::map<GraphKind, std::vector<std::string>> names{
+      {GraphKind::kTorus, {"rows"}},
+      {GraphKind::kErdosRenyi, {"p", "seed"}},
+      {GraphKind::kRegular, {"degree", "seed"}},
+      {GraphKind::kTwoCliques, {"bridges"}},
+      {GraphKind::kDumbbell, {"path"}},
+      {GraphKind::kTwoWorlds, {"links", "byzantine"}},
   };
   static const std::vector<std::string> none;
   const auto it = names.find(kind);
@@ -167,25 +167,26 @@ std::string formatGeneratorParam(const GeneratorParams& p, const std::string& na
   return "";
 }
 
-std::expected<std::vector<Edge>, std::string> generateEdges(const std::string& kind, std::size_t n,
+std::expected<std::vector<Edge>, std::string> generateEdges(GraphKind kind, std::size_t n,
                                                             const GeneratorParams& params) {
-  if (n == 0) return std::unexpected(kind + ": needs at least one node");
-  if (kind == "ring") return ring(n);
-  if (kind == "torus") return torus(n, params.rows);
-  if (kind == "complete") {
+  const std::string name(kGraphKinds.name(kind));
+  if (n == 0) return std::unexpected(name + ": needs at least one node");
+  if (kind == GraphKind::kRing) return ring(n);
+  if (kind == GraphKind::kTorus) return torus(n, params.rows);
+  if (kind == GraphKind::kComplete) {
     std::set<Edge> e;
     addClique(e, 0, n);
     return normalized(std::move(e));
   }
-  if (kind == "exponential") return exponential(n);
-  if (kind == "erdos_renyi") {
+  if (kind == GraphKind::kExponential) return exponential(n);
+  if (kind == GraphKind::kErdosRenyi) {
     if (!(params.p > 0 && params.p <= 1)) {
       return std::unexpected(fmt::format("erdos_renyi: p = {} must be in (0, 1]", params.p));
     }
-    return connectedDraw(kind, n, params.seed,
+    return connectedDraw(name, n, params.seed,
                          [&](std::mt19937_64& rng) { return erdosRenyi(n, params.p, rng); });
   }
-  if (kind == "regular") {
+  if (kind == GraphKind::kRegular) {
     if (params.degree >= n || (n * params.degree) % 2 != 0 || (n > 1 && params.degree == 0)) {
       return std::unexpected(
           fmt::format("regular: degree = {} must be in [1, n - 1] with n * degree even (n = {})",
@@ -194,13 +195,13 @@ std::expected<std::vector<Edge>, std::string> generateEdges(const std::string& k
     // Exact rejection first (every graph it drew before stays the same); pairing where
     // rejection cannot finish.
     auto exact = connectedDraw(
-        kind, n, params.seed, [&](std::mt19937_64& rng) { return regular(n, params.degree, rng); });
+        name, n, params.seed, [&](std::mt19937_64& rng) { return regular(n, params.degree, rng); });
     if (exact) return exact;
-    return connectedDraw(kind, n, params.seed, [&](std::mt19937_64& rng) {
+    return connectedDraw(name, n, params.seed, [&](std::mt19937_64& rng) {
       return regularByPairing(n, params.degree, rng);
     });
   }
-  if (kind == "two_cliques") {
+  if (kind == GraphKind::kTwoCliques) {
     const std::size_t half = n / 2;
     if (n < 2 || n % 2 != 0) {
       return std::unexpected(fmt::format("two_cliques: n = {} must be even", n));
@@ -215,7 +216,7 @@ std::expected<std::vector<Edge>, std::string> generateEdges(const std::string& k
     for (std::size_t i = 0; i < params.bridges; ++i) e.insert(ordered(i, half + i));
     return normalized(std::move(e));
   }
-  if (kind == "dumbbell") {
+  if (kind == GraphKind::kDumbbell) {
     if (params.path >= n || (n - params.path) % 2 != 0 || n - params.path < 2) {
       return std::unexpected(
           fmt::format("dumbbell: n - path = {} - {} must be even and at least 2", n, params.path));
@@ -228,7 +229,7 @@ std::expected<std::vector<Edge>, std::string> generateEdges(const std::string& k
     for (std::size_t at = side - 1; at < side + params.path; ++at) e.insert(ordered(at, at + 1));
     return normalized(std::move(e));
   }
-  if (kind == "two_worlds") {
+  if (kind == GraphKind::kTwoWorlds) {
     if (params.byzantine + 2 > n) {
       return std::unexpected(
           fmt::format("two_worlds: n - byzantine = {} - {} must leave at least 2 honest nodes", n,
@@ -251,22 +252,22 @@ std::expected<std::vector<Edge>, std::string> generateEdges(const std::string& k
     }
     return normalized(std::move(e));
   }
-  if (kind == "star") {
+  if (kind == GraphKind::kStar) {
     if (n < 2) return std::unexpected(fmt::format("star: n = {} must be at least 2", n));
     std::vector<Edge> e;
     for (std::size_t leaf = 1; leaf < n; ++leaf) e.emplace_back(NodeId(0), NodeId(leaf));
     return e;
   }
-  return std::unexpected(fmt::format("unknown topology kind '{}' (allowed: {})", kind,
-                                     fmt::join(kGeneratorKinds, ", ")));
+  return std::unexpected(fmt::format("unknown topology kind {} (allowed: {})", int(kind),
+                                     fmt::join(kGraphKinds.names(), ", ")));
 }
 
-std::vector<std::optional<std::size_t>> generatedBudgets(const std::string& kind, std::size_t n,
+std::vector<std::optional<std::size_t>> generatedBudgets(GraphKind kind, std::size_t n,
                                                          const GeneratorParams& params) {
   std::vector<std::optional<std::size_t>> budgets(n);
-  if (kind == "two_worlds") {
+  if (kind == GraphKind::kTwoWorlds) {
     for (std::size_t b = n - std::min(n, params.byzantine); b < n; ++b) budgets[b] = 0;
-  } else if (kind == "star") {
+  } else if (kind == GraphKind::kStar) {
     for (std::size_t leaf = 1; leaf < n; ++leaf) budgets[leaf] = 0;
   }
   return budgets;

@@ -10,13 +10,35 @@
 #include <string>
 #include <vector>
 
+#include "base/names.h"
 #include "topologies/topology.h"
 
 namespace phalanx::topologies {
 
-inline const std::vector<std::string> kGeneratorKinds{
-    "ring",        "torus",       "complete", "erdos_renyi", "regular",
-    "exponential", "two_cliques", "dumbbell", "two_worlds",  "star"};
+// The graph kinds a generator draws (the names topology files and `phalanx topology gen` use).
+enum class GraphKind : std::uint8_t {
+  kRing,
+  kTorus,
+  kComplete,
+  kErdosRenyi,
+  kRegular,
+  kExponential,
+  kTwoCliques,
+  kDumbbell,
+  kTwoWorlds,
+  kStar
+};
+inline constexpr auto kGraphKinds =
+    base::nameTable<GraphKind>({{GraphKind::kRing, "ring"},
+                                {GraphKind::kTorus, "torus"},
+                                {GraphKind::kComplete, "complete"},
+                                {GraphKind::kErdosRenyi, "erdos_renyi"},
+                                {GraphKind::kRegular, "regular"},
+                                {GraphKind::kExponential, "exponential"},
+                                {GraphKind::kTwoCliques, "two_cliques"},
+                                {GraphKind::kDumbbell, "dumbbell"},
+                                {GraphKind::kTwoWorlds, "two_worlds"},
+                                {GraphKind::kStar, "star"}});
 
 struct GeneratorParams {
   double p = 0.5;             // erdos_renyi: edge probability
@@ -31,7 +53,7 @@ struct GeneratorParams {
 
 // The parameters each kind takes, under the names topology files and `phalanx topology gen`
 // use (p, degree, rows, bridges, path, seed); empty for a kind without any (or unknown).
-const std::vector<std::string>& generatorParamNames(const std::string& kind);
+const std::vector<std::string>& generatorParamNames(GraphKind kind);
 // One parameter's value as written in a file or on the command line.
 std::string formatGeneratorParam(const GeneratorParams& params, const std::string& name);
 
@@ -46,14 +68,14 @@ std::string formatGeneratorParam(const GeneratorParams& params, const std::strin
 //   h - h/2; node i < h/2 also joins h/2 + (i + k) mod (h - h/2) for k < links; the last
 //   `byzantine` nodes are joined to every honest node (and not to each other).
 //   star: node 0 (the hub of `exchange: hub`) joined to every other node, the leaves.
-std::expected<std::vector<Edge>, std::string> generateEdges(const std::string& kind, std::size_t n,
+std::expected<std::vector<Edge>, std::string> generateEdges(GraphKind kind, std::size_t n,
                                                             const GeneratorParams& params);
 
 // The per-node budgets a generated graph implies beyond the topology's default (unset: the
 // default), by generated index. two_worlds: its attackers' own budget is 0 (it matters to
 // nobody and must not raise warnings); star: a leaf's only neighbour is the hub, which it must
 // trust (budget 0), while the hub's budget is the topology's.
-std::vector<std::optional<std::size_t>> generatedBudgets(const std::string& kind, std::size_t n,
+std::vector<std::optional<std::size_t>> generatedBudgets(GraphKind kind, std::size_t n,
                                                          const GeneratorParams& params);
 
 }  // namespace phalanx::topologies

@@ -26,7 +26,7 @@ std::string quoted(const std::string& s) {
 }
 
 // The generator section's parameters for `kind`; any other key in the section is an error.
-GeneratorParams readGeneratorParams(YamlFields& g, const std::string& kind) {
+GeneratorParams readGeneratorParams(YamlFields& g, GraphKind kind) {
   GeneratorParams p;
   for (const auto& name : generatorParamNames(kind)) {
     if (name == "p") g.number("p", p.p, 0.0, 1.0);
@@ -155,9 +155,10 @@ Topology parseTopology(const std::string& yaml_text, const std::string& source) 
     for (const auto& [a, b] : pairs) edges.emplace_back(NodeId(a), NodeId(b));
   } else {
     YamlFields g = top.section("generator");
-    std::string kind;
-    g.choice("kind", kind, kGeneratorKinds);
-    if (kind.empty()) fail(g.path() + ".kind", "missing");
+    std::string name;
+    g.choice("kind", name, kGraphKinds.names());
+    if (name.empty()) fail(g.path() + ".kind", "missing");
+    const GraphKind kind = *kGraphKinds.parse(name);
     const GeneratorParams params = readGeneratorParams(g, kind);
     g.finish();
     auto generated = generateEdges(kind, nodes.size(), params);

@@ -31,9 +31,10 @@ TEST(Codecs, FactoryRejectsBadSettingsNamingTheField) {
       std::string::npos);
   EXPECT_NE(makeCompressor({.codec = CodecId::kQsgd, .bits = 1}).error().find("compression.bits"),
             std::string::npos);
-  EXPECT_NE(
-      makeCompressor({.codec = CodecId::kTopk, .values = "fp8"}).error().find("compression.values"),
-      std::string::npos);
+  EXPECT_NE(makeCompressor({.codec = CodecId::kTopk, .values = ValueType(9)})
+                .error()
+                .find("compression.values"),
+            std::string::npos);
   EXPECT_NE(makeCompressor({.codec = CodecId::kPowersgd}).error().find("layer shapes"),
             std::string::npos);
   EXPECT_NE(makeCompressor({.codec = CodecId::kSign, .bucket = std::size_t{1} << 33})
@@ -64,7 +65,7 @@ TEST(Codecs, TopkIsExactWithTiesByIndex) {
 // each side sent as its mean (1.5 and 3.5), with the signs.
 TEST(Codecs, TopkInt2SendsTwoMagnitudesAndSigns) {
   const std::vector<float> x{4, -1, 0.5, -3, 2, 0, 0, 0};
-  auto c = makeOrDie({.codec = CodecId::kTopk, .density = 0.5, .values = "int2"});
+  auto c = makeOrDie({.codec = CodecId::kTopk, .density = 0.5, .values = ValueType::kInt2});
   EXPECT_EQ(roundTrip(*c, x), (std::vector<float>{3.5, -1.5, 0, -3.5, 1.5, 0, 0, 0}));
   EXPECT_EQ(valuesBytes(ValueType::kInt2, 4), 9u);  // two f32 magnitudes, one byte of codes
   EXPECT_EQ(valuesBytes(ValueType::kInt2, 5), 10u);
@@ -75,10 +76,10 @@ TEST(Codecs, TopkInt2SendsTwoMagnitudesAndSigns) {
   // Bytes per entry at 1 % of a million: the index coding plus 2 bits, against fp16's 16.
   const auto big = bellVector(1'000'000, 9);
   Encoded e16, e2;
-  ASSERT_TRUE(makeOrDie({.codec = CodecId::kTopk, .density = 0.01, .values = "fp16"})
+  ASSERT_TRUE(makeOrDie({.codec = CodecId::kTopk, .density = 0.01, .values = ValueType::kFp16})
                   ->encode(big, e16)
                   .has_value());
-  ASSERT_TRUE(makeOrDie({.codec = CodecId::kTopk, .density = 0.01, .values = "int2"})
+  ASSERT_TRUE(makeOrDie({.codec = CodecId::kTopk, .density = 0.01, .values = ValueType::kInt2})
                   ->encode(big, e2)
                   .has_value());
   EXPECT_EQ(e16.bytes.size() - e2.bytes.size(), 10'000u * 2 - (8 + 10'000u / 4));
@@ -293,7 +294,8 @@ TEST(Codecs, GoldenBytes) {
   const auto x = bellVector(4096, 12);
   std::map<std::string, std::uint64_t> hashes;
   for (const std::string& codec : kCodecNames) {
-    CompressorConfig config{.codec = codecId(codec), .density = 0.02, .values = "fp16", .seed = 77};
+    CompressorConfig config{
+        .codec = codecId(codec), .density = 0.02, .values = ValueType::kFp16, .seed = 77};
     if (codec == "powersgd") config.layers = {{64, 64}};
     Encoded e;
     ASSERT_TRUE(makeOrDie(config)->encode(x, e).has_value());
@@ -313,7 +315,7 @@ TEST(Codecs, SizeTargets) {
   const auto x = bellVector(d, 13);
   const double dense = 4.0 * double(d);
   Encoded e;
-  ASSERT_TRUE(makeOrDie({.codec = CodecId::kTopk, .density = 0.01, .values = "fp16"})
+  ASSERT_TRUE(makeOrDie({.codec = CodecId::kTopk, .density = 0.01, .values = ValueType::kFp16})
                   ->encode(x, e)
                   .has_value());
   const double topk_ratio = dense / double(e.bytes.size());

@@ -105,9 +105,10 @@ TEST(Decode, SparseIndicesAndValues) {
 TEST(Decode, Int2ValuesAreChecked) {
   const std::vector<float> x{4, -1, 0.5, -3, 2, 0, 0, 0};
   Encoded e;
-  ASSERT_TRUE(testing::makeOrDie({.codec = CodecId::kTopk, .density = 0.5, .values = "int2"})
-                  ->encode(x, e)
-                  .has_value());
+  ASSERT_TRUE(
+      testing::makeOrDie({.codec = CodecId::kTopk, .density = 0.5, .values = ValueType::kInt2})
+          ->encode(x, e)
+          .has_value());
   const std::size_t values = e.bytes.size() - valuesBytes(ValueType::kInt2, 4);
   ASSERT_EQ(e.bytes[kHeaderBytes + 1], std::uint8_t(ValueType::kInt2));  // after k's varint
   const auto with = [&](std::size_t at, float v) {
@@ -123,9 +124,10 @@ TEST(Decode, Int2ValuesAreChecked) {
   expectRejected(padded, 8, "trailing");
   // k = 3 of a 4-code byte: the fourth code's bits must be zero.
   Encoded three;
-  ASSERT_TRUE(testing::makeOrDie({.codec = CodecId::kTopk, .density = 3.0 / 8, .values = "int2"})
-                  ->encode(x, three)
-                  .has_value());
+  ASSERT_TRUE(
+      testing::makeOrDie({.codec = CodecId::kTopk, .density = 3.0 / 8, .values = ValueType::kInt2})
+          ->encode(x, three)
+          .has_value());
   auto dirty = three.bytes;
   dirty.back() = std::uint8_t(dirty.back() | 0x80);
   expectRejected(dirty, 8, "nonzero padding bits");
@@ -246,7 +248,7 @@ TEST(Decode, EveryTruncationOfEveryCodecIsRejected) {
     configs.push_back({.codec = testing::codecId(codec), .density = 0.05, .seed = 5});
     if (codec == "powersgd") configs.back().layers = {{20, 15}};
   }
-  configs.push_back({.codec = CodecId::kTopk, .density = 0.05, .values = "int2"});
+  configs.push_back({.codec = CodecId::kTopk, .density = 0.05, .values = ValueType::kInt2});
   for (const CompressorConfig& config : configs) {
     const std::string codec(codecName(config.codec));
     Encoded e;
@@ -274,9 +276,10 @@ TEST(Decode, RandomAndMutatedBytesNeverCrash) {
     seeds.push_back(e.bytes);
   }
   Encoded int2;
-  ASSERT_TRUE(testing::makeOrDie({.codec = CodecId::kTopk, .density = 0.1, .values = "int2"})
-                  ->encode(x, int2)
-                  .has_value());
+  ASSERT_TRUE(
+      testing::makeOrDie({.codec = CodecId::kTopk, .density = 0.1, .values = ValueType::kInt2})
+          ->encode(x, int2)
+          .has_value());
   seeds.push_back(int2.bytes);
   std::size_t accepted = 0;
   for (int trial = 0; trial < 20000; ++trial) {

@@ -24,9 +24,9 @@ class CudaParity : public ::testing::Test {
  protected:
   void SetUp() override {
     if (cudaDeviceCount() == 0) GTEST_SKIP() << "no CUDA device answers";
-    useBackend("cpu");  // the CPU functions below must run the CPU reference
+    useBackend(Device::kCpu);  // the CPU functions below must run the CPU reference
   }
-  void TearDown() override { useBackend("cpu"); }
+  void TearDown() override { useBackend(Device::kCpu); }
 };
 
 std::vector<float> normal(std::size_t n, std::uint32_t seed, float scale = 1.0f) {
@@ -304,7 +304,7 @@ TEST_F(CudaParity, CpuEntryPointsOffloadWhenCudaIsChosen) {
   topkIndices(x, d / 100, want_topk);
   coordinateMedian(spans(rows), want_median);
   pairwiseSquaredDistances(spans(rows), want_pair);
-  ASSERT_EQ(useBackend("cuda"), Backend::cuda);
+  ASSERT_EQ(useBackend(Device::kCuda), Backend::kCuda);
   topkIndices(x, d / 100, got_topk);
   coordinateMedian(spans(rows), got_median);
   pairwiseSquaredDistances(spans(rows), got_pair);

@@ -30,7 +30,7 @@ TEST(Config, DefaultsWhenEmpty) {
   EXPECT_EQ(c.mixing.rule, robust::RuleId::kNna);
   EXPECT_EQ(c.optimizer.momentum_kind, train::MomentumKind::kEma);
   EXPECT_EQ(c.model.hidden, (std::vector<std::size_t>{100}));
-  EXPECT_EQ(c.device, "auto");
+  EXPECT_EQ(c.device, kernels::Device::kAuto);
   EXPECT_FALSE(c.compression.gamma) << "gamma: auto by default";
 }
 
@@ -46,8 +46,8 @@ TEST(Config, GammaIsAutoOrAStepInZeroOne) {
 }
 
 TEST(Config, DeviceIsAutoCpuOrCuda) {
-  EXPECT_EQ(parseConfig("device: cpu", "c.yaml").device, "cpu");
-  EXPECT_EQ(parseConfig("device: cuda", "c.yaml").device, "cuda");
+  EXPECT_EQ(parseConfig("device: cpu", "c.yaml").device, kernels::Device::kCpu);
+  EXPECT_EQ(parseConfig("device: cuda", "c.yaml").device, kernels::Device::kCuda);
   const std::string bad = errorOf("device: gpu");
   EXPECT_THAT(bad, HasSubstr("c.yaml"));
   EXPECT_THAT(bad, HasSubstr("device"));
@@ -82,7 +82,7 @@ byzantine: {3: {attack: alie, tau: 1.5}, 7: {attack: signflip, collude: true}}
   EXPECT_EQ(c.optimizer.schedule.kind, train::ScheduleKind::kHyperbolic);
   EXPECT_EQ(c.optimizer.schedule.decay_every, 25u);
   EXPECT_EQ(c.exchange, Exchange::kGradient);
-  EXPECT_EQ(c.compression.values, "fp16");
+  EXPECT_EQ(c.compression.values, compress::ValueType::kFp16);
   EXPECT_TRUE(c.compression.adaptive);
   EXPECT_EQ(c.mixing.pre.size(), 4u);
   EXPECT_EQ(c.rounds.deadline_ms, 2000u);
@@ -216,7 +216,7 @@ TEST(Config, ExchangeModesAcceptOnlyWhatTheyRun) {
   EXPECT_EQ(hub.exchange, Exchange::kHub);
   EXPECT_EQ(hub.compression.broadcast.codec, compress::CodecId::kTopk);
   EXPECT_DOUBLE_EQ(hub.compression.broadcast.density, 0.001);
-  EXPECT_EQ(hub.compression.broadcast.values, "fp16");
+  EXPECT_EQ(hub.compression.broadcast.values, compress::ValueType::kFp16);
   EXPECT_EQ(hub.compression.broadcast.feedback, compress::FeedbackKind::kNone);
   EXPECT_EQ(parseConfig("exchange: hub", "c.yaml").compression.broadcast.feedback,
             compress::FeedbackKind::kEf14);

@@ -322,7 +322,8 @@ TEST(Simulation, SpectralAttackersAreEquivocatorsAndAreConvicted) {
   // joined to all of them: each honest peer gets its own vector from each attacker in round
   // 0. Those are equivocations: every honest peer convicts both by their digests and never
   // mixes them again.
-  auto edges = topologies::generateEdges("two_worlds", 8, {.links = 1, .byzantine = 2});
+  auto edges =
+      topologies::generateEdges(topologies::GraphKind::kTwoWorlds, 8, {.links = 1, .byzantine = 2});
   ASSERT_TRUE(edges.has_value());
   std::vector<topologies::NodeSpec> nodes;
   for (std::uint32_t i = 0; i < 8; ++i)
@@ -425,8 +426,8 @@ TEST(Simulation, ColludersNextToTheSameHonestPeersShareOnlyMarkers) {
 
 // A star of n peers: hub 0 with budget b, leaves with budget 0 (topology gen --kind star).
 std::shared_ptr<const topologies::Topology> starGraph(std::size_t n, std::size_t b) {
-  const auto edges = topologies::generateEdges("star", n, {}).value();
-  const auto budgets = topologies::generatedBudgets("star", n, {});
+  const auto edges = topologies::generateEdges(topologies::GraphKind::kStar, n, {}).value();
+  const auto budgets = topologies::generatedBudgets(topologies::GraphKind::kStar, n, {});
   std::vector<topologies::NodeSpec> nodes;
   for (std::uint32_t i = 0; i < n; ++i)
     nodes.push_back({.id = i, .port = std::uint16_t(20000 + i), .byzantine_budget = budgets[i]});

@@ -291,7 +291,7 @@ TEST(LineSearch, CoordinateRuleShortcutChoosesTheSameTauAsTheFullRule) {
       fast.target.rule = kRules.parse(rule).value();
       fast.target_b = 5;
       AttackConfig full = fast;
-      full.target.pre = {"bucketing:1"};
+      full.target.pre = {{.kind = PreKind::kBucketing, .param = 1}};
       EXPECT_EQ(craft(fast, honest), craft(full, honest)) << attack << " against " << rule;
     }
   }
@@ -303,7 +303,7 @@ std::vector<std::vector<float>> nnmOfRowsAndCopies(const Matrix& rows,
                                                    std::size_t copies, std::size_t b) {
   std::vector<std::span<const float>> all(rows.begin(), rows.end());
   all.insert(all.end(), copies, std::span<const float>(extra));
-  auto nnm = makePreAggregator("nnm", 1);
+  auto nnm = makePreAggregator({.kind = PreKind::kNnm}, 1);
   EXPECT_TRUE(nnm.has_value());
   const std::vector<double> weights(all.size(), 1.0 / double(all.size()));
   return (*nnm)->apply(all, weights, b).rows;
@@ -352,10 +352,10 @@ TEST(LineSearch, NnmShortcutChoosesTheSameVectorAsTheFullPipeline) {
     for (const char* rule : {"cwtm", "mean", "nna"}) {
       AttackConfig fast = named(attack);
       fast.f = 4;
-      fast.target = {.rule = kRules.parse(rule).value(), .pre = {"nnm"}};
+      fast.target = {.rule = kRules.parse(rule).value(), .pre = {{.kind = PreKind::kNnm}}};
       fast.target_b = 4;
       AttackConfig full = fast;
-      full.target.pre = {"bucketing:1", "nnm"};
+      full.target.pre = {{.kind = PreKind::kBucketing, .param = 1}, {.kind = PreKind::kNnm}};
       const auto a = craft(fast, honest), b = craft(full, honest);
       for (std::size_t j = 0; j < a.size(); ++j) {
         ASSERT_NEAR(a[j], b[j], 1e-4f * (1 + std::abs(b[j]))) << attack << " against nnm+" << rule;

@@ -86,26 +86,27 @@ TEST(Properties, TrimmedMeanStaysInsideTheHonestRange) {
 }
 
 TEST(Properties, PermutingPeersDoesNotChangeAnyRule) {
-  const std::vector<AggregatorConfig> configs{{.rule = RuleId::kNna},
-                                              {.rule = RuleId::kMean},
-                                              {.rule = RuleId::kMetropolis},
-                                              {.rule = RuleId::kCwtm},
-                                              {.rule = RuleId::kCwmed},
-                                              {.rule = RuleId::kGm},
-                                              {.rule = RuleId::kKrum},
-                                              {.rule = RuleId::kMultikrum},
-                                              {.rule = RuleId::kCc, .tau = 1.0, .iters = 3},
-                                              {.rule = RuleId::kClippedGossip},
-                                              {.rule = RuleId::kCsPlus},
-                                              {.rule = RuleId::kCsPlusRt},
-                                              {.rule = RuleId::kCsPlusPt},
-                                              {.rule = RuleId::kCsPlusRpt},
-                                              {.rule = RuleId::kNnaRt},
-                                              {.rule = RuleId::kGts},
-                                              {.rule = RuleId::kIos},
-                                              {.rule = RuleId::kNna, .pre = {"nnm"}},
-                                              {.rule = RuleId::kCwtm, .pre = {"arc"}},
-                                              {.rule = RuleId::kMean, .pre = {"clip:2"}}};
+  const std::vector<AggregatorConfig> configs{
+      {.rule = RuleId::kNna},
+      {.rule = RuleId::kMean},
+      {.rule = RuleId::kMetropolis},
+      {.rule = RuleId::kCwtm},
+      {.rule = RuleId::kCwmed},
+      {.rule = RuleId::kGm},
+      {.rule = RuleId::kKrum},
+      {.rule = RuleId::kMultikrum},
+      {.rule = RuleId::kCc, .tau = 1.0, .iters = 3},
+      {.rule = RuleId::kClippedGossip},
+      {.rule = RuleId::kCsPlus},
+      {.rule = RuleId::kCsPlusRt},
+      {.rule = RuleId::kCsPlusPt},
+      {.rule = RuleId::kCsPlusRpt},
+      {.rule = RuleId::kNnaRt},
+      {.rule = RuleId::kGts},
+      {.rule = RuleId::kIos},
+      {.rule = RuleId::kNna, .pre = {{.kind = PreKind::kNnm}}},
+      {.rule = RuleId::kCwtm, .pre = {{.kind = PreKind::kArc}}},
+      {.rule = RuleId::kMean, .pre = {{.kind = PreKind::kClip, .param = 2}}}};
   for (std::uint64_t seed = 1; seed <= 10; ++seed) {
     const Matrix m = testing::gaussianRows(9, kDim, 1.0f, seed);
     Matrix shuffled = m;

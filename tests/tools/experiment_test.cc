@@ -157,7 +157,7 @@ TEST(Experiment, CsvHasAttackAndRuleAlwaysAndEveryAxis) {
   testing::TempDir dir;
   const Grid g = gridFrom(dir, "config: c.yaml\ntopology: t.yaml\ngrid: {seed: [1]}\n");
   CellResult r{.cell = expand(g, {})[0],
-               .status = "ok",
+               .status = CellStatus::kOk,
                .final_acc_mean = 0.5,
                .final_acc_min = 0.25,
                .best_acc_mean = 0.75,
@@ -183,7 +183,7 @@ TEST(Experiment, CellRecordsKeepEveryFigureAndTheCurve) {
   const Grid g =
       gridFrom(dir, "config: c.yaml\ntopology: t.yaml\ngrid: {attack: [ipm], rule: [nna]}\n");
   CellResult r{.cell = expand(g, {})[0],
-               .status = "failed",
+               .status = CellStatus::kFailed,
                .final_acc_mean = 0.5,
                .final_acc_min = 0.25,
                .best_acc_mean = 0.75,
@@ -242,7 +242,7 @@ TEST(Experiment, MarkdownHasBreakdownAndPerCellTablesWhereOtherAxesVary) {
     const double f = std::stod(c.value("f"));
     const double acc = c.value("rule") == "mean" ? 0.9 - 0.3 * f : 0.9;
     results.push_back({.cell = c,
-                       .status = "ok",
+                       .status = CellStatus::kOk,
                        .final_acc_mean = acc,
                        .final_acc_min = acc,
                        .best_acc_mean = acc,
@@ -277,7 +277,7 @@ TEST(Experiment, MarkdownHasBreakdownAndPerCellTablesWhereOtherAxesVary) {
   std::vector<CellResult> two;
   for (const Cell& c : expand(codecs, {})) {
     two.push_back({.cell = c,
-                   .status = "ok",
+                   .status = CellStatus::kOk,
                    .final_acc_mean = 0.8,
                    .final_acc_min = 0.7,
                    .best_acc_mean = 0.8,

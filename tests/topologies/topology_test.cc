@@ -101,11 +101,11 @@ generator: {kind: ring}
 }
 
 TEST(Generators, StarHasItsHubAtZeroAndLeavesThatTrustIt) {
-  auto edges = generateEdges("star", 4, {});
+  auto edges = generateEdges(GraphKind::kStar, 4, {});
   ASSERT_TRUE(edges.has_value()) << edges.error();
   EXPECT_EQ(*edges, (std::vector<Edge>{{0, 1}, {0, 2}, {0, 3}}));
-  EXPECT_THAT(generateEdges("star", 1, {}).error(), HasSubstr("star: n = 1"));
-  const auto budgets = generatedBudgets("star", 4, {});
+  EXPECT_THAT(generateEdges(GraphKind::kStar, 1, {}).error(), HasSubstr("star: n = 1"));
+  const auto budgets = generatedBudgets(GraphKind::kStar, 4, {});
   EXPECT_EQ(budgets, (std::vector<std::optional<std::size_t>>{std::nullopt, 0, 0, 0}));
   // A file's generator section gets the same budgets, where the file gives none.
   const Topology t = parseTopology(R"(
@@ -162,43 +162,44 @@ TEST(TopologyFile, ErrorsNameTheFileAndTheField) {
 }
 
 TEST(Generators, DeterministicShapes) {
-  auto ring = generateEdges("ring", 5, {});
+  auto ring = generateEdges(GraphKind::kRing, 5, {});
   ASSERT_TRUE(ring);
   EXPECT_EQ(*ring, (std::vector<Edge>{{0, 1}, {0, 4}, {1, 2}, {2, 3}, {3, 4}}));
-  EXPECT_EQ(generateEdges("ring", 2, {})->size(), 1u);
-  EXPECT_TRUE(generateEdges("ring", 1, {})->empty());
+  EXPECT_EQ(generateEdges(GraphKind::kRing, 2, {})->size(), 1u);
+  EXPECT_TRUE(generateEdges(GraphKind::kRing, 1, {})->empty());
 
-  EXPECT_EQ(generateEdges("complete", 6, {})->size(), 15u);
+  EXPECT_EQ(generateEdges(GraphKind::kComplete, 6, {})->size(), 15u);
 
-  auto torus = generateEdges("torus", 16, {});  // 4 x 4
+  auto torus = generateEdges(GraphKind::kTorus, 16, {});  // 4 x 4
   EXPECT_EQ(torus->size(), 32u);
   EXPECT_THAT(degrees(16, *torus), ::testing::Each(4u));
-  EXPECT_EQ(generateEdges("torus", 6, {.rows = 2})->size(), 9u);  // 2 x 3: rows of a ring
-  EXPECT_FALSE(generateEdges("torus", 6, {.rows = 4}));
+  EXPECT_EQ(generateEdges(GraphKind::kTorus, 6, {.rows = 2})->size(), 9u);  // 2 x 3: rows of a ring
+  EXPECT_FALSE(generateEdges(GraphKind::kTorus, 6, {.rows = 4}));
 
   // Hops 1, 2, 4 on 8 nodes: 4 is its own inverse, so degree 2 + 2 + 1 = 5.
-  auto expo = generateEdges("exponential", 8, {});
+  auto expo = generateEdges(GraphKind::kExponential, 8, {});
   EXPECT_THAT(degrees(8, *expo), ::testing::Each(5u));
 
-  auto cliques = generateEdges("two_cliques", 8, {.bridges = 2});
+  auto cliques = generateEdges(GraphKind::kTwoCliques, 8, {.bridges = 2});
   EXPECT_EQ(cliques->size(), 6u + 6u + 2u);
   EXPECT_TRUE(std::binary_search(cliques->begin(), cliques->end(), Edge{1, 5}));
-  EXPECT_FALSE(generateEdges("two_cliques", 7, {}));
+  EXPECT_FALSE(generateEdges(GraphKind::kTwoCliques, 7, {}));
 
-  auto dumbbell = generateEdges("dumbbell", 8, {.path = 2});  // K3 - 3 - 4 - K3
+  auto dumbbell = generateEdges(GraphKind::kDumbbell, 8, {.path = 2});  // K3 - 3 - 4 - K3
   EXPECT_EQ(dumbbell->size(), 3u + 3u + 3u);
   EXPECT_TRUE(std::binary_search(dumbbell->begin(), dumbbell->end(), Edge{2, 3}));
   EXPECT_TRUE(std::binary_search(dumbbell->begin(), dumbbell->end(), Edge{3, 4}));
   EXPECT_TRUE(std::binary_search(dumbbell->begin(), dumbbell->end(), Edge{4, 5}));
-  EXPECT_FALSE(generateEdges("dumbbell", 8, {.path = 1}));
+  EXPECT_FALSE(generateEdges(GraphKind::kDumbbell, 8, {.path = 1}));
 
-  EXPECT_THAT(generateEdges("wheel", 4, {}).error(), HasSubstr("allowed: ring, torus"));
-  EXPECT_FALSE(generateEdges("ring", 0, {}));
+  EXPECT_FALSE(kGraphKinds.parse("wheel").has_value());  // a file or --kind names the allowed ones
+  EXPECT_THAT(generateEdges(GraphKind(99), 4, {}).error(), HasSubstr("allowed: ring, torus"));
+  EXPECT_FALSE(generateEdges(GraphKind::kRing, 0, {}));
 }
 
 TEST(Generators, TwoWorldsWithByzantineNodesJoinedToEveryHonestOne) {
   // 6 honest (worlds {0,1,2} and {3,4,5}), links 2: 0~3,4  1~4,5  2~5,3; attackers 6, 7.
-  auto edges = generateEdges("two_worlds", 8, {.links = 2, .byzantine = 2});
+  auto edges = generateEdges(GraphKind::kTwoWorlds, 8, {.links = 2, .byzantine = 2});
   ASSERT_TRUE(edges.has_value()) << edges.error();
   std::set<Edge> want;
   for (NodeId a : {0u, 1u, 2u}) {
@@ -214,41 +215,41 @@ TEST(Generators, TwoWorldsWithByzantineNodesJoinedToEveryHonestOne) {
     want.insert({h, 7});
   }
   EXPECT_EQ(std::set<Edge>(edges->begin(), edges->end()), want);
-  EXPECT_THAT(generateEdges("two_worlds", 8, {.links = 4, .byzantine = 2}).error(),
+  EXPECT_THAT(generateEdges(GraphKind::kTwoWorlds, 8, {.links = 4, .byzantine = 2}).error(),
               HasSubstr("links = 4 must be in [1, 3]"));
-  EXPECT_THAT(generateEdges("two_worlds", 3, {.byzantine = 2}).error(),
+  EXPECT_THAT(generateEdges(GraphKind::kTwoWorlds, 3, {.byzantine = 2}).error(),
               HasSubstr("at least 2 honest"));
 }
 
 TEST(Generators, RandomKindsAreSeededAndConnected) {
-  const auto a = generateEdges("erdos_renyi", 30, {.p = 0.2, .seed = 7});
-  const auto b = generateEdges("erdos_renyi", 30, {.p = 0.2, .seed = 7});
-  const auto c = generateEdges("erdos_renyi", 30, {.p = 0.2, .seed = 8});
+  const auto a = generateEdges(GraphKind::kErdosRenyi, 30, {.p = 0.2, .seed = 7});
+  const auto b = generateEdges(GraphKind::kErdosRenyi, 30, {.p = 0.2, .seed = 7});
+  const auto c = generateEdges(GraphKind::kErdosRenyi, 30, {.p = 0.2, .seed = 8});
   ASSERT_TRUE(a && b && c);
   EXPECT_EQ(*a, *b);
   EXPECT_NE(*a, *c);
   EXPECT_EQ(componentCount(30, *a), 1u);
-  EXPECT_THAT(generateEdges("erdos_renyi", 40, {.p = 0.001}).error(),
+  EXPECT_THAT(generateEdges(GraphKind::kErdosRenyi, 40, {.p = 0.001}).error(),
               HasSubstr("no connected graph"));
-  EXPECT_FALSE(generateEdges("erdos_renyi", 4, {.p = 0.0}));
+  EXPECT_FALSE(generateEdges(GraphKind::kErdosRenyi, 4, {.p = 0.0}));
 
-  const auto r = generateEdges("regular", 20, {.degree = 3, .seed = 3});
+  const auto r = generateEdges(GraphKind::kRegular, 20, {.degree = 3, .seed = 3});
   ASSERT_TRUE(r) << r.error();
   EXPECT_THAT(degrees(20, *r), ::testing::Each(3u));
   EXPECT_EQ(componentCount(20, *r), 1u);
-  EXPECT_EQ(*r, *generateEdges("regular", 20, {.degree = 3, .seed = 3}));
-  EXPECT_THAT(generateEdges("regular", 5, {.degree = 3}).error(), HasSubstr("even"));
+  EXPECT_EQ(*r, *generateEdges(GraphKind::kRegular, 20, {.degree = 3, .seed = 3}));
+  EXPECT_THAT(generateEdges(GraphKind::kRegular, 5, {.degree = 3}).error(), HasSubstr("even"));
 }
 
 TEST(Generators, RegularGraphsOfHigherDegreeAreDrawnToo) {
   // Rejection alone almost never finds a simple 8-regular graph on 64 nodes; pairing does.
-  const auto r = generateEdges("regular", 64, {.degree = 8, .seed = 1});
+  const auto r = generateEdges(GraphKind::kRegular, 64, {.degree = 8, .seed = 1});
   ASSERT_TRUE(r.has_value()) << r.error();
   EXPECT_THAT(degrees(64, *r), ::testing::Each(8u));
   EXPECT_EQ(componentCount(64, *r), 1u);
   for (const auto& [a, b] : *r) EXPECT_NE(a, b);
   EXPECT_EQ(std::set<Edge>(r->begin(), r->end()).size(), r->size());  // no repeated pair
-  EXPECT_EQ(*r, *generateEdges("regular", 64, {.degree = 8, .seed = 1}));
+  EXPECT_EQ(*r, *generateEdges(GraphKind::kRegular, 64, {.degree = 8, .seed = 1}));
 }
 
 Topology fromEdges(std::size_t n, std::vector<Edge> edges, std::size_t budget = 0) {
@@ -265,19 +266,19 @@ TEST(Analysis, MetropolisWeightsByHand) {
 
 TEST(Analysis, SpectralGapMatchesClosedForms) {
   // Complete graph: W = J/n, eigenvalues 1 and 0.
-  EXPECT_NEAR(checkTopology(fromEdges(6, *generateEdges("complete", 6, {}))).spectral_gap, 1.0,
-              1e-12);
+  EXPECT_NEAR(checkTopology(fromEdges(6, *generateEdges(GraphKind::kComplete, 6, {}))).spectral_gap,
+              1.0, 1e-12);
   // Ring of n with weights 1/3: eigenvalues 1/3 + 2/3 cos(2πk/n).
   const double second = 1.0 / 3 + 2.0 / 3 * std::cos(2 * std::numbers::pi / 5);
-  EXPECT_NEAR(checkTopology(fromEdges(5, *generateEdges("ring", 5, {}))).spectral_gap, 1.0 - second,
-              1e-12);
+  EXPECT_NEAR(checkTopology(fromEdges(5, *generateEdges(GraphKind::kRing, 5, {}))).spectral_gap,
+              1.0 - second, 1e-12);
   // Ring of 4: eigenvalue 1/3 + 2/3 cos(π) = -1/3 has the largest magnitude after 1.
-  EXPECT_NEAR(checkTopology(fromEdges(4, *generateEdges("ring", 4, {}))).spectral_gap,
+  EXPECT_NEAR(checkTopology(fromEdges(4, *generateEdges(GraphKind::kRing, 4, {}))).spectral_gap,
               1.0 - 1.0 / 3, 1e-12);
 }
 
 TEST(Analysis, HonestFiedlerVectorSplitsTheWorlds) {
-  auto edges = generateEdges("two_worlds", 10, {.links = 1, .byzantine = 2});
+  auto edges = generateEdges(GraphKind::kTwoWorlds, 10, {.links = 1, .byzantine = 2});
   ASSERT_TRUE(edges.has_value());
   const Topology t(numberedNodes(10, {}), *edges, 2);
   const std::vector<double> v = honestFiedlerVector(t, {8, 9});
@@ -301,10 +302,10 @@ TEST(Analysis, BudgetsAndConnectivityWarnings) {
   EXPECT_EQ(tolerableBudget(2), 1u);  // 3 vectors: one may lie
   EXPECT_EQ(tolerableBudget(3), 1u);  // 4 vectors: two liars would tie the honest
   EXPECT_EQ(tolerableBudget(9), 4u);
-  auto c = checkTopology(fromEdges(5, *generateEdges("ring", 5, {}), 1));
+  auto c = checkTopology(fromEdges(5, *generateEdges(GraphKind::kRing, 5, {}), 1));
   EXPECT_TRUE(c.warnings.empty());
   EXPECT_EQ(c.components, 1u);
-  c = checkTopology(fromEdges(5, *generateEdges("ring", 5, {}), 2));
+  c = checkTopology(fromEdges(5, *generateEdges(GraphKind::kRing, 5, {}), 2));
   ASSERT_EQ(c.warnings.size(), 5u);
   EXPECT_THAT(c.warnings[0], HasSubstr("node 0: byzantine budget 2 cannot hold with 2"));
   c = checkTopology(fromEdges(4, {{0, 1}, {2, 3}}));
@@ -349,7 +350,7 @@ TEST(Convert, DecentralizePyFormatsAndEdgeLists) {
 
 TEST(Analysis, BreakdownCheckByHand) {
   // K5 honest, Byzantine node 5 next to 0 and 1: mu_2(K5) = 5, b = 1, 2b / mu_2 = 0.4.
-  std::vector<Edge> edges = *generateEdges("complete", 5, {});
+  std::vector<Edge> edges = *generateEdges(GraphKind::kComplete, 5, {});
   edges.push_back({0, 5});
   edges.push_back({1, 5});
   BreakdownCheck b = breakdownCheck(Topology(numberedNodes(6, {}), edges, 1), {5});
@@ -366,7 +367,7 @@ TEST(Analysis, BreakdownCheckByHand) {
   EXPECT_TRUE(b.beyond());
   // Two worlds of 4 joined by a perfect matching, 2 attackers next to everyone: the cut vector
   // (+1 on one world, -1 on the other) gives 2, the vectors inside a world 4 and 6: mu_2 = 2.
-  auto two = generateEdges("two_worlds", 10, {.links = 1, .byzantine = 2});
+  auto two = generateEdges(GraphKind::kTwoWorlds, 10, {.links = 1, .byzantine = 2});
   ASSERT_TRUE(two.has_value());
   b = breakdownCheck(Topology(numberedNodes(10, {}), *two, 2), {8, 9});
   EXPECT_NEAR(b.honest_connectivity, 2.0, 1e-9);
