@@ -8,42 +8,9 @@ FaultyTransport::FaultyTransport(Clock& clock, TransportHandlers handlers, const
                                  std::uint64_t seed)
     : clock_(clock), handlers_(std::move(handlers)), rng_(seed), delay_timer_(clock.timer()) {
   // Everything from a partitioned peer vanishes here, as if it never came.
-  TransportHandlers in;
-  if (handlers_.on_round) {
-    in.on_round = [this](std::uint32_t peer, v1::RoundMessage& m) {
-      if (!blocked(peer)) handlers_.on_round(peer, m);
-    };
-  }
-  if (handlers_.on_resync) {
-    in.on_resync = [this](std::uint32_t peer, const v1::ResyncRequest& r) {
-      if (!blocked(peer)) handlers_.on_resync(peer, r);
-    };
-  }
-  if (handlers_.on_heartbeat) {
-    in.on_heartbeat = [this](std::uint32_t peer, std::uint64_t round) {
-      if (!blocked(peer)) handlers_.on_heartbeat(peer, round);
-    };
-  }
-  if (handlers_.on_digest) {
-    in.on_digest = [this](std::uint32_t peer, const v1::RoundDigest& d) {
-      if (!blocked(peer)) handlers_.on_digest(peer, d);
-    };
-  }
-  if (handlers_.on_coalition) {
-    in.on_coalition = [this](std::uint32_t peer, const v1::Coalition& c) {
-      if (!blocked(peer)) handlers_.on_coalition(peer, c);
-    };
-  }
-  if (handlers_.on_up) {
-    in.on_up = [this](std::uint32_t peer) {
-      if (!cut(peer)) handlers_.on_up(peer);
-    };
-  }
-  if (handlers_.on_down) {
-    in.on_down = [this](std::uint32_t peer, std::string_view why) {
-      if (!cut(peer)) handlers_.on_down(peer, why);
-    };
-  }
+  TransportHandlers in = filteredHandlers(
+      handlers_, [this](std::uint32_t peer) { return !blocked(peer); },
+      [this](std::uint32_t peer) { return !cut(peer); });
   inner_ = make_inner(std::move(in));
 }
 

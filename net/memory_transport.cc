@@ -210,23 +210,7 @@ class MemoryTransport final : public Transport {
         break;
     }
     if (!up_.contains(from)) return;  // a frame of a connection this incarnation never had
-    switch (e.body_case()) {
-      case v1::Envelope::kResync:
-        if (handlers_.on_resync) handlers_.on_resync(from, e.resync());
-        return;
-      case v1::Envelope::kHeartbeat:
-        if (handlers_.on_heartbeat) handlers_.on_heartbeat(from, e.heartbeat().round());
-        return;
-      case v1::Envelope::kDigest:
-        if (handlers_.on_digest) handlers_.on_digest(from, e.digest());
-        return;
-      case v1::Envelope::kCoalition:
-        if (handlers_.on_coalition) handlers_.on_coalition(from, e.coalition());
-        return;
-      default:
-        ++stats_.rejected[Refusal::kUnexpectedEnvelope];
-        return;
-    }
+    if (!dispatchEnvelope(handlers_, from, e)) ++stats_.rejected[Refusal::kUnexpectedEnvelope];
   }
 
   void handshake(std::uint32_t from, const v1::Hello& hello) {

@@ -8,9 +8,8 @@
 // be called on that thread (post to it), and every handler is called on it. Destroy it only
 // after stop() (or abort()) and after the io_context has stopped running it.
 //
-// Session states:   connect/accept --send Hello--> handshake --peer Hello ok--> open
-//                        |                            |  (bad Hello: Goodbye(reason), close)
-//                        +------ error / EOF / Goodbye / liveness timeout ----> closed
+// Each connection is a Session (net/tcp_session.h: its states, reads and write queue); TLS
+// setup and certificate identities are net/tls.h's.
 #pragma once
 
 #include <asio.hpp>

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <type_traits>
+#include <utility>
 
 #include "net/frame.h"
 
@@ -45,6 +47,46 @@ std::optional<v1::Goodbye::Reason> checkHello(const TransportConfig& config, con
     return v1::Goodbye::WRONG_DIGEST;
   }
   return std::nullopt;
+}
+
+bool dispatchEnvelope(const TransportHandlers& handlers, std::uint32_t peer,
+                      const v1::Envelope& e) {
+  switch (e.body_case()) {
+    case v1::Envelope::kResync:
+      if (handlers.on_resync) handlers.on_resync(peer, e.resync());
+      return true;
+    case v1::Envelope::kHeartbeat:
+      if (handlers.on_heartbeat) handlers.on_heartbeat(peer, e.heartbeat().round());
+      return true;
+    case v1::Envelope::kDigest:
+      if (handlers.on_digest) handlers.on_digest(peer, e.digest());
+      return true;
+    case v1::Envelope::kCoalition:
+      if (handlers.on_coalition) handlers.on_coalition(peer, e.coalition());
+      return true;
+    default:
+      return false;
+  }
+}
+
+TransportHandlers filteredHandlers(const TransportHandlers& h,
+                                   std::function<bool(std::uint32_t)> hears,
+                                   std::function<bool(std::uint32_t)> links) {
+  // Each wrapper keeps an absent handler absent (callers test them before building messages).
+  const auto gate = [](const auto& inner, const std::function<bool(std::uint32_t)>& pass) {
+    using Handler = std::decay_t<decltype(inner)>;
+    if (!inner) return Handler();
+    return Handler([inner, pass](std::uint32_t peer, auto&&... args) {
+      if (pass(peer)) inner(peer, std::forward<decltype(args)>(args)...);
+    });
+  };
+  return TransportHandlers{.on_round = gate(h.on_round, hears),
+                           .on_resync = gate(h.on_resync, hears),
+                           .on_heartbeat = gate(h.on_heartbeat, hears),
+                           .on_digest = gate(h.on_digest, hears),
+                           .on_coalition = gate(h.on_coalition, hears),
+                           .on_up = gate(h.on_up, links),
+                           .on_down = gate(h.on_down, links)};
 }
 
 }  // namespace phalanx::net

@@ -76,6 +76,19 @@ struct TransportStats {
   std::uint64_t reconnects = 0;  // connects beyond the first per peer
 };
 
+// What an open link's envelopes mean, one dispatch for every transport: resync requests,
+// heartbeats, digests and coalition shares go to their handlers (none set: dropped). False,
+// and nothing called, for any other body (a Hello, a Goodbye or a round message is the link's
+// own business; an empty or unknown body is the caller's to refuse).
+bool dispatchEnvelope(const TransportHandlers& handlers, std::uint32_t peer,
+                      const v1::Envelope& envelope);
+
+// `handlers`, each message handler called only for a peer `hears` lets through, and on_up and
+// on_down only for one `links` lets through (the fault wrapper's partitions).
+TransportHandlers filteredHandlers(const TransportHandlers& handlers,
+                                   std::function<bool(std::uint32_t)> hears,
+                                   std::function<bool(std::uint32_t)> links);
+
 // The Hello this node sends, and the checks a peer's Hello must pass (one home for both: every
 // transport runs the same handshake). nullopt: accepted; otherwise the refusal, with `detail`.
 v1::Envelope helloFor(const TransportConfig& config);

@@ -487,5 +487,58 @@ TEST(Transport, ASlowPeerHitsTheQueueBoundNotMemory) {
   t.abort();
 }
 
+// The one dispatch every transport shares: each message kind to its handler, nothing for the
+// link's own kinds or an empty body (the caller refuses those); an unset handler drops quietly.
+TEST(Transport, EnvelopesGoToTheirHandlersAndTheLinksOwnKindsToNone) {
+  std::vector<std::string> seen;
+  TransportHandlers h{
+      .on_resync = [&](std::uint32_t p,
+                       const v1::ResyncRequest&) { seen.push_back("resync " + std::to_string(p)); },
+      .on_heartbeat =
+          [&](std::uint32_t p, std::uint64_t r) {
+            seen.push_back("heartbeat " + std::to_string(p) + " " + std::to_string(r));
+          },
+      .on_digest = [&](std::uint32_t p,
+                       const v1::RoundDigest&) { seen.push_back("digest " + std::to_string(p)); }};
+  v1::Envelope e;
+  EXPECT_FALSE(dispatchEnvelope(h, 1, e));  // no body
+  e.mutable_hello();
+  EXPECT_FALSE(dispatchEnvelope(h, 1, e));
+  e.mutable_goodbye();
+  EXPECT_FALSE(dispatchEnvelope(h, 1, e));
+  e.mutable_round();
+  EXPECT_FALSE(dispatchEnvelope(h, 1, e));
+  e.mutable_resync();
+  EXPECT_TRUE(dispatchEnvelope(h, 2, e));
+  e.mutable_heartbeat()->set_round(7);
+  EXPECT_TRUE(dispatchEnvelope(h, 3, e));
+  e.mutable_digest();
+  EXPECT_TRUE(dispatchEnvelope(h, 4, e));
+  e.mutable_coalition();
+  EXPECT_TRUE(dispatchEnvelope(h, 5, e));  // no handler: dropped
+  EXPECT_EQ(seen, (std::vector<std::string>{"resync 2", "heartbeat 3 7", "digest 4"}));
+}
+
+TEST(Transport, FilteredHandlersPassOnlyWhatTheFiltersLetThrough) {
+  std::vector<std::string> seen;
+  TransportHandlers h{
+      .on_heartbeat = [&](std::uint32_t p,
+                          std::uint64_t) { seen.push_back("heartbeat " + std::to_string(p)); },
+      .on_up = [&](std::uint32_t p) { seen.push_back("up " + std::to_string(p)); },
+      .on_down = [&](std::uint32_t p,
+                     std::string_view) { seen.push_back("down " + std::to_string(p)); }};
+  const TransportHandlers f = filteredHandlers(
+      h, [](std::uint32_t p) { return p != 1; }, [](std::uint32_t p) { return p != 2; });
+  EXPECT_FALSE(f.on_round);  // absent stays absent
+  EXPECT_FALSE(f.on_resync);
+  f.on_heartbeat(1, 0);
+  f.on_heartbeat(2, 0);
+  f.on_up(1);
+  f.on_up(2);
+  f.on_down(2, "gone");
+  f.on_down(3, "gone");
+  EXPECT_EQ(seen, (std::vector<std::string>{"heartbeat 2", "up 1", "down 3"}));
+}
+
 }  // namespace
 }  // namespace phalanx::net

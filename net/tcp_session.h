@@ -1,0 +1,199 @@
+// One TCP (or TLS) connection of a TcpTransport, from the handshake to its close: its reads
+// (frames, large round payloads read in place), its write queue, the Hello check, and what its
+// frames mean once it is open (net/transport.h's dispatch). Lives on the transport's io_context.
+#pragma once
+
+#include <array>
+#include <asio.hpp>
+#include <asio/ssl.hpp>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "net/frame.h"
+#include "net/tcp_transport.h"
+
+namespace phalanx::net {
+
+class TcpTransport::Session : public std::enable_shared_from_this<Session> {
+ public:
+  // expected_peer: the neighbour we dialled, or nullopt for an accepted connection.
+  Session(TcpTransport& owner, asio::ip::tcp::socket socket,
+          std::optional<std::uint32_t> expected_peer);
+
+  void start();
+
+ private:
+  // Runs f on the byte stream: the TLS stream, or the bare socket under it.
+  template <typename F>
+  void onStream(F&& f) {
+    if (tls_) {
+      f(stream_);
+    } else {
+      f(stream_.next_layer());
+    }
+  }
+
+  void begin() {
+    enqueue(helloFor(owner_.config_), /*force=*/true);
+    readHeader();
+  }
+
+ public:
+  bool enqueue(const v1::Envelope& envelope, bool force = false);
+
+  bool enqueueRound(const v1::RoundMessage& header, TcpTransport::Payload payload);
+
+  // Sends Goodbye and closes once the queue is written. A duplicate connection is closed
+  // gracefully in both directions instead: after the Goodbye only our sending half shuts, and
+  // we keep reading (and delivering) until the peer, having flushed what it had queued on this
+  // connection, closes its half — so a dial race loses no frame.
+  void goodbyeAndClose(v1::Goodbye::Reason reason, std::string detail);
+
+  // The peer said it keeps another connection: stop taking frames here, write what is queued
+  // (the peer reads until we close), then close.
+  void retire();
+
+  void close(std::string_view why);
+
+  // Closes the socket without telling the owner (the owner is tearing down).
+  void drop();
+
+  std::uint32_t peer() const { return peer_; }
+  const asio::ip::address& remote() const { return remote_; }
+  bool isOpen() const { return state_ == State::kOpen; }
+  bool initiated() const { return initiated_; }
+  std::chrono::steady_clock::time_point lastReceived() const { return last_received_; }
+  // Bytes the kernel holds for us that no read has taken yet: a loop busy elsewhere (a big mix,
+  // a starved thread) has not got to them, which is no sign the peer went quiet.
+  bool bytesWaiting() const {
+    asio::error_code ec;
+    return stream_.lowest_layer().available(ec) > 0 && !ec;
+  }
+
+ private:
+  bool usable() const { return !alive_.expired() && state_ != State::kClosed; }
+  // The Hello was accepted (the session is open, or closing after it was).
+  bool opened() const {
+    return state_ == State::kOpen || state_ == State::kClosing || state_ == State::kDraining;
+  }
+  // A Goodbye or the peer's is being written out; nothing more may be queued.
+  bool closing() const {
+    return state_ == State::kRefusing || state_ == State::kClosing || state_ == State::kDraining;
+  }
+
+  PeerStats* stats() { return opened() || initiated_ ? &owner_.stats_.peers[peer_] : nullptr; }
+
+  void readHeader();
+
+  // Large frames: read the first bytes, and when they show the usual round layout, read the
+  // payload straight into the reused message's string — no staging buffer, no copy.
+  void readHead();
+
+  // The rest of a large round frame, straight into round_in_'s payload.
+  void readPayload(std::size_t payload_at);
+
+  void payloadRead() {
+    if (!validRound(round_in_)) return refuse(FrameError::kInvalid);
+    roundReceived(pending_);
+  }
+
+  // Reads the rest of the body (from `from` on) into body_, then parses and dispatches it.
+  void readBody(std::size_t from) {
+    readChunks(reinterpret_cast<char*>(body_.data()), from, body_.size(), &Session::bodyRead);
+  }
+
+  void bodyRead();
+
+  // Bytes [from, size) of a frame into `data` (a member's buffer, stable until `done`), in
+  // chunks that each count as a sign of life: a 100 MB model frame takes longer than the
+  // liveness timeout on a busy link, and the heartbeats queue behind it.
+  void readChunks(char* data, std::size_t from, std::size_t size, void (Session::*done)());
+
+  void readNext() {
+    if (usable() && (!closing() || state_ == State::kDraining)) readHeader();
+  }
+
+  // A whole round frame is in round_in_.
+  void roundReceived(std::size_t body_bytes);
+
+  void readFailed(const asio::error_code& ec, const char* at_eof) {
+    close(ec == asio::error::eof ? std::string(at_eof) : ec.message());
+  }
+
+  // A frame that breaks the format: counted, and the connection closed (framing is lost).
+  void refuse(FrameError e);
+
+  void failHandshake(Refusal reason) {
+    owner_.reject(reason);
+    ++owner_.stats_.handshake_failures;
+  }
+
+  void dispatch(v1::Envelope& e, std::size_t bytes);
+
+  // Whether frames read here speak for peer_. With TLS, any connection whose certificate names
+  // it (frames still arriving on a duplicate being closed are as genuine as the others). Without
+  // TLS a Hello proves nothing, so only the pair's connection speaks: a connection refused as a
+  // duplicate, or replaced, delivers nothing (an honest dial race then costs a resync at most).
+  bool speaksForPeer() const {
+    if (!owner_.open_.contains(peer_)) return false;
+    return certificate_id_.has_value() || owner_.open_.at(peer_).get() == this;
+  }
+
+  void deliver(v1::RoundMessage& m);
+
+  void account(std::size_t bytes);
+
+  // One frame to write: `head`, then the shared payload's bytes (if any).
+  struct Outgoing {
+    std::vector<std::uint8_t> head;
+    TcpTransport::Payload payload;
+    std::size_t size() const { return head.size() + (payload ? payload->size() : 0); }
+  };
+
+  // Head buffers are recycled: fresh large buffers cost page faults on every message.
+  std::vector<std::uint8_t> spareHead();
+
+  bool push(Outgoing out, bool force);
+
+  // Everything queued is written and the session is closing.
+  void flushed();
+
+  void writeNext();
+
+  TcpTransport& owner_;
+  std::weak_ptr<bool> alive_;
+  asio::ssl::stream<asio::ip::tcp::socket> stream_;
+  bool tls_;
+  std::optional<std::uint32_t> certificate_id_;  // from the peer's certificate (TLS)
+  asio::steady_timer timer_;
+  bool initiated_;
+  std::uint32_t peer_;
+  asio::ip::address remote_;
+  // handshake (TLS, then the peers' Hellos) -> open -> closing (our Goodbye or the peer's
+  // queued; closed once written) or draining (a duplicate: after our Goodbye only the sending
+  // half shuts, and it reads on until the peer closes) -> closed. A Hello refused: refusing (the
+  // Goodbye written, then closed).
+  enum class State : std::uint8_t { kHandshake, kOpen, kRefusing, kClosing, kDraining, kClosed };
+  State state_ = State::kHandshake;
+  bool writing_ = false;  // a write in flight (at most one)
+  std::array<std::uint8_t, kLengthBytes> header_{};
+  std::vector<std::uint8_t> body_;
+  static constexpr std::size_t kDirectMin = 64u << 10;  // frames this large take readHead()
+  static constexpr std::size_t kReadChunk = 1u << 20;   // a large body's reads, each a sign of life
+  std::array<std::uint8_t, 64> head_{};
+  std::size_t pending_ = 0;  // the large frame's body size
+  std::deque<Outgoing> queue_;
+  std::vector<std::vector<std::uint8_t>> spare_;
+  v1::Envelope incoming_;      // parsed into again and again: its buffers are reused
+  v1::RoundMessage round_in_;  // the same for the round fast path (a oneof would free it)
+  std::size_t queued_bytes_ = 0;
+  std::chrono::steady_clock::time_point last_received_;
+};
+
+}  // namespace phalanx::net
