@@ -40,7 +40,7 @@ CellResult readCellResult(const Cell& cell, const std::filesystem::path& run, Ce
 
 // A cell's record, DIR/cells/NAME/result.json: status, wall seconds, the launch's exit code,
 // every figure (null where not measured) and the accuracy curve. It outlives the run folder
-// (tools/results keeps the records under docs/results/NAME/cells), so a later `--resume` in a
+// (tools/dev/results keeps the records under docs/results/NAME/cells), so a later `--resume` in a
 // folder seeded with them counts those cells as done and puts them in the tables again.
 // The one writer and reader of the format.
 struct CellRecord {

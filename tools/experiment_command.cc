@@ -76,7 +76,7 @@ int runExperiment(const ExperimentOptions& o) {
   const fs::path out = fs::absolute(o.out);
   fs::create_directories(out / "cells");
   {
-    // How the results were made, for docs/RESULTS.md (tools/results).
+    // How the results were made, for docs/RESULTS.md (tools/dev/results).
     std::string command = "phalanx experiment --grid " + o.grid + " --out " + o.out;
     for (const auto& f : o.filters) command += " --filter " + shellQuote(f);
     if (o.jobs > 1) command += fmt::format(" --jobs {}", o.jobs);

@@ -128,7 +128,7 @@ int prometheusConfig(const std::string& file) {
       "scrape_configs:\n  - job_name: phalanx\n    scrape_interval: 5s\n    static_configs:\n");
   // The scraped node's label is `node`: the metrics carry their own `peer` label (the peer a
   // node excluded, heard or missed), which a target label of that name would rename to
-  // exported_peer — and every by-peer panel of tools/grafana would then rank the scrapers.
+  // exported_peer — and every by-peer panel of tools/deploy/grafana would then rank the scrapers.
   for (const auto& n : topology.nodes()) {
     if (n.metrics_port == 0) continue;
     fmt::print("      - targets: ['{}:{}']\n        labels: {{node: '{}'}}\n", n.host,

@@ -1,4 +1,4 @@
-// tools/slurm/phalanx.sbatch on a real Slurm (ctest label slurm): the test starts its own
+// tools/deploy/slurm/phalanx.sbatch on a real Slurm (ctest label slurm): the test starts its own
 // one-host cluster — munged with a fresh key, slurmctld and slurmd on ports of their own, all
 // state in a temporary folder (SLURM_CONF points there) — submits the batch script for ten
 // peers, two of them Byzantine, waits for the job and checks the run's summary.json and report.
@@ -106,7 +106,7 @@ TEST_F(SlurmJob, TheBatchScriptRunsTenPeersTwoOfThemByzantine) {
                  " BYZANTINE=8,9 PORT_BASE=25200 METRICS_BASE=25250 sbatch --wait --nodes=1 "
                  "--ntasks-per-node=10 --output=" +
                  (dir_.path() / "job.out").string() + " " + sourceDir() +
-                 "/tools/slurm/phalanx.sbatch --rounds 40 2>&1");
+                 "/tools/deploy/slurm/phalanx.sbatch --rounds 40 2>&1");
   const std::string log = readFile(dir_.path() / "job.out");
   ASSERT_EQ(job.exit_code, 0) << job.output << log << readFile(dir_.path() / "slurmd.log");
   EXPECT_THAT(log, HasSubstr("nodes 10, edges 45"));  // topology check of the one it wrote

@@ -457,7 +457,7 @@ TEST(Grafana, DashboardQueriesOnlyMetricsANodeExports) {
   m.messages_rejected_total["invalid_payload"] = 1;
   m.round_seconds.observe(0.1);
   const std::string exported = m.prometheus();
-  std::ifstream in(testing::sourceDir() + "/tools/grafana/phalanx.json");
+  std::ifstream in(testing::sourceDir() + "/tools/deploy/grafana/phalanx.json");
   const std::string dashboard{std::istreambuf_iterator<char>(in), {}};
   ASSERT_FALSE(dashboard.empty());
   std::size_t checked = 0;
