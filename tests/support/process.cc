@@ -25,6 +25,8 @@ ProcessResult runProcess(const std::string& command_line) {
 
 std::string phalanxBinary() { return std::string("'") + PHALANX_BINARY + "'"; }
 
+std::string phalanxPath() { return PHALANX_BINARY; }
+
 std::string sourceDir() { return PHALANX_SOURCE_DIR; }
 
 bool generateTopology(const std::filesystem::path& file, const std::string& args) {

@@ -20,8 +20,9 @@ ProcessResult runProcess(const std::string& command_line);
 // nothing signals (a file written, a pid gone); returns whether it held.
 bool waitFor(const std::function<bool()>& done, std::chrono::milliseconds limit);
 
-// The `phalanx` binary under test, quoted for the shell.
+// The `phalanx` binary under test, quoted for the shell; and its path as it is (an argv[0]).
 std::string phalanxBinary();
+std::string phalanxPath();
 
 // The repository root (configs/, topologies/ ...).
 std::string sourceDir();
