@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "node/adversary/keyframe_spammer.h"
 #include "node/adversary/protocol_roles.h"
 #include "node/adversary/vector_attacker.h"
 #include "node/adversary/wire_attacker.h"

@@ -1,7 +1,7 @@
 // The protocol roles (docs/PROTOCOL.md): peers that send honest vectors and misbehave around
 // the round — a staller starts every round just before its neighbours' deadline ceiling, a
 // round liar announces and sends under false round numbers, a resync flooder asks every
-// neighbour for a keyframe every round, a keyframe spammer sends every message as a keyframe.
+// neighbour for a keyframe every round (the keyframe spammer: node/adversary/keyframe_spammer.h).
 #pragma once
 
 #include <chrono>
@@ -38,11 +38,6 @@ class ResyncFlooder : public Tactic {
 
  private:
   AdversaryHost& host_;
-};
-
-class KeyframeSpammer : public Tactic {
- public:
-  bool spamsKeyframes() const override { return true; }
 };
 
 }  // namespace phalanx::node

@@ -13,6 +13,7 @@
 #include <map>
 
 #include "compress/decode.h"
+#include "node/adversary/keyframe_spammer.h"
 #include "node/adversary/protocol_roles.h"
 #include "node/adversary/wire_attacker.h"
 #include "node/exchange/replicas.h"
