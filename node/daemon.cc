@@ -19,7 +19,6 @@
 #include "node/http_endpoint.h"
 #include "node/npy.h"
 #include "node/peer_node.h"
-#include "train/data_source.h"
 #include "train/local_trainer.h"
 
 namespace phalanx::node {
@@ -143,13 +142,9 @@ DaemonExit runDaemon(PeerSetup setup, const std::filesystem::path& out, DaemonOp
   std::unique_ptr<PeerNode> peer;
   std::unique_ptr<HttpEndpoint> http;
   if (!setup.learner) {
-    train::TrainTest data = train::loadData(config.data, config.seed);
-    setup.shard = train::shardOf(config.data, data.train, setup.topology->size(),
-                                 setup.topology->indexOf(id), config.seed);
-    if (config.compression.feedback == compress::FeedbackKind::kEf21W)
-      setup.shard_sizes =
-          train::shardSizes(config.data, data.train, setup.topology->size(), config.seed);
-    setup.test = std::make_shared<const train::Dataset>(std::move(data.test));
+    RunData run = loadRunData(config, setup.topology->size());
+    giveShard(setup, run, setup.topology->size(), setup.topology->indexOf(id));
+    setup.test = std::make_shared<const train::Dataset>(std::move(run.data.test));
   }
   const std::string host = setup.listen_host;
   const std::uint16_t port = setup.listen_port.value_or(self.port);

@@ -9,12 +9,26 @@
 #include "node/exchange/model_exchange.h"
 #include "node/exchange/outer_exchange.h"
 #include "topologies/analysis.h"
+#include "train/data_source.h"
 #include "train/local_trainer.h"
 
 namespace phalanx::node {
 
 // The setup's attack, else the config's entry for this id, else honest ("none" in the config:
 // a peer named Byzantine that starts out honest until the control endpoint switches it).
+RunData loadRunData(const Config& config, std::size_t peers) {
+  RunData run{.data = train::loadData(config.data, config.seed)};
+  if (config.compression.feedback == compress::FeedbackKind::kEf21W)
+    run.shard_sizes = train::shardSizes(config.data, run.data.train, peers, config.seed);
+  return run;
+}
+
+void giveShard(PeerSetup& setup, const RunData& run, std::size_t peers, std::size_t index) {
+  const Config& c = setup.config;
+  setup.shard = train::shardOf(c.data, run.data.train, peers, index, c.seed);
+  setup.shard_sizes = run.shard_sizes;
+}
+
 AttackSpec attackFor(const PeerSetup& s) {
   if (s.attack) return *s.attack;
   const auto it = s.config.byzantine.find(s.id);

@@ -63,6 +63,17 @@ struct PeerSetup {
   std::shared_ptr<spdlog::logger> log;  // null: spdlog's default
 };
 
+// A run's training data as its peers share it out (the daemon loads it for its one peer, the
+// simulation once for all of them): the data set the config names, and every shard's size
+// where EF21-W's data weights need them.
+struct RunData {
+  train::TrainTest data;
+  std::vector<std::size_t> shard_sizes;  // empty unless compression.weights is data
+};
+RunData loadRunData(const Config& config, std::size_t peers);
+// Peer `index`'s shard (of `peers`) and the shard sizes, into `setup`.
+void giveShard(PeerSetup& setup, const RunData& run, std::size_t peers, std::size_t index);
+
 // The setup's attack, else the config's entry for this id, else honest ("none" in the config:
 // a peer named Byzantine that starts out honest until the control endpoint switches it).
 AttackSpec attackFor(const PeerSetup& setup);

@@ -18,7 +18,6 @@
 
 #include "base/text.h"
 #include "node/npy.h"
-#include "train/data_source.h"
 #include "train/local_trainer.h"
 
 namespace phalanx::node {
@@ -256,8 +255,8 @@ SimulationResult simulate(SimulationSetup s) {
     return l;
   };
 
-  const train::TrainTest data = train::loadData(s.config.data, s.config.seed);
-  train::Dataset test = data.test;
+  const RunData run = loadRunData(s.config, n);
+  train::Dataset test = run.data.test;
   if (s.eval_samples > 0 && s.eval_samples < test.size()) {
     test.y.resize(s.eval_samples);
     test.x.resize(s.eval_samples * test.features);
@@ -288,17 +287,11 @@ SimulationResult simulate(SimulationSetup s) {
                     : s.out / "checkpoints";
   fs::remove_all(checkpoint_root);  // a fresh run: no restart may resume an older run's state
 
-  const std::vector<std::size_t> shard_sizes =
-      s.config.compression.feedback == compress::FeedbackKind::kEf21W
-          ? train::shardSizes(s.config.data, data.train, n, s.config.seed)
-          : std::vector<std::size_t>();
   const auto start = [&](Slot& slot, bool resume) {
     PeerSetup setup{
         .config = s.config,
         .topology = s.topology,
         .id = slot.id,
-        .shard = train::shardOf(s.config.data, data.train, n, slot.actor, s.config.seed),
-        .shard_sizes = shard_sizes,
         .test = shared_test,
         .attack = s.attacks.contains(slot.id) ? std::optional<AttackSpec>(s.attacks.at(slot.id))
                                               : std::nullopt,
@@ -308,6 +301,7 @@ SimulationResult simulate(SimulationSetup s) {
         .resume = resume,
         .compute_time = s.compute_time,
         .log = loggerFor(slot.id)};
+    giveShard(setup, run, n, slot.actor);
     // The crashed incarnation goes first: its timers and posted work are guarded, and its
     // endpoint must be gone before the new one takes the id.
     slot.node.reset();
