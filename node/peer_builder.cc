@@ -73,6 +73,12 @@ std::set<std::uint32_t> configuredByzantine(const Config& config) {
   for (const auto& [id, _] : config.byzantine) ids.insert(id);
   return ids;
 }
+
+// Whether the peer sends honest vectors at its start (honest, a protocol role, label flipping):
+// what its gate and its awaited set are made for.
+bool startsSendingHonestVectors(const PeerSetup& setup) {
+  return roleOf(attackFor(setup)) == PeerRole::kHonest;
+}
 }  // namespace
 
 std::unique_ptr<Adversary> adversaryFor(const PeerSetup& setup, AdversaryHost& host) {
@@ -229,7 +235,7 @@ std::unique_ptr<robust::Aggregator> aggregatorFor(const PeerSetup& setup) {
 
 std::vector<std::uint32_t> awaitedOf(const PeerSetup& setup,
                                      const std::vector<std::uint32_t>& neighbours) {
-  if (roleOf(attackFor(setup)) == PeerRole::kHonest) return neighbours;
+  if (startsSendingHonestVectors(setup)) return neighbours;
   std::set<std::uint32_t> byzantine = configuredByzantine(setup.config);
   std::vector<std::uint32_t> awaited;
   for (const std::uint32_t j : neighbours) {
@@ -265,7 +271,7 @@ net::TransportConfig transportConfig(const PeerSetup& setup, std::size_t dim,
 net::GateConfig gateConfig(const PeerSetup& setup, std::size_t awaited, bool leaf,
                            std::uint64_t rounds) {
   const RoundsConfig& rc = setup.config.rounds;
-  const bool honest = roleOf(attackFor(setup)) == PeerRole::kHonest;
+  const bool honest = startsSendingHonestVectors(setup);
   const double ceiling_ms = double(rc.deadline_ms) * (honest ? 1.0 : 0.5);
   // The quorum: deg - b, but at least b + 1, so that it always holds an honest vector. Where
   // deg <= 2b, deg - b arrivals could all be Byzantine: b fast attackers would pace the node on

@@ -210,10 +210,7 @@ class Bucketing final : public PreAggregator {
 
 std::expected<std::unique_ptr<PreAggregator>, std::string> makePreAggregator(const PreSpec& spec,
                                                                              std::uint64_t seed) {
-  const bool wants_param = spec.kind == PreKind::kClip || spec.kind == PreKind::kBucketing;
-  if (wants_param && (!(spec.param > 0) || !std::isfinite(spec.param)))
-    return std::unexpected(
-        fmt::format("pre-aggregator '{}': the parameter must be a number > 0", preSpecText(spec)));
+  if (auto ok = checkPreSpec(spec); !ok) return std::unexpected(ok.error());
   switch (spec.kind) {
     case PreKind::kNnm:
       return std::make_unique<Nnm>();
@@ -222,9 +219,6 @@ std::expected<std::unique_ptr<PreAggregator>, std::string> makePreAggregator(con
     case PreKind::kClip:
       return std::make_unique<Clip>(spec.param);
     case PreKind::kBucketing:
-      if (spec.param != std::floor(spec.param))
-        return std::unexpected(
-            fmt::format("bucketing: the bucket size must be whole, got '{}'", preSpecText(spec)));
       return std::make_unique<Bucketing>(std::size_t(spec.param), seed);
   }
   return std::unexpected(fmt::format("unknown pre-aggregator kind {}", int(spec.kind)));

@@ -16,7 +16,7 @@ std::expected<PreSpec, std::string> parsePreSpec(std::string_view text) {
     const std::string value = spec.substr(colon + 1);
     char* end = nullptr;
     param = std::strtod(value.c_str(), &end);
-    if (value.empty() || *end != '\0' || !(param > 0) || !std::isfinite(param)) {
+    if (value.empty() || *end != '\0') {
       return std::unexpected(
           fmt::format("pre-aggregator '{}': the parameter must be a number > 0", spec));
     }
@@ -26,16 +26,28 @@ std::expected<PreSpec, std::string> parsePreSpec(std::string_view text) {
     return std::unexpected(
         fmt::format("unknown pre-aggregator '{}' (allowed: nnm, clip:C, arc, bucketing:S)", spec));
   }
-  const bool wants_param = *kind == PreKind::kClip || *kind == PreKind::kBucketing;
-  if (wants_param != (colon != std::string::npos)) {
+  if (takesParam(*kind) != (colon != std::string::npos)) {
     return std::unexpected(
-        wants_param ? fmt::format("pre-aggregator '{}' needs a parameter, e.g. {}:2", name, name)
-                    : fmt::format("pre-aggregator '{}' takes no parameter", name));
+        takesParam(*kind)
+            ? fmt::format("pre-aggregator '{}' needs a parameter, e.g. {}:2", name, name)
+            : fmt::format("pre-aggregator '{}' takes no parameter", name));
   }
-  if (*kind == PreKind::kBucketing && param != std::floor(param)) {
-    return std::unexpected(fmt::format("bucketing: the bucket size must be whole, got '{}'", spec));
+  const PreSpec parsed{.kind = *kind, .param = param};
+  if (auto ok = checkPreSpec(parsed); !ok) return std::unexpected(ok.error());
+  return parsed;
+}
+
+std::expected<void, std::string> checkPreSpec(const PreSpec& spec) {
+  if (!takesParam(spec.kind)) return {};
+  if (!(spec.param > 0) || !std::isfinite(spec.param)) {
+    return std::unexpected(
+        fmt::format("pre-aggregator '{}': the parameter must be a number > 0", preSpecText(spec)));
   }
-  return PreSpec{.kind = *kind, .param = param};
+  if (spec.kind == PreKind::kBucketing && spec.param != std::floor(spec.param)) {
+    return std::unexpected(
+        fmt::format("bucketing: the bucket size must be whole, got '{}'", preSpecText(spec)));
+  }
+  return {};
 }
 
 std::expected<std::vector<PreSpec>, std::string> parsePreSpecs(std::span<const std::string> texts) {
@@ -50,8 +62,7 @@ std::expected<std::vector<PreSpec>, std::string> parsePreSpecs(std::span<const s
 
 std::string preSpecText(const PreSpec& spec) {
   const std::string_view name = kPreKinds.name(spec.kind);
-  if (spec.kind == PreKind::kClip || spec.kind == PreKind::kBucketing)
-    return fmt::format("{}:{}", name, spec.param);
+  if (takesParam(spec.kind)) return fmt::format("{}:{}", name, spec.param);
   return std::string(name);
 }
 

@@ -25,6 +25,13 @@ struct PreSpec {
   bool operator==(const PreSpec&) const = default;
 };
 
+// Whether the kind takes a parameter (clip's radius, bucketing's size).
+constexpr bool takesParam(PreKind kind) {
+  return kind == PreKind::kClip || kind == PreKind::kBucketing;
+}
+// The rules a spec's parameter must keep, however the spec was made (parsed or built in code):
+// > 0 and finite where the kind takes one, whole for bucketing.
+std::expected<void, std::string> checkPreSpec(const PreSpec& spec);
 // "clip:2.5" -> {kClip, 2.5}; an error names the text and what is wrong.
 std::expected<PreSpec, std::string> parsePreSpec(std::string_view text);
 std::expected<std::vector<PreSpec>, std::string> parsePreSpecs(std::span<const std::string> texts);

@@ -231,7 +231,7 @@ int runAttack(const AttackOptions& o) {
 struct CompressOptions {
   std::string codec = "topk";
   double density = 0.01;
-  std::string values = "fp32";
+  compress::ValueType values = compress::ValueType::kFp32;
   int bits = 8;
   int rank = 2;
   std::size_t bucket = 0;
@@ -267,7 +267,7 @@ int runCompress(const CompressOptions& o) {
   }
   compress::CompressorConfig config{.codec = compress::codecNamed(o.codec)->id,
                                     .density = o.density,
-                                    .values = *compress::kValueTypes.parse(o.values),
+                                    .values = o.values,
                                     .bits = o.bits,
                                     .bucket = o.bucket,
                                     .rank = o.rank,
@@ -387,9 +387,7 @@ Command addLabCommand(CLI::App& root) {
       ->required()
       ->check(CLI::IsMember(compress::kCodecNames));
   c->add_option("--density", comp->density, "topk, topk_sampled, randk: fraction kept");
-  c->add_option("--values", comp->values,
-                fmt::format("sparse values: {}", fmt::join(compress::kValueTypes.names(), ", ")))
-      ->check(CLI::IsMember(compress::kValueTypes.names()));
+  addChoiceOption(c, "--values", comp->values, compress::kValueTypes, "sparse values");
   c->add_option("--bits", comp->bits, "qsgd: bits per entry with the sign (2..16)");
   c->add_option("--rank", comp->rank, "powersgd: rank (the input must be 2-D)");
   c->add_option("--bucket", comp->bucket,

@@ -61,7 +61,6 @@ class Adversary {
 
   const AttackSpec& spec() const { return spec_; }
   PeerRole role() const { return roleOf(spec_); }
-  const std::set<std::uint32_t>& byzantine() const { return byzantine_; }
   // Switches what it runs (`inject attack NAME`); an error leaves it as it was.
   std::expected<void, std::string> switchTo(const AttackSpec& spec);
 
