@@ -268,9 +268,15 @@ net::TransportConfig transportConfig(const PeerSetup& setup, std::size_t dim,
   return tc;
 }
 
-net::GateConfig gateConfig(const PeerSetup& setup, std::size_t awaited, bool leaf,
-                           std::uint64_t rounds) {
+bool isLeaf(const PeerSetup& setup) {
+  if (setup.config.exchange != Exchange::kHub) return false;
+  const auto centre = topologies::starCentre(*setup.topology);
+  return centre && *centre != setup.id;
+}
+
+net::GateConfig gateConfig(const PeerSetup& setup, std::size_t awaited, std::uint64_t rounds) {
   const RoundsConfig& rc = setup.config.rounds;
+  const bool leaf = isLeaf(setup);
   const bool honest = startsSendingHonestVectors(setup);
   const double ceiling_ms = double(rc.deadline_ms) * (honest ? 1.0 : 0.5);
   // The quorum: deg - b, but at least b + 1, so that it always holds an honest vector. Where

@@ -129,7 +129,8 @@ net::TransportConfig transportConfig(const PeerSetup& setup, std::size_t dim,
                                      std::string config_digest, std::vector<std::uint32_t> peers);
 // Its round gate: the deadline ceiling (half for a peer that starts sending Byzantine vectors),
 // the quorum, the pace.
-net::GateConfig gateConfig(const PeerSetup& setup, std::size_t awaited, bool leaf,
-                           std::uint64_t rounds);
+net::GateConfig gateConfig(const PeerSetup& setup, std::size_t awaited, std::uint64_t rounds);
+// A leaf of exchange: hub (a star's outer peer), which waits for its hub's broadcast.
+bool isLeaf(const PeerSetup& setup);
 
 }  // namespace phalanx::node

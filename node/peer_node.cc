@@ -60,10 +60,9 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
       [&](net::TransportHandlers handlers) { return make_transport(tc, std::move(handlers)); },
       setup_.config.seed * 104729 + setup_.id);
   wire_.attach(*transport_);
-  gate_ = std::make_unique<net::RoundGate>(
-      clock_, *transport_, awaited_,
-      gateConfig(setup_, awaited_.size(), /*leaf=*/!exchange_->mixes(), setup_.rounds),
-      resumed.round);
+  gate_ = std::make_unique<net::RoundGate>(clock_, *transport_, awaited_,
+                                           gateConfig(setup_, awaited_.size(), setup_.rounds),
+                                           resumed.round);
   // A resumed node paces its rounds by the arrivals it had learned, not by the ceiling until it
   // has seen 8 more: alone (its neighbours gone, or finished), it would wait the ceiling each
   // round.

@@ -1,6 +1,7 @@
 // The adversaries (node/adversary/) against a scripted peer: what each kind sends, to whom, and
 // how a coalition's leader and follower finish a round, on a clock that moves only when the test
-// says so.
+// says so; and the conducts (node/conduct.h) that route a round through the honest path or an
+// adversary, on a peer assembled as PeerNode does.
 #include "node/adversary/adversary.h"
 
 #include <gmock/gmock.h>
@@ -16,14 +17,19 @@
 #include "node/adversary/keyframe_spammer.h"
 #include "node/adversary/protocol_roles.h"
 #include "node/adversary/wire_attacker.h"
+#include "node/conduct.h"
 #include "node/exchange/replicas.h"
+#include "node/peer_builder.h"
 #include "tests/support/node_fixtures.h"
+#include "tests/support/recording_transport.h"
+#include "train/data_source.h"
 
 namespace phalanx::node {
 namespace {
 
 using testing::attackNamed;
 using testing::completeGraph;
+using testing::RecordingTransport;
 using testing::syntheticConfig;
 
 // Time moves when the test advances it; a timer fires when the test fires it.
@@ -419,6 +425,138 @@ TEST(WireAttacker, GarbageWrongLengthsAndReplaysReachEveryNeighbour) {
   ASSERT_EQ(peer.sent.size(), 4u);
   for (const Sent& s : peer.sent) EXPECT_EQ(s.sequence, std::optional<std::uint64_t>(1));
   EXPECT_THAT(peer.vectorTo(1), Near({1, 2, 3, 4}));
+}
+
+// Peer `id` of five on a complete graph as PeerNode assembles it (setup, learner, wire, exchange,
+// honest round, the conduct the builder picks), its host scripted and its wire recorded.
+struct ConductBench {
+  explicit ConductBench(std::uint32_t id, const Config& config)
+      : host(id, config, 5),
+        setup(setupFor(id, config)),
+        neighbours(neighboursOf(setup)),
+        learner(learnerFor(setup, attackFor(setup))),
+        wire(id, learner->dimension(), metrics),
+        transport(neighbours),
+        exchange(makeExchange(buildExchange(setup, *learner, log),
+                              ExchangeContext{id, setup.config, neighbours, *learner, wire, log,
+                                              metrics, rejections})),
+        honest(setup, neighbours, *learner, *exchange, wire, metrics, log),
+        conduct(conductFor(setup, host, honest)) {
+    wire.attach(transport);
+  }
+  static PeerSetup setupFor(std::uint32_t id, const Config& config) {
+    PeerSetup s;
+    s.config = config;
+    s.topology = completeGraph(5, 2);
+    s.id = id;
+    const train::TrainTest data = train::loadData(s.config.data, s.config.seed);
+    s.shard = train::shardOf(s.config.data, data.train, 5, id, s.config.seed);
+    s.test = std::make_shared<train::Dataset>(data.test);
+    return s;
+  }
+  // The rounds of the messages sent to each peer.
+  std::map<std::uint32_t, std::vector<std::uint64_t>> roundsSent() const {
+    std::map<std::uint32_t, std::vector<std::uint64_t>> out;
+    for (const auto& m : transport.sent) out[m.peer].push_back(m.header.round());
+    return out;
+  }
+
+  spdlog::logger& log = *spdlog::default_logger();
+  ScriptedPeer host;
+  PeerSetup setup;
+  std::vector<std::uint32_t> neighbours;
+  std::shared_ptr<train::Learner> learner;
+  NodeMetrics metrics;
+  std::map<net::Refusal, std::uint64_t> rejections;
+  RoundWire wire;
+  RecordingTransport transport;
+  std::unique_ptr<RoundExchange> exchange;
+  HonestRound honest;
+  std::unique_ptr<Conduct> conduct;
+};
+
+TEST(Conduct, AnHonestPeerRunsItsHonestRoundAndBecomesByzantineOnlyWhenSwitched) {
+  ConductBench bench(0, withAttackers("signflip", false));
+  Conduct& c = *bench.conduct;
+  EXPECT_EQ(c.role(), PeerRole::kHonest);
+  EXPECT_EQ(c.name(), "honest");
+  EXPECT_FALSE(c.holdsRound(3));
+  EXPECT_EQ(c.announcedRound(3), 3u);
+  EXPECT_TRUE(c.fellows().empty());
+  EXPECT_FALSE(c.takeCoalition(3, net::v1::Coalition()));
+  EXPECT_FALSE(c.lieAbout(net::v1::RoundMessage()));
+  ASSERT_TRUE(c.send(0, [] {}));
+  // Its model goes to every neighbour, honest or not, for round 0.
+  const std::map<std::uint32_t, std::vector<std::uint64_t>> every{
+      {1, {0}}, {2, {0}}, {3, {0}}, {4, {0}}};
+  EXPECT_EQ(bench.roundsSent(), every);
+  std::vector<std::uint32_t> heard;
+  RoundRecord record;
+  EXPECT_TRUE(c.endRound(0, heard, record));
+  EXPECT_FALSE(c.diverged());
+  EXPECT_TRUE(c.evaluation(0, true).has_value());
+  EXPECT_TRUE(bench.host.sent.empty());  // nothing went through an adversary's hooks
+
+  auto same = c.switchTo(attackNamed("none"));
+  ASSERT_TRUE(same);
+  EXPECT_EQ(*same, nullptr);  // honest already: it stays this conduct
+  auto turned = c.switchTo(attackNamed("signflip"));
+  ASSERT_TRUE(turned);
+  ASSERT_NE(*turned, nullptr);
+  EXPECT_EQ((*turned)->role(), PeerRole::kVectorAttack);
+  EXPECT_EQ((*turned)->name(), "byzantine: signflip");
+  EXPECT_FALSE(c.switchTo(attackNamed("round_lie")).value() == nullptr);
+}
+
+TEST(Conduct, AVectorAttackerSendsThroughItsAdversaryAndNeverEvaluates) {
+  ConductBench bench(4, withAttackers("signflip", false));
+  hearHonest(bench.host);
+  Conduct& c = *bench.conduct;
+  EXPECT_EQ(c.role(), PeerRole::kVectorAttack);
+  EXPECT_EQ(c.name(), "byzantine: signflip");
+  EXPECT_EQ(c.startDelay(), std::chrono::microseconds(0));  // an attack vector costs nothing
+  c.send(0, [] {});
+  EXPECT_TRUE(bench.transport.sent.empty());  // no honest vector leaves it
+  std::vector<std::uint32_t> heard{0, 1, 2};
+  EXPECT_EQ(c.screen(0, heard, 0), heard);  // an attacker screens nobody out
+  RoundRecord record;
+  EXPECT_TRUE(c.endRound(0, heard, record));  // it crafts from what it heard, holds nothing
+  EXPECT_TRUE(record.attack_computed);
+  EXPECT_EQ(bench.host.sent.size(), 3u);  // the adversary's vector to honest 0, 1, 2
+  EXPECT_TRUE(bench.transport.sent.empty());
+  EXPECT_TRUE(c.handBack(0, true, [] {}));
+  EXPECT_FALSE(c.evaluation(0, true).has_value());
+  EXPECT_FALSE(c.diverged());
+  EXPECT_FALSE(c.stepsAlone());
+  // Switched to a protocol role it sends honest vectors again, and stays Byzantine.
+  auto same = c.switchTo(attackNamed("stall"));
+  ASSERT_TRUE(same);
+  EXPECT_EQ(*same, nullptr);
+  EXPECT_EQ(c.role(), PeerRole::kHonest);
+  EXPECT_EQ(c.name(), "byzantine: stall");
+  EXPECT_GT(c.startDelay(), std::chrono::microseconds(0));  // the staller's wait
+  ASSERT_TRUE(c.send(1, [] {}));
+  EXPECT_EQ(bench.roundsSent().size(), 4u);  // its honest model to every neighbour
+  EXPECT_TRUE(c.evaluation(1, true).has_value());
+}
+
+TEST(Conduct, ARoundLiarAnnouncesItsLieAndOtherwiseRunsTheHonestRound) {
+  Config config = syntheticConfig();
+  config.byzantine[2] = {.attack = attackNamed("round_lie")};
+  ConductBench bench(2, config);
+  Conduct& c = *bench.conduct;
+  EXPECT_EQ(c.role(), PeerRole::kHonest);
+  EXPECT_EQ(c.announcedRound(8), std::uint64_t(1) << 62);
+  net::v1::RoundMessage m;
+  m.set_round(9);
+  const auto lie = c.lieAbout(m);
+  ASSERT_TRUE(lie);
+  EXPECT_EQ(lie->round(), 0u);
+  ASSERT_TRUE(c.send(0, [] {}));
+  EXPECT_EQ(bench.roundsSent().size(), 4u);
+  std::vector<std::uint32_t> heard;
+  RoundRecord record;
+  EXPECT_TRUE(c.endRound(0, heard, record));
 }
 
 }  // namespace

@@ -17,11 +17,13 @@
 #include "node/peer_builder.h"
 #include "node/round_mix.h"
 #include "tests/support/node_fixtures.h"
+#include "tests/support/recording_transport.h"
 
 namespace phalanx::node {
 namespace {
 
 using testing::completeGraph;
+using testing::RecordingTransport;
 using testing::syntheticConfig;
 
 constexpr std::size_t kDim = 4;
@@ -64,39 +66,6 @@ class ScriptedLearner final : public train::Learner {
  private:
   std::vector<float> x_{1, 2, 3, 4};
   std::vector<float> g_ = std::vector<float>(kDim, 0.0f);
-};
-
-// Every neighbour live (unless `down`); what is sent is kept in order.
-class RecordingTransport final : public net::Transport {
- public:
-  struct Message {
-    std::uint32_t peer;
-    net::v1::RoundMessage header;
-    net::Transport::Payload payload;
-  };
-  explicit RecordingTransport(std::vector<std::uint32_t> live) : live_(std::move(live)) {}
-  std::uint16_t listen() override { return 0; }
-  void connect(std::vector<net::PeerAddress>) override {}
-  bool send(std::uint32_t peer, const net::v1::Envelope& e) override {
-    envelopes.push_back({peer, e});
-    return true;
-  }
-  bool sendRound(std::uint32_t peer, const net::v1::RoundMessage& h, Payload p) override {
-    sent.push_back({peer, h, std::move(p)});
-    return true;
-  }
-  void setRound(std::uint64_t) override {}
-  std::vector<std::uint32_t> livePeers() const override { return live_; }
-  const net::TransportStats& stats() const override { return stats_; }
-  void stop() override {}
-  void abort() override {}
-
-  std::vector<Message> sent;
-  std::vector<std::pair<std::uint32_t, net::v1::Envelope>> envelopes;
-
- private:
-  std::vector<std::uint32_t> live_;
-  net::TransportStats stats_;
 };
 
 std::vector<float> decoded(const net::Transport::Payload& p) {

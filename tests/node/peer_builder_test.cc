@@ -43,7 +43,7 @@ TEST(PeerBuilder, TheGateWaitsForAQuorumOfDegMinusBButAtLeastBPlusOne) {
   Config c = syntheticConfig(100, 2000);
   c.rounds.quorum = true;
   const PeerSetup s = setupOn(completeGraph(10, 2), 0, c);  // degree 9, b = 2
-  const net::GateConfig honest = gateConfig(s, 9, false, 100);
+  const net::GateConfig honest = gateConfig(s, 9, 100);
   EXPECT_EQ(honest.quorum, 7u);
   EXPECT_EQ(honest.budget, 2u);
   EXPECT_EQ(honest.deadline.fixed_ms, 2000.0);
@@ -52,18 +52,23 @@ TEST(PeerBuilder, TheGateWaitsForAQuorumOfDegMinusBButAtLeastBPlusOne) {
   // A Byzantine peer waits for the honest neighbours it knows of, half the ceiling.
   PeerSetup attacker = setupOn(completeGraph(10, 2), 0, c);
   attacker.attack = attackNamed("alie");
-  const net::GateConfig byzantine = gateConfig(attacker, 6, false, 100);
+  const net::GateConfig byzantine = gateConfig(attacker, 6, 100);
   EXPECT_EQ(byzantine.quorum, 6u);
   EXPECT_EQ(byzantine.deadline.fixed_ms, 1000.0);
   // A leaf waits for its hub up to the ceiling.
-  EXPECT_FALSE(gateConfig(s, 9, true, 100).deadline.adaptive);
+  Config hub = c;
+  hub.exchange = Exchange::kHub;
+  const PeerSetup leaf = setupOn(star(10), 3, hub);
+  EXPECT_TRUE(isLeaf(leaf));
+  EXPECT_FALSE(isLeaf(setupOn(star(10), 0, hub)));
+  EXPECT_FALSE(gateConfig(leaf, 1, 100).deadline.adaptive);
   // deg <= 2b: deg - b arrivals could all be Byzantine; b + 1 of them cannot.
   const PeerSetup sparse = setupOn(completeGraph(4, 2), 1, c);  // degree 3
-  EXPECT_EQ(gateConfig(sparse, 3, false, 100).quorum, 3u);
+  EXPECT_EQ(gateConfig(sparse, 3, 100).quorum, 3u);
   // Without the quorum: every live neighbour, up to a fixed ceiling.
   Config sync = c;
   sync.rounds.quorum = false;
-  const net::GateConfig all = gateConfig(setupOn(completeGraph(10, 2), 0, sync), 9, false, 1);
+  const net::GateConfig all = gateConfig(setupOn(completeGraph(10, 2), 0, sync), 9, 1);
   EXPECT_EQ(all.quorum, 0u);
   EXPECT_FALSE(all.deadline.adaptive);
 }
