@@ -47,6 +47,7 @@ class FaultyTransport final : public Transport {
   bool sendRound(std::uint32_t peer, const v1::RoundMessage& header, Payload payload) override;
   void setRound(std::uint64_t round) override { inner_->setRound(round); }
   std::vector<std::uint32_t> livePeers() const override;
+  bool authenticated() const override { return inner_->authenticated(); }
   const TransportStats& stats() const override { return inner_->stats(); }
   void stop() override;
   void abort() override;

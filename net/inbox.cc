@@ -84,4 +84,8 @@ std::vector<v1::RoundMessage> RoundInbox::advanceTo(std::uint64_t round) {
   return skipped;
 }
 
+void RoundInbox::forget(std::uint32_t sender) {
+  for (auto& [_, messages] : rounds_) messages.erase(sender);
+}
+
 }  // namespace phalanx::net

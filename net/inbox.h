@@ -60,6 +60,9 @@ class RoundInbox {
   // messages buffered for the rounds it skips are returned in round order (they will enter no
   // mix, but a replica needs every delta; the caller counts what it does with them).
   std::vector<v1::RoundMessage> advanceTo(std::uint64_t round);
+  // Drops what `sender` sent for the open round and later ones (its connection was replaced:
+  // those messages may have come from someone else).
+  void forget(std::uint32_t sender);
 
   const InboxCounters& counters() const { return counters_; }
   // Per sender: how many times it equivocated (for the node's metrics).

@@ -76,6 +76,8 @@ class MemoryTransport final : public Transport {
   }
 
   std::uint16_t listen() override { return 0; }
+  // Every peer of the network is made in-process by its owner: nobody else can name one.
+  bool authenticated() const override { return true; }
 
   void connect(std::vector<PeerAddress>) override {
     if (closed_) return;

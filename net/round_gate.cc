@@ -20,11 +20,14 @@ RoundGate::RoundGate(Clock& clock, const Transport& transport,
 void RoundGate::noteRound(std::uint32_t sender, std::uint64_t round) {
   if (std::find(neighbours_.begin(), neighbours_.end(), sender) == neighbours_.end()) return;
   auto& latest = latest_[sender];
-  if (round <= latest) return;
-  latest = round;
-  changed();
+  if (round > latest) {
+    latest = round;
+    changed();
+  }
   // Behind: more than b neighbours are past the next round, so nothing more is coming for this
-  // one (a neighbour's claim follows its messages on the same connection).
+  // one (a neighbour's claim follows its messages on the same connection). Checked at every
+  // claim, not only at a higher one: a claim held back while its connection settled counts at
+  // the next heartbeat.
   if (done_ && round >= inbox_.openRound() + 2 && evidencedRound() >= inbox_.openRound() + 2) {
     finish(Close::kBehind);
   }
@@ -93,7 +96,12 @@ void RoundGate::wait(std::function<void(RoundResult&&)> done) {
 
 std::uint64_t RoundGate::evidencedRound() const {
   std::vector<std::uint64_t> rounds;
+  const Clock::TimePoint now = clock_.now();
   for (const std::uint32_t peer : transport_.livePeers()) {
+    const auto up = up_since_.find(peer);
+    if (!transport_.authenticated() && up != up_since_.end() &&
+        millisecondsBetween(up->second, now) < config_.claim_settle_ms)
+      continue;  // its connection is too young to speak for it
     if (const auto it = latest_.find(peer); it != latest_.end()) rounds.push_back(it->second);
   }
   if (rounds.size() <= config_.budget) return 0;
@@ -136,6 +144,12 @@ bool RoundGate::quorumMet(std::span<const std::uint32_t> live) const {
 
 void RoundGate::changed() {
   if (wake_) clock_.post(std::exchange(wake_, nullptr));
+}
+
+void RoundGate::linkUp(std::uint32_t peer) {
+  latest_.erase(peer);
+  inbox_.forget(peer);
+  up_since_[peer] = clock_.now();
 }
 
 void RoundGate::poke() {

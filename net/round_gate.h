@@ -70,6 +70,11 @@ struct GateConfig {
   std::size_t pace_min_samples = 4;
   // b: a claimed round counts as evidence only when more than b neighbours claim at least it.
   std::size_t budget = 0;
+  // On a transport that does not authenticate its peers, a neighbour's claims count as evidence
+  // once its connection has been the pair's this long: anyone can open a connection that names
+  // a neighbour, and it stays the pair's only until the genuine neighbour redials (its backoff,
+  // tens of ms). 0: at once.
+  double claim_settle_ms = 0;
   // Catching up never opens a round past this one (the node's last).
   std::uint64_t last_round = std::numeric_limits<std::uint64_t>::max();
   std::uint64_t window = 8;  // future rounds buffered
@@ -92,6 +97,10 @@ class RoundGate {
 
   // Re-checks completion: call when a peer goes down, so it no longer blocks the round.
   void poke();
+  // `peer` has a new connection (a first one, a reconnect, or one that replaced the pair's):
+  // what came over the old one — its round claims, its messages buffered for this round and
+  // later ones — is dropped; its claims count again claim_settle_ms from now.
+  void linkUp(std::uint32_t peer);
 
   // `wake` runs once, posted on the clock, after the next change of what the gate knows: a
   // message in, a neighbour's round noted, a poke (a link down). A peer holding its round's
@@ -160,7 +169,8 @@ class RoundGate {
   std::uint64_t waits_ = 0;       // rounds waited for so far
   std::uint64_t deadline_misses_ = 0;
   std::deque<double> paces_ms_;  // durations of the last rounds closed complete or by quorum
-  std::map<std::uint32_t, std::uint64_t> latest_;  // by neighbour
+  std::map<std::uint32_t, std::uint64_t> latest_;       // by neighbour
+  std::map<std::uint32_t, Clock::TimePoint> up_since_;  // by neighbour: its connection's start
   struct Closed {
     std::uint64_t round;
     Clock::TimePoint opened;

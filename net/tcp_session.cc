@@ -16,21 +16,23 @@ TcpTransport::Session::Session(TcpTransport& owner, tcp::socket socket,
                                std::optional<std::uint32_t> expected_peer)
     : owner_(owner),
       alive_(owner.alive_),
-      stream_(std::move(socket), owner.ssl_),
+      socket_(std::move(socket)),
       tls_(owner.config_.tls.enabled),
       timer_(owner.io_),
       initiated_(expected_peer.has_value()),
       peer_(expected_peer.value_or(0)),
       last_received_(Clock::now()) {
+  // The TLS layer's buffers (two TLS records, about 34 KiB) exist only where TLS runs.
+  if (tls_) tls_stream_ = std::make_unique<asio::ssl::stream<tcp::socket&>>(socket_, owner.ssl_);
   asio::error_code ignored;
-  remote_ = stream_.lowest_layer().remote_endpoint(ignored).address();
+  remote_ = socket_.remote_endpoint(ignored).address();
 }
 
 void TcpTransport::Session::start() {
   // Rounds wait on small frames (headers, resync requests, heartbeats): without this, Nagle
   // holds a small write behind the peer's delayed ACK, 40 ms on Linux.
   asio::error_code ignored;
-  stream_.lowest_layer().set_option(tcp::no_delay(true), ignored);
+  socket_.set_option(tcp::no_delay(true), ignored);
   timer_.expires_after(owner_.config_.handshake_timeout);
   timer_.async_wait([self = shared_from_this()](const asio::error_code& ec) {
     if (ec || !self->usable() || self->opened()) return;
@@ -38,11 +40,12 @@ void TcpTransport::Session::start() {
     self->close("no Hello before the handshake timeout");
   });
   if (!tls_) return begin();
-  stream_.async_handshake(
+  tls_stream_->async_handshake(
       initiated_ ? asio::ssl::stream_base::client : asio::ssl::stream_base::server,
       [self = shared_from_this()](const asio::error_code& ec) {
         if (!self->usable()) return;
-        if (ec || !(self->certificate_id_ = certificateNodeId(self->stream_.native_handle()))) {
+        if (ec ||
+            !(self->certificate_id_ = certificateNodeId(self->tls_stream_->native_handle()))) {
           self->failHandshake(Refusal::kTlsHandshake);
           return self->close(ec ? "TLS handshake: " + ec.message()
                                 : std::string("certificate names no node (CN=node-<id>)"));
@@ -97,8 +100,8 @@ void TcpTransport::Session::close(std::string_view why) {
   state_ = State::kClosed;
   timer_.cancel();
   asio::error_code ignored;
-  stream_.lowest_layer().shutdown(tcp::socket::shutdown_both, ignored);
-  stream_.lowest_layer().close(ignored);
+  socket_.shutdown(tcp::socket::shutdown_both, ignored);
+  socket_.close(ignored);
   if (!alive_.expired()) owner_.closed(shared_from_this(), why);
 }
 
@@ -106,7 +109,7 @@ void TcpTransport::Session::drop() {
   state_ = State::kClosed;
   timer_.cancel();
   asio::error_code ignored;
-  stream_.lowest_layer().close(ignored);
+  socket_.close(ignored);
 }
 
 void TcpTransport::Session::readHeader() {
@@ -124,8 +127,8 @@ void TcpTransport::Session::readHeader() {
                          self->pending_ = *length;
                          return self->readHead();
                        }
-                       self->body_.resize(*length);
-                       self->readBody(0);
+                       self->body_.clear();  // its capacity stays for the next frame
+                       self->readBody(0, *length);
                      });
   });
 }
@@ -139,9 +142,8 @@ void TcpTransport::Session::readHead() {
           if (ec) return self->readFailed(ec, "closed by peer mid-frame");
           const auto layout = roundLayout(self->head_, self->pending_);
           if (!layout) {  // another shape: the general path, with the head already read
-            self->body_.resize(self->pending_);
-            std::copy(self->head_.begin(), self->head_.end(), self->body_.begin());
-            return self->readBody(self->head_.size());
+            self->body_.assign(self->head_.begin(), self->head_.end());
+            return self->readBody(self->head_.size(), self->pending_);
           }
           if (!self->round_in_.ParseFromArray(self->head_.data() + layout->fields_at,
                                               int(layout->fields_size))) {
@@ -156,9 +158,21 @@ void TcpTransport::Session::readPayload(std::size_t payload_at) {
   const std::size_t size = pending_ - payload_at;
   const std::size_t have = head_.size() - payload_at;
   std::string* payload = round_in_.mutable_payload();
-  payload->resize_and_overwrite(size, [](char*, std::size_t n) { return n; });
-  std::copy(head_.begin() + std::ptrdiff_t(payload_at), head_.end(), payload->data());
-  readChunks(payload->data(), have, size, &Session::payloadRead);
+  payload->assign(reinterpret_cast<const char*>(head_.data()) + payload_at, have);
+  readChunks(Sink::kPayload, have, size, &Session::payloadRead);
+}
+
+char* TcpTransport::Session::grow(Sink sink, std::size_t bytes) {
+  if (sink == Sink::kBody) {
+    if (body_.size() < bytes) body_.resize(bytes);
+    return reinterpret_cast<char*>(body_.data());
+  }
+  std::string* payload = round_in_.mutable_payload();
+  if (payload->size() < bytes)
+    // The operation returns `bytes`, not the length it is handed: libstdc++ 12 hands it the
+    // grown capacity when the string reallocates.
+    payload->resize_and_overwrite(bytes, [bytes](char*, std::size_t) { return bytes; });
+  return payload->data();
 }
 
 void TcpTransport::Session::bodyRead() {
@@ -173,18 +187,19 @@ void TcpTransport::Session::bodyRead() {
   readNext();
 }
 
-void TcpTransport::Session::readChunks(char* data, std::size_t from, std::size_t size,
+void TcpTransport::Session::readChunks(Sink sink, std::size_t from, std::size_t size,
                                        void (Session::*done)()) {
-  const std::size_t chunk = std::min(size - from, kReadChunk);
+  const std::size_t chunk = std::min({size - from, kReadChunk, std::max(from, kFirstChunk)});
+  char* data = grow(sink, from + chunk);
   onStream([&](auto& s) {
     asio::async_read(s, asio::buffer(data + from, chunk),
-                     [self = shared_from_this(), data, next = from + chunk, size, done](
+                     [self = shared_from_this(), sink, next = from + chunk, size, done](
                          const asio::error_code& ec, std::size_t) {
                        if (!self->usable()) return;
                        if (ec) return self->readFailed(ec, "closed by peer mid-frame");
                        if (next < size) {
                          self->last_received_ = Clock::now();
-                         return self->readChunks(data, next, size, done);
+                         return self->readChunks(sink, next, size, done);
                        }
                        ((*self).*done)();
                      });
@@ -282,7 +297,7 @@ bool TcpTransport::Session::push(Outgoing out, bool force) {
 void TcpTransport::Session::flushed() {
   if (state_ != State::kDraining) return close("closed after Goodbye");
   asio::error_code ignored;
-  stream_.lowest_layer().shutdown(tcp::socket::shutdown_send, ignored);
+  socket_.shutdown(tcp::socket::shutdown_send, ignored);
 }
 
 void TcpTransport::Session::writeNext() {

@@ -33,9 +33,9 @@ class TcpTransport::Session : public std::enable_shared_from_this<Session> {
   template <typename F>
   void onStream(F&& f) {
     if (tls_) {
-      f(stream_);
+      f(*tls_stream_);
     } else {
-      f(stream_.next_layer());
+      f(socket_);
     }
   }
 
@@ -73,7 +73,7 @@ class TcpTransport::Session : public std::enable_shared_from_this<Session> {
   // a starved thread) has not got to them, which is no sign the peer went quiet.
   bool bytesWaiting() const {
     asio::error_code ec;
-    return stream_.lowest_layer().available(ec) > 0 && !ec;
+    return socket_.available(ec) > 0 && !ec;
   }
 
  private:
@@ -103,17 +103,24 @@ class TcpTransport::Session : public std::enable_shared_from_this<Session> {
     roundReceived(pending_);
   }
 
-  // Reads the rest of the body (from `from` on) into body_, then parses and dispatches it.
-  void readBody(std::size_t from) {
-    readChunks(reinterpret_cast<char*>(body_.data()), from, body_.size(), &Session::bodyRead);
+  // Reads the rest of a `size`-byte body (from `from` on) into body_, then parses and
+  // dispatches it.
+  void readBody(std::size_t from, std::size_t size) {
+    readChunks(Sink::kBody, from, size, &Session::bodyRead);
   }
 
   void bodyRead();
 
-  // Bytes [from, size) of a frame into `data` (a member's buffer, stable until `done`), in
-  // chunks that each count as a sign of life: a 100 MB model frame takes longer than the
-  // liveness timeout on a busy link, and the heartbeats queue behind it.
-  void readChunks(char* data, std::size_t from, std::size_t size, void (Session::*done)());
+  // Where a frame's bytes go: body_, or round_in_'s payload (a large round message).
+  enum class Sink : std::uint8_t { kBody, kPayload };
+  // Bytes [from, size) of a frame into `sink`, in chunks that each count as a sign of life: a
+  // 100 MB model frame takes longer than the liveness timeout on a busy link, and the
+  // heartbeats queue behind it. The buffer grows with the bytes that came, never ahead of
+  // them: a chunk is at most what has arrived so far (at least kFirstChunk), so a declared
+  // length alone allocates nothing.
+  void readChunks(Sink sink, std::size_t from, std::size_t size, void (Session::*done)());
+  // The sink's storage, at least `bytes` long (what it held kept).
+  char* grow(Sink sink, std::size_t bytes);
 
   void readNext() {
     if (usable() && (!closing() || state_ == State::kDraining)) readHeader();
@@ -168,7 +175,8 @@ class TcpTransport::Session : public std::enable_shared_from_this<Session> {
 
   TcpTransport& owner_;
   std::weak_ptr<bool> alive_;
-  asio::ssl::stream<asio::ip::tcp::socket> stream_;
+  asio::ip::tcp::socket socket_;
+  std::unique_ptr<asio::ssl::stream<asio::ip::tcp::socket&>> tls_stream_;  // with TLS only
   bool tls_;
   std::optional<std::uint32_t> certificate_id_;  // from the peer's certificate (TLS)
   asio::steady_timer timer_;
@@ -186,6 +194,7 @@ class TcpTransport::Session : public std::enable_shared_from_this<Session> {
   std::vector<std::uint8_t> body_;
   static constexpr std::size_t kDirectMin = 64u << 10;  // frames this large take readHead()
   static constexpr std::size_t kReadChunk = 1u << 20;   // a large body's reads, each a sign of life
+  static constexpr std::size_t kFirstChunk = 4u << 10;  // a body's first read, at most
   std::array<std::uint8_t, 64> head_{};
   std::size_t pending_ = 0;  // the large frame's body size
   std::deque<Outgoing> queue_;

@@ -47,6 +47,7 @@ class TcpTransport final : public Transport {
   bool sendRound(std::uint32_t peer, const v1::RoundMessage& header, Payload payload) override;
   void setRound(std::uint64_t round) override { round_ = round; }
   std::vector<std::uint32_t> livePeers() const override;
+  bool authenticated() const override { return config_.tls.enabled; }
   const TransportStats& stats() const override { return stats_; }
   std::uint16_t port() const { return port_; }
   void stop() override;

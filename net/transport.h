@@ -119,6 +119,10 @@ class Transport {
   // Peers with an open connection now, ascending.
   virtual std::vector<std::uint32_t> livePeers() const = 0;
   virtual const TransportStats& stats() const = 0;
+  // Whether a link's peer id is proven (mutual TLS, or the in-process memory network): then
+  // what arrives on it is that peer's own word. Without it a Hello proves nothing, and anyone
+  // can hold a neighbour's connection until the neighbour takes it back.
+  virtual bool authenticated() const { return false; }
 
   // Goodbye(LEAVING) to every peer, then close everything; nothing is redialled.
   virtual void stop() = 0;

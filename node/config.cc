@@ -6,6 +6,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <set>
@@ -162,6 +164,31 @@ compress::CompressorConfig compressorConfig(const CompressionConfig& c) {
           .rank = c.rank,
           .threshold = c.threshold,
           .unbiased = c.unbiased};
+}
+
+std::string controlToken(const ControlConfig& control) {
+  if (!control.token.empty() || control.token_file.empty()) return control.token;
+  namespace fs = std::filesystem;
+  const fs::path file = control.token_file;
+  std::error_code ec;
+  const fs::perms perms = fs::status(file, ec).permissions();
+  if (ec || !fs::is_regular_file(file, ec)) {
+    throw ConfigError(fmt::format("control.token_file: {}: cannot read it", file.string()));
+  }
+  if ((perms & (fs::perms::group_all | fs::perms::others_all)) != fs::perms::none) {
+    throw ConfigError(
+        fmt::format("control.token_file: {}: group or others may read it; `chmod 600 {}` first",
+                    file.string(), file.string()));
+  }
+  std::ifstream in(file);
+  std::string token;
+  std::getline(in, token);
+  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.pop_back();
+  if (token.empty()) {
+    throw ConfigError(
+        fmt::format("control.token_file: {}: the first line is empty", file.string()));
+  }
+  return token;
 }
 
 std::string configDigest(const Config& c, std::string_view learner, std::size_t dimension) {
@@ -342,23 +369,17 @@ Config parse(const YAML::Node& root, const Source& source) {
 
   YamlFields security = top.section("security");
   security.choice("mode", c.security.mode, kSecurityModes);
+  security.text("dir", c.security.dir);
   security.text("ca", c.security.ca);
   security.text("cert", c.security.cert);
   security.text("key", c.security.key);
   security.finish();
-  if (c.security.mode == SecurityMode::kTls) {
-    for (const auto& [name, value] :
-         {std::pair{"ca", &c.security.ca}, std::pair{"cert", &c.security.cert},
-          std::pair{"key", &c.security.key}}) {
-      if (value->empty()) {
-        source.fail(fmt::format("security.{}", name),
-                    "required with mode: tls (make them with tools/gen-certs)");
-      }
-    }
-  }
+  // Where the files are and whether they exist is checked where a node starts (certificateFiles
+  // in node/peer_builder.h): a simulation needs none, and launch makes them.
 
   YamlFields control = top.section("control");
   control.text("token", c.control.token);
+  control.text("token_file", c.control.token_file);
   control.boolean("remote", c.control.remote);
   control.finish();
 

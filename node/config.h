@@ -140,17 +140,30 @@ struct CheckpointConfig {
   std::uint64_t every = 0;
 };
 
+// How peers prove who they are (docs/PROTOCOL.md). tls, the default: mutual TLS with the
+// cluster's certificates — `dir` holds what `phalanx certs` writes (ca.pem, node-<id>.pem,
+// node-<id>.key), or ca/cert/key name the files ("{id}" in cert and key is the node's id); with
+// none of them, `phalanx node --out OUT` reads OUT/certs, where `phalanx launch` writes them.
+// none: no proof at all (an explicit opt-in; the node warns at start).
 struct SecurityConfig {
-  SecurityMode mode = SecurityMode::kNone;
-  std::string ca, cert, key;
+  SecurityMode mode = SecurityMode::kTls;
+  std::string dir, ca, cert, key;
 };
 
 // The control endpoint (POST /control on the metrics port) through which `phalanx inject`
 // changes a running node.
 struct ControlConfig {
-  std::string token;    // required in "Authorization: Bearer TOKEN"; empty: the endpoint is off
+  std::string token;  // required in "Authorization: Bearer TOKEN"; empty: the endpoint is off
+  // Instead of `token`: a file whose first line is the token, readable by its owner only (what
+  // keeps it off command lines; `phalanx launch` writes OUT/control.token, which `phalanx node
+  // --out OUT` reads when neither is set).
+  std::string token_file;
   bool remote = false;  // also accept requests from other hosts (default: loopback only)
 };
+
+// The control token: control.token, else the first line of control.token_file, else "".
+// ConfigError when the file cannot be read, is empty, or group or others may read it.
+std::string controlToken(const ControlConfig& control);
 
 struct ByzantineConfig {
   AttackSpec attack;

@@ -86,6 +86,25 @@ std::shared_ptr<spdlog::logger> makeLogger(std::uint32_t id, const std::string& 
   return log;
 }
 
+// TLS unless the config opts out: the certificates found (OUT/certs when the config names
+// none, where `phalanx launch` writes them) before anything starts; `none` said aloud.
+void checkSecurity(PeerSetup& setup, const std::string& out) {
+  SecurityConfig& security = setup.config.security;
+  if (security.mode == SecurityMode::kNone) {
+    setup.log->warn(
+        "security: none — peers are not authenticated: anyone who reaches this node's port can "
+        "open a connection in a neighbour's name, claim rounds and send vectors for it, and read "
+        "the traffic (docs/PROTOCOL.md, 'With and without TLS'). Use it only on a network you "
+        "control; the default, security.mode: tls, needs certificates from `phalanx certs`.");
+    return;
+  }
+  if (security.dir.empty() && security.ca.empty() && security.cert.empty() &&
+      security.key.empty() && !out.empty()) {
+    security.dir = (std::filesystem::path(out) / "certs").string();
+  }
+  checkCertificates(certificateFiles(security, setup.id), setup.id);
+}
+
 }  // namespace
 
 PeerSetup daemonSetup(const DaemonRequest& r) {
@@ -118,6 +137,14 @@ PeerSetup daemonSetup(const DaemonRequest& r) {
   setup.join_timeout = r.join_timeout;
   const topologies::NodeSpec self = setup.topology->node(setup.id);
   setup.listen_host = r.listen_host.empty() ? self.host : r.listen_host;
+  checkSecurity(setup, r.out);
+  // The control token: the config's, else OUT/control.token where `phalanx launch` writes it.
+  ControlConfig& control = setup.config.control;
+  if (control.token.empty() && control.token_file.empty() && !r.out.empty() &&
+      std::filesystem::exists(std::filesystem::path(r.out) / "control.token")) {
+    control.token_file = (std::filesystem::path(r.out) / "control.token").string();
+  }
+  control.token = controlToken(control);
   if (!config.checkpoint.dir.empty()) {
     setup.checkpoint_dir =
         std::filesystem::path(config.checkpoint.dir) / fmt::format("node-{}", setup.id);

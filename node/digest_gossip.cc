@@ -16,6 +16,9 @@ void DigestGossip::witness(std::uint64_t round, std::uint32_t peer, std::span<co
 }
 
 void DigestGossip::take(std::uint32_t reporter, const net::v1::RoundDigest& d, std::uint64_t open) {
+  // Without authenticated peers a report may come from anyone who named the reporter in a
+  // Hello: b + 1 forged reports would convict an honest neighbour. Such reports are not evidence.
+  if (!wire_.authenticated()) return;
   for (int k = 0; k < d.senders_size(); ++k) {
     const std::uint32_t sender = d.senders(k);
     if (sender == self_ || sender == reporter || !base::containsId(neighbours_, sender)) continue;
@@ -46,6 +49,7 @@ std::vector<std::uint32_t> DigestGossip::screen(std::uint64_t t,
 }
 
 void DigestGossip::broadcast(const net::v1::Envelope& envelope) {
+  if (!wire_.authenticated()) return;  // nobody would act on it
   for (const std::uint32_t j : wire_.livePeers()) wire_.sendEnvelope(j, envelope);
 }
 

@@ -1,7 +1,8 @@
 // Equivocation evidence as an honest peer gossips it (docs/PROTOCOL.md "Equivocation"): the
 // digest of every vector it heard in a round goes to every live neighbour; its own digests and
 // its neighbours' reports go into the detector (node/equivocation.h); a convicted peer is logged
-// once and, with mixing.exclude_equivocators, left out of every later mix.
+// once and, with mixing.exclude_equivocators, left out of every later mix. Only over a transport
+// that authenticates its peers (TLS, or the simulation's): otherwise no report is evidence.
 #pragma once
 
 #include <spdlog/logger.h>

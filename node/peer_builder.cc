@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "net/certs.h"
 #include "node/exchange/gradient_exchange.h"
 #include "node/exchange/hub_exchange.h"
 #include "node/exchange/model_exchange.h"
@@ -259,14 +260,53 @@ net::TransportConfig transportConfig(const PeerSetup& setup, std::size_t dim,
   // busy machine that alone can outlast a fixed few seconds.
   tc.liveness_timeout =
       std::max(tc.liveness_timeout, std::chrono::milliseconds(setup.config.rounds.deadline_ms));
-  if (setup.config.security.mode == SecurityMode::kTls) {
-    tc.tls = {.enabled = true,
-              .ca = setup.config.security.ca,
-              .cert = setup.config.security.cert,
-              .key = setup.config.security.key};
-  }
+  if (setup.config.security.mode == SecurityMode::kTls)
+    tc.tls = certificateFiles(setup.config.security, setup.id);
   return tc;
 }
+
+net::TlsFiles certificateFiles(const SecurityConfig& security, std::uint32_t id) {
+  const auto own = [id](std::string path) {
+    for (std::size_t at; (at = path.find("{id}")) != std::string::npos;)
+      path.replace(at, 4, std::to_string(id));
+    return path;
+  };
+  const std::filesystem::path dir = security.dir;
+  net::TlsFiles files{
+      .enabled = true,
+      .ca = security.ca.empty() && !dir.empty() ? net::caCertFile(dir).string() : security.ca,
+      .cert = security.cert.empty() && !dir.empty() ? net::nodeCertFile(dir, id).string()
+                                                    : own(security.cert),
+      .key = security.key.empty() && !dir.empty() ? net::nodeKeyFile(dir, id).string()
+                                                  : own(security.key)};
+  return files;
+}
+
+void checkCertificates(const net::TlsFiles& files, std::uint32_t id) {
+  for (const auto& [field, file] :
+       {std::pair{"ca", &files.ca}, std::pair{"cert", &files.cert}, std::pair{"key", &files.key}}) {
+    if (file->empty()) {
+      throw ConfigError(fmt::format(
+          "security.{}: security.mode is tls (the default) and no certificate is given: set "
+          "security.dir to what `phalanx certs DIR --topology T.yaml` wrote (phalanx launch "
+          "makes them itself), or security: {{mode: none}} to run without proof of identity "
+          "(anyone who reaches a node's port can then speak for its neighbours: "
+          "docs/PROTOCOL.md)",
+          field));
+    }
+    if (!std::filesystem::exists(*file)) {
+      throw ConfigError(
+          fmt::format("security.{}: {} does not exist (node {}'s certificates: `phalanx certs DIR "
+                      "--topology T.yaml` makes a cluster's)",
+                      field, *file, id));
+    }
+  }
+}
+
+// How long a connection must have been a neighbour's before its round claims move this node:
+// two heartbeats, and ten times the redial backoff with which a genuine neighbour takes its
+// connection back from someone who named it in a Hello (security: none).
+constexpr double kClaimSettleMs = 500;
 
 bool isLeaf(const PeerSetup& setup) {
   if (setup.config.exchange != Exchange::kHub) return false;
@@ -298,6 +338,7 @@ net::GateConfig gateConfig(const PeerSetup& setup, std::size_t awaited, std::uin
                          .grace_fraction = rc.quorum_grace,
                          .pace_fraction = rc.pace_floor,
                          .budget = b,
+                         .claim_settle_ms = kClaimSettleMs,
                          .last_round = rounds > 0 ? rounds - 1 : 0};
 }
 

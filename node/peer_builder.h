@@ -127,6 +127,11 @@ std::vector<std::uint32_t> awaitedOf(const PeerSetup& setup,
 // Its transport: whom it connects (`peers`), what it offers in its Hello, TLS, liveness.
 net::TransportConfig transportConfig(const PeerSetup& setup, std::size_t dim,
                                      std::string config_digest, std::vector<std::uint32_t> peers);
+// The TLS files of node `id` under `security` (mode tls): security.dir's (ca.pem, node-<id>.pem,
+// node-<id>.key) unless ca/cert/key name others, "{id}" replaced.
+net::TlsFiles certificateFiles(const SecurityConfig& security, std::uint32_t id);
+// ConfigError, naming the field and the fix, when one of them is not given or does not exist.
+void checkCertificates(const net::TlsFiles& files, std::uint32_t id);
 // Its round gate: the deadline ceiling (half for a peer that starts sending Byzantine vectors),
 // the quorum, the pace.
 net::GateConfig gateConfig(const PeerSetup& setup, std::size_t awaited, std::uint64_t rounds);

@@ -118,8 +118,10 @@ net::TransportHandlers PeerNode::transportHandlers() {
       .on_up =
           [this](std::uint32_t peer) {
             // A new connection: whatever was in flight on the old one is lost, so both replicas
-            // of this edge restart from keyframes.
+            // of this edge restart from keyframes; and whatever the old one claimed or buffered
+            // is dropped (it may have been an impostor's).
             exchange_->connected(peer);
+            gate_->linkUp(peer);
             log().info("round {}: peer {} connected", gate_->openRound(), peer);
           },
       .on_down =

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "net/certs.h"
 #include "net/tcp_transport.h"
 #include "tools/command.h"
 
@@ -68,7 +69,7 @@ struct Pair {
   std::thread ta, tb;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> wa, wb;
 
-  // certs: a directory from tools/gen-certs for a TLS pair; empty for plain TCP.
+  // certs: a directory from net::writeClusterCerts for a TLS pair; empty for plain TCP.
   explicit Pair(std::uint64_t dim, const std::string& certs = {}) {
     const auto config = [dim, &certs](std::uint32_t self, std::uint32_t other) {
       net::TransportConfig c{.self = self,
@@ -184,18 +185,16 @@ double rttMicrosP50(const NetBenchOptions& o) {
   return rtts[rtts.size() / 2];
 }
 
-// Certificates for the TLS run, made by tools/gen-certs next to this binary's build folder
-// (build/phalanx -> tools/gen-certs). Empty when that script is not there.
+// Certificates for the TLS run's two peers, in a fresh temporary folder; empty when they could
+// not be written.
 std::string makeCerts() {
-  std::error_code ec;
-  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) return {};
-  const auto script = exe.parent_path().parent_path() / "tools" / "gen-certs";
-  if (!std::filesystem::exists(script)) return {};
   const auto dir =
       std::filesystem::temp_directory_path() / fmt::format("phalanx-bench-certs-{}", ::getpid());
-  const std::string command = fmt::format("'{}' '{}' 2 >/dev/null", script.string(), dir.string());
-  if (std::system(command.c_str()) != 0) return {};
+  const std::uint32_t ids[] = {0, 1};
+  if (auto written = net::writeClusterCerts(dir, ids); !written) {
+    spdlog::warn("bench net: {}", written.error());
+    return {};
+  }
   return dir.string();
 }
 
@@ -211,7 +210,7 @@ int runNetBench(const NetBenchOptions& o) {
   const std::string certs = makeCerts();
   std::optional<double> tls;
   if (certs.empty()) {
-    spdlog::warn("bench net: no TLS run (tools/gen-certs or openssl not found)");
+    spdlog::warn("bench net: no TLS run");
   } else {
     tls = transportGbps(o, certs);
     std::filesystem::remove_all(certs);
@@ -220,7 +219,8 @@ int runNetBench(const NetBenchOptions& o) {
   const std::string tls_json = tls ? fmt::format("{:.3f}", *tls) : "null";
   if (o.json) {
     fmt::print(
-        "{{\"bytes\": {}, \"raw_gbps\": {:.3f}, \"plain_gbps\": {:.3f}, \"plain_vs_raw\": {:.3f}, "
+        "{{\"bytes\": {}, \"raw_gbps\": {:.3f}, \"plain_gbps\": {:.3f}, \"plain_vs_raw\": "
+        "{:.3f}, "
         "\"tls_gbps\": {}, \"rtt_us_p50\": {:.1f}}}\n",
         o.bytes, raw, plain, plain / raw, tls_json, rtt);
   } else {

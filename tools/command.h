@@ -47,6 +47,7 @@ struct Command {
 Command addTrainCommand(CLI::App& root);
 Command addLabCommand(CLI::App& root);
 Command addBenchCommand(CLI::App& root);
+Command addCertsCommand(CLI::App& root);
 Command addTopologyCommand(CLI::App& root);
 Command addNodeCommand(CLI::App& root);
 Command addLaunchCommand(CLI::App& root);

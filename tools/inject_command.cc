@@ -24,8 +24,10 @@
 namespace phalanx::tools {
 namespace {
 
+namespace fs = std::filesystem;
+
 struct InjectOptions {
-  std::string topology, config, token, run;
+  std::string topology, config, token, token_file, run;
   std::uint32_t node = 0;
   std::vector<std::string> fault;
 };
@@ -97,16 +99,23 @@ int runInject(const InjectOptions& o) {
   }
   command = node::faultText(*fault);
   std::string token = o.token;
-  if (token.empty() && !o.config.empty()) {
-    try {
-      token = node::loadConfig(o.config).control.token;
-    } catch (const node::ConfigError& e) {
-      spdlog::error("{}", e.what());
-      return kExitBadInput;
-    }
+  try {
+    // The launch's own token (OUT/control.token) when --run names it and nothing else does.
+    const fs::path launched = o.run.empty() ? fs::path() : fs::path(o.run) / "control.token";
+    std::string file = o.token_file;
+    if (file.empty() && o.config.empty() && !launched.empty() && fs::exists(launched))
+      file = launched.string();
+    if (token.empty() && !file.empty()) token = node::controlToken({.token_file = file});
+    if (token.empty() && !o.config.empty())
+      token = node::controlToken(node::loadConfig(o.config).control);
+  } catch (const node::ConfigError& e) {
+    spdlog::error("{}", e.what());
+    return kExitBadInput;
   }
   if (token.empty()) {
-    spdlog::error("inject: no control token: give --token, or --config with control.token set");
+    spdlog::error(
+        "inject: no control token: give --run DIR (a launch's folder), --token-file, or --config "
+        "with control.token set");
     return kExitBadInput;
   }
   const auto& spec = topology->node(o.node);
@@ -158,7 +167,12 @@ Command addInjectCommand(CLI::App& root) {
   app->add_option("--node", o->node, "the peer's id")->required();
   app->add_option("--config", o->config, "the run's config (for control.token)")
       ->check(CLI::ExistingFile);
-  app->add_option("--token", o->token, "the control token (instead of --config)");
+  app->add_option("--token-file", o->token_file,
+                  "a file (mode 0600) holding the control token (default with --run: "
+                  "DIR/control.token, which launch writes)")
+      ->check(CLI::ExistingFile);
+  app->add_option("--token", o->token,
+                  "the token itself (every local user sees a command line: prefer --token-file)");
   app->add_option("--run", o->run,
                   "the --out folder of the launch that started the peer (process faults)");
   app->add_option("fault", o->fault, "the fault and its argument, e.g. drop 0.3")

@@ -11,6 +11,7 @@ namespace {
 
 constexpr const char* kConfigDir = "/etc/phalanx";
 constexpr const char* kDataDir = "/var/lib/phalanx";
+constexpr const char* kCertsDir = "/etc/phalanx/certs";
 
 // RFC 1123 label: lower-case letters, digits and '-', starting and ending alphanumeric. Pod
 // names add "-K" to the name, so it keeps room for the ordinal.
@@ -100,6 +101,18 @@ YAML::Node configMap(const topologies::Topology& t, const K8sRequest& r) {
   return c;
 }
 
+// The TLS files. Every pod mounts all of them (one StatefulSet template): a pod an attacker
+// owns could speak for the others, an outsider without the Secret for none.
+YAML::Node secret(const K8sRequest& r) {
+  YAML::Node s;
+  s["apiVersion"] = "v1";
+  s["kind"] = "Secret";
+  s["metadata"] = metadata(r);
+  s["type"] = "Opaque";
+  for (const auto& [name, pem] : r.certs) s["stringData"][name] = pem;
+  return s;
+}
+
 YAML::Node service(const K8sRequest& r) {
   YAML::Node s;
   s["apiVersion"] = "v1";
@@ -123,6 +136,7 @@ std::string nodeCommand(const K8sRequest& r) {
       "--listen-host 0.0.0.0 --out {1} --resume",
       kConfigDir, kDataDir);
   if (r.rounds > 0) command += fmt::format(" --rounds {}", r.rounds);
+  if (!r.certs.empty()) command += fmt::format(" --set security.dir={}", kCertsDir);
   for (const std::string& set : r.sets) {
     std::string quoted = "'";
     for (const char c : set) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
@@ -168,11 +182,25 @@ YAML::Node statefulSet(const topologies::Topology& t, const K8sRequest& r) {
   data_mount["mountPath"] = kDataDir;
   c["volumeMounts"].push_back(config_mount);
   c["volumeMounts"].push_back(data_mount);
+  if (!r.certs.empty()) {
+    YAML::Node certs_mount;
+    certs_mount["name"] = "certs";
+    certs_mount["mountPath"] = kCertsDir;
+    certs_mount["readOnly"] = true;
+    c["volumeMounts"].push_back(certs_mount);
+  }
   pod["spec"]["containers"].push_back(c);
   YAML::Node config_volume;
   config_volume["name"] = "config";
   config_volume["configMap"]["name"] = r.name;
   pod["spec"]["volumes"].push_back(config_volume);
+  if (!r.certs.empty()) {
+    YAML::Node certs_volume;
+    certs_volume["name"] = "certs";
+    certs_volume["secret"]["secretName"] = r.name;
+    certs_volume["secret"]["defaultMode"] = 0400;  // keys readable by the node's user only
+    pod["spec"]["volumes"].push_back(certs_volume);
+  }
   spec["template"] = pod;
   YAML::Node claim;
   claim["metadata"]["name"] = "data";
@@ -215,7 +243,11 @@ std::expected<std::string, std::string> k8sManifests(const topologies::Topology&
     return std::unexpected("--port and --metrics-port: two different ports, neither 0");
   }
   YAML::Emitter out;
-  for (const YAML::Node& doc : {configMap(t, r), service(r), statefulSet(t, r)}) {
+  std::vector<YAML::Node> docs{configMap(t, r)};
+  if (!r.certs.empty()) docs.push_back(secret(r));
+  docs.push_back(service(r));
+  docs.push_back(statefulSet(t, r));
+  for (const YAML::Node& doc : docs) {
     out << YAML::BeginDoc;
     emit(out, doc);
   }

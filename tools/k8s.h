@@ -1,12 +1,13 @@
 // Kubernetes manifests for one run (`phalanx k8s`): a ConfigMap holding the run's config and a
-// topology whose hosts are the StatefulSet's stable pod names, a headless Service that gives
-// every pod its DNS name, and a StatefulSet whose pod with ordinal k runs the k-th node of the
-// topology in id order (`--id auto` reads the ordinal from PHALANX_RANK). Pure text generation;
-// nothing is applied to a cluster.
+// topology whose hosts are the StatefulSet's stable pod names, a Secret with the cluster's TLS
+// certificates, a headless Service that gives every pod its DNS name, and a StatefulSet whose pod
+// with ordinal k runs the k-th node of the topology in id order (`--id auto` reads the ordinal
+// from PHALANX_RANK). Pure text generation; nothing is applied to a cluster.
 #pragma once
 
 #include <cstdint>
 #include <expected>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,10 @@ struct K8sRequest {
   std::vector<std::string> sets;  // --set overrides, given to every pod
   std::uint64_t rounds = 0;       // 0: rounds.count
   std::string storage = "1Gi";    // each pod's volume for node-K.jsonl, its log, checkpoints
+  // security: tls — the cluster's certificate files by name (ca.pem, node-<id>.pem,
+  // node-<id>.key; never ca.key), in a Secret mounted read-only at /etc/phalanx/certs, which
+  // every pod's security.dir names. Empty: the config brings its own, or says none.
+  std::map<std::string, std::string> certs;
 };
 
 // NAME-k.NAME.NAMESPACE.svc.cluster.local: the DNS name of the pod with ordinal k.

@@ -1,10 +1,12 @@
 #include "tools/launch_run.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <ifaddrs.h>
 #include <netdb.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <asio.hpp>
@@ -22,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "net/certs.h"
 #include "node/config.h"
 #include "tools/churn.h"
 #include "tools/command.h"
@@ -87,6 +90,15 @@ std::string randomToken() {
   return out;
 }
 
+// `text` into `file`, readable and writable by its owner only from the moment it exists.
+bool writePrivateFile(const fs::path& file, const std::string& text) {
+  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return false;
+  const bool ok = ::fchmod(fd, 0600) == 0 &&
+                  ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  return ::close(fd) == 0 && ok;
+}
+
 // The script and its arguments, with an absolute path (the peers may start elsewhere).
 std::vector<std::string> scriptArgv(const LaunchRunOptions& o) {
   if (o.script.empty()) return {};
@@ -120,20 +132,37 @@ void writeLaunchPids(const std::string& out, const LaunchPlan& plan, const Super
 
 // Without a shared folder: the topology and config into the run folder of every other host,
 // where planLaunch pointed the remote peers. False (and said) when a host could not be reached.
-bool copyRunFiles(const LaunchPlan& plan, const std::string& topology, const std::string& config) {
+// Copies `from` to `name` under the remote peer's folder (umask 077: a key stays its owner's).
+bool copyToRemote(const LaunchPeer& p, const std::string& from, const std::string& name) {
+  const fs::path to = fs::path(p.out) / name;
+  const auto argv = remoteCommand(
+      p.remote.ssh, fmt::format("umask 077 && mkdir -p {} && cat > {}",
+                                shellQuote(to.parent_path().string()), shellQuote(to.string())));
+  if (runCommand(argv, from) == 0) return true;
+  spdlog::error("launch: cannot copy {} to {} ({})", name, p.remote.ssh.back(),
+                LaunchPeer{.argv = argv}.shellCommand());
+  return false;
+}
+
+// Without a shared folder: topology and config to each remote host, with `token` the control
+// token's file, and with `certs` (the run's TLS folder) the CA and each remote peer's own
+// certificate and key — no other node's key.
+bool copyRunFiles(const LaunchPlan& plan, const std::string& topology, const std::string& config,
+                  const std::optional<fs::path>& certs, const std::optional<fs::path>& token) {
   std::set<std::vector<std::string>> done;
   for (const auto& p : plan.peers) {
-    if (p.local || !done.insert(p.remote.ssh).second) continue;
-    for (const auto& [from, name] :
-         {std::pair{topology, "topology.yaml"}, std::pair{config, "config.yaml"}}) {
-      const auto argv = remoteCommand(
-          p.remote.ssh, fmt::format("mkdir -p {0} && cat > {0}/{1}", shellQuote(p.out), name));
-      if (runCommand(argv, from) != 0) {
-        spdlog::error("launch: cannot copy {} to {} ({})", name, p.remote.ssh.back(),
-                      LaunchPeer{.argv = argv}.shellCommand());
+    if (p.local) continue;
+    if (done.insert(p.remote.ssh).second) {
+      if (!copyToRemote(p, topology, "topology.yaml") || !copyToRemote(p, config, "config.yaml"))
         return false;
-      }
+      if (certs && !copyToRemote(p, net::caCertFile(*certs).string(), "certs/ca.pem")) return false;
+      if (token && !copyToRemote(p, token->string(), "control.token")) return false;
     }
+    if (certs && (!copyToRemote(p, net::nodeCertFile(*certs, p.id).string(),
+                                fmt::format("certs/node-{}.pem", p.id)) ||
+                  !copyToRemote(p, net::nodeKeyFile(*certs, p.id).string(),
+                                fmt::format("certs/node-{}.key", p.id))))
+      return false;
   }
   return true;
 }
@@ -248,6 +277,8 @@ void churnStep(Churn& churn, const LaunchPlan& plan, const std::set<std::uint32_
 int runLaunch(const LaunchRunOptions& o) {
   LaunchPlan plan;
   std::string token;
+  std::optional<fs::path> certs;  // this run's TLS folder, when launch makes the certificates
+  bool fresh_token = false;       // made here: written to OUT/control.token
   std::vector<std::string> sets = o.sets;
   std::shared_ptr<const topologies::Topology> topology;
   std::set<std::uint32_t> byzantine;
@@ -280,19 +311,25 @@ int runLaunch(const LaunchRunOptions& o) {
     plan = plan_with(sets);
     // The config as the peers will read it: a bad field fails here, once, not ten times.
     const node::Config config = node::loadConfig(o.config, plan.sets);
-    token = config.control.token;
     if (o.churn > 0 && config.checkpoint.every == 0) {
       // A restarted peer resumes from its newest checkpoint: without any it would start over.
       spdlog::info("launch: --churn: checkpoints every 10 rounds (checkpoint.every was 0)");
       sets.push_back("checkpoint.every=10");
       plan = plan_with(sets);
     }
+    if (config.security.mode == node::SecurityMode::kTls && config.security.dir.empty() &&
+        config.security.ca.empty() && config.security.cert.empty() && config.security.key.empty()) {
+      // TLS, and no certificates named: this run's own, in OUT/certs, where each peer looks
+      // (`phalanx node --out OUT`).
+      certs = fs::absolute(o.out) / "certs";
+    }
+    token = node::controlToken(config.control);
     if (token.empty()) {
       // GET /model needs the control token: a config without one gets a fresh one for this
-      // run, so the monitor can read the honest models (consensus distance).
+      // run, so the monitor can read the honest models (consensus distance). It reaches the
+      // peers in OUT/control.token (0600), never on a command line, command.txt or the report.
       token = randomToken();
-      sets.push_back("control.token=" + token);
-      plan = plan_with(sets);
+      fresh_token = true;
     }
   } catch (const base::Error& e) {
     spdlog::error("{}", e.what());
@@ -322,7 +359,24 @@ int runLaunch(const LaunchRunOptions& o) {
   }
   std::ofstream(fs::path(o.out) / "command.txt") << plan.command_line << '\n';
   std::ofstream(fs::path(o.out) / "config.yaml") << readTextFile(o.config);  // for monitor --from
-  if (!o.remote_out.empty() && !copyRunFiles(plan, o.topology, o.config)) return kExitFailure;
+  if (certs) {
+    std::vector<std::uint32_t> ids;
+    for (const auto& p : plan.peers) ids.push_back(p.id);
+    if (auto written = net::writeClusterCerts(*certs, ids); !written) {
+      spdlog::error("launch: the run's certificates: {}", written.error());
+      return kExitFailure;
+    }
+    spdlog::info("launch: mutual TLS with this run's certificates ({})", certs->string());
+  }
+  const fs::path token_file = fs::path(o.out) / "control.token";
+  if (fresh_token && !writePrivateFile(token_file, token + "\n")) {
+    spdlog::error("launch: cannot write {}", token_file.string());
+    return kExitFailure;
+  }
+  if (!o.remote_out.empty() &&
+      !copyRunFiles(plan, o.topology, o.config, certs,
+                    fresh_token ? std::optional(token_file) : std::nullopt))
+    return kExitFailure;
 
   catchInterrupts();
   Supervisor peers;

@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
       addTrainCommand(app),    addLabCommand(app),     addBenchCommand(app),
       addTopologyCommand(app), addNodeCommand(app),    addLaunchCommand(app),
       addInjectCommand(app),   addMonitorCommand(app), addExperimentCommand(app),
-      addSimulateCommand(app), addK8sCommand(app)};
+      addSimulateCommand(app), addK8sCommand(app),     addCertsCommand(app)};
 
   try {
     app.parse(argc, argv);

@@ -23,8 +23,12 @@ Command addMonitorCommand(CLI::App& root) {
   app->add_option("--config", o->config,
                   "the run's config, shown in the report (its control.token reads /model)")
       ->check(CLI::ExistingFile);
+  app->add_option("--token-file", o->token_file,
+                  "a file (mode 0600) holding the control token that GET /model requires, e.g. "
+                  "a launch's OUT/control.token (instead of --config)")
+      ->check(CLI::ExistingFile);
   app->add_option("--token", o->token,
-                  "the control token that GET /model requires (instead of --config)");
+                  "the token itself (every local user sees a command line: prefer --token-file)");
   app->add_option("--from", o->from, "a finished launch's --out folder")
       ->check(CLI::ExistingDirectory);
   app->add_option("--baseline", o->baseline,

@@ -148,7 +148,10 @@ int live(const MonitorOptions& o) {
       std::make_shared<const topologies::Topology>(topologies::loadTopology(o.topology));
   const std::set<std::uint32_t> byzantine = parseIdList(o.byzantine);
   std::string token = o.token;
-  if (token.empty() && !o.config.empty()) token = node::loadConfig(o.config).control.token;
+  if (token.empty() && !o.token_file.empty())
+    token = node::controlToken({.token_file = o.token_file});
+  if (token.empty() && !o.config.empty())
+    token = node::controlToken(node::loadConfig(o.config).control);
   Monitor monitor(topology, byzantine, token);
   std::signal(SIGINT, onStop);
   std::signal(SIGTERM, onStop);

@@ -9,7 +9,7 @@ namespace phalanx::tools {
 
 struct MonitorOptions {
   std::string topology, byzantine, summary, report, from, prometheus_config, config, png, token,
-      baseline;
+      token_file, baseline;
   double every = 1.0, duration = 0;
 };
 

@@ -6,10 +6,18 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <regex>
 #include <vector>
 
 namespace phalanx::tools {
 namespace {
+
+// A config or command line as shown in a report: a control token's value replaced (a report is
+// shared; the token opens /control and /model). `token: X` in YAML, `control.token=X` in a --set.
+std::string withoutSecrets(const std::string& text) {
+  static const std::regex token(R"((\btoken\s*[:=]\s*)("[^"]*"|'[^']*'|[^\s,}#]+))");
+  return std::regex_replace(text, token, "$1<redacted>");
+}
 
 // Inside every SVG, so a chart saved alone looks as it does in the report.
 constexpr const char* kSvgStyle =
@@ -387,7 +395,8 @@ pre {{ background: #f4f4f4; padding: 10px; overflow-x: auto; }}
 <h1>{0}</h1>
 )",
                                  escapeHtml(in.title));
-  if (!in.command.empty()) html += "<p><code>" + escapeHtml(in.command) + "</code></p>\n";
+  if (!in.command.empty())
+    html += "<p><code>" + escapeHtml(withoutSecrets(in.command)) + "</code></p>\n";
   const RunSummary* baseline = in.baseline ? &*in.baseline : nullptr;
   html += "<h2>Summary</h2>\n" + summaryTiles(s, baseline);
   html += "<h2>Plots</h2>\n";
@@ -396,7 +405,8 @@ pre {{ background: #f4f4f4; padding: 10px; overflow-x: auto; }}
   }
   html += "<h2>Exclusions per peer</h2>\n" + heatmap(s);
   html += "<h2>Summary as JSON</h2>\n<pre>" + escapeHtml(in.summary_json) + "</pre>\n";
-  html += "<h2>Configuration</h2>\n<pre>" + escapeHtml(in.config_text) + "</pre>\n</body></html>\n";
+  html += "<h2>Configuration</h2>\n<pre>" + escapeHtml(withoutSecrets(in.config_text)) +
+          "</pre>\n</body></html>\n";
   return html;
 }
 

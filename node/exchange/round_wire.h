@@ -40,6 +40,8 @@ class RoundWire {
   // Anything else (a resync request, a digest) to one peer.
   void sendEnvelope(std::uint32_t peer, const net::v1::Envelope& envelope);
   std::vector<std::uint32_t> livePeers() const;
+  // Whether the transport proves its peers' ids (net::Transport::authenticated).
+  bool authenticated() const { return transport_ && transport_->authenticated(); }
 
  private:
   std::uint32_t self_;

@@ -203,7 +203,7 @@ TEST(BenchCli, NetPrintsThroughputAgainstRawSocketsAndTls) {
   EXPECT_THAT(r.output, HasSubstr("\"plain_gbps\": "));
   EXPECT_THAT(r.output, HasSubstr("\"rtt_us_p50\": "));
   EXPECT_THAT(r.output,
-              ::testing::Not(HasSubstr("\"tls_gbps\": null")));  // gen-certs is in the tree
+              ::testing::Not(HasSubstr("\"tls_gbps\": null")));  // certificates made in-process
   const auto bad = runProcess(phalanxBinary() + " bench net --bytes 0");
   EXPECT_EQ(bad.exit_code, 2);
 }

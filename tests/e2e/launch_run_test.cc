@@ -7,7 +7,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <vector>
 
 #include "tests/support/process.h"
@@ -41,6 +43,43 @@ TEST(LaunchRun, RunsEveryPeerToTheEndAndSummarizesTheRun) {
   EXPECT_TRUE(summary["diverged"].empty());
   EXPECT_GT(summary["honest_accuracy_min"].get<double>(), 0.8);
   EXPECT_TRUE(fs::exists(out / "report.html"));
+  // Secure by default: the peers ran mutual TLS with this run's certificates, and the control
+  // token launch made reached them in a file only its owner reads, not on a command line.
+  const auto owner_only = fs::perms::owner_read | fs::perms::owner_write;
+  EXPECT_EQ(fs::status(out / "certs" / "node-2.key").permissions() & fs::perms::all, owner_only);
+  EXPECT_EQ(fs::status(out / "control.token").permissions() & fs::perms::all, owner_only);
+  std::ifstream token_file(out / "control.token");
+  std::string token;
+  std::getline(token_file, token);
+  ASSERT_EQ(token.size(), 32u);
+  for (const char* file : {"command.txt", "report.html", "stdout-0.log", "node-0.log"}) {
+    std::ifstream f(out / file);
+    const std::string text{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+    EXPECT_EQ(text.find(token), std::string::npos) << file;
+  }
+  std::ifstream log(out / "node-0.log");
+  const std::string node_log{std::istreambuf_iterator<char>(log), std::istreambuf_iterator<char>()};
+  EXPECT_EQ(node_log.find("security: none"), std::string::npos);
+}
+
+TEST(LaunchRun, SecurityNoneIsSaidAloudAtEveryPeersStart) {
+  ::phalanx::testing::TempDir dir;
+  const fs::path topology = dir.path() / "t.yaml", out = dir.path() / "run";
+  ASSERT_TRUE(testing::generateTopology(
+      topology,
+      "--kind complete --n 2 --base-port 7830 --metrics-base-port 8130 --byzantine-budget 0"));
+  ASSERT_EQ(runLaunch({.topology = topology.string(),
+                       .config = testing::sourceDir() + "/configs/experiments/smoke-base.yaml",
+                       .out = out.string(),
+                       .rounds = 5,
+                       .sets = {"security.mode=none"},
+                       .monitor_every = 0.5,
+                       .binary = testing::phalanxPath()}),
+            0);
+  EXPECT_FALSE(fs::exists(out / "certs"));
+  std::ifstream log(out / "node-1.log");
+  const std::string node_log{std::istreambuf_iterator<char>(log), std::istreambuf_iterator<char>()};
+  EXPECT_NE(node_log.find("security: none — peers are not authenticated"), std::string::npos);
 }
 
 }  // namespace

@@ -70,6 +70,10 @@ class NodeCluster {
         std::to_string(base_port) + " --metrics-base-port " + std::to_string(base_port + 100) +
         " --byzantine-budget 2 > " + topology_.string());
     EXPECT_EQ(gen.exit_code, 0) << gen.output;
+    // security: tls (the default), with the cluster's certificates (kept across clearOut()).
+    const auto certs = runProcess(phalanxBinary() + " certs " + (dir_.path() / "certs").string() +
+                                  " --topology " + topology_.string());
+    EXPECT_EQ(certs.exit_code, 0) << certs.output;
   }
 
   // A failed assertion must not leave peers running after the test.
@@ -80,8 +84,9 @@ class NodeCluster {
 
   std::string nodeCommand(int id, const std::string& config, const std::string& extra) const {
     return phalanxBinary() + " node --topology " + topology_.string() + " --config " + sourceDir() +
-           "/configs/" + config + " --id " + std::to_string(id) + " --out " + out().string() + " " +
-           extra + " >>" + (out() / ("stdout-" + std::to_string(id))).string() + " 2>&1";
+           "/configs/" + config + " --id " + std::to_string(id) + " --out " + out().string() +
+           " --set security.dir=" + (dir_.path() / "certs").string() + " " + extra + " >>" +
+           (out() / ("stdout-" + std::to_string(id))).string() + " 2>&1";
   }
 
   // Starts every peer in the background; returns their pids.

@@ -278,8 +278,9 @@ TEST(ToolsCli, LaunchSaysWhyPeersDiedAndANodeNamesItsBusyPort) {
 
   asio::io_context io;
   asio::ip::tcp::acceptor taken(io, {asio::ip::make_address("127.0.0.1"), 7976});
-  const auto node = runProcess(phalanxBinary() + " node --topology " + topology.string() +
-                               " --config " + config + " --id 1 --rounds 1");
+  const auto node =
+      runProcess(phalanxBinary() + " node --topology " + topology.string() + " --config " + config +
+                 " --id 1 --rounds 1 --set security.mode=none");
   EXPECT_EQ(node.exit_code, 2) << node.output;
   EXPECT_THAT(node.output, HasSubstr("cannot listen on 127.0.0.1:7976"));
 }

@@ -1,11 +1,15 @@
-// Mutual TLS: certificates from tools/gen-certs, identity bound to the certificate.
+// Mutual TLS: certificates from net/certs.h (what `phalanx certs` writes), identity bound to the
+// certificate.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <asio.hpp>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <set>
 
+#include "net/certs.h"
 #include "net/frame.h"
 #include "net/tcp_transport.h"
 #include "tests/support/process.h"
@@ -20,9 +24,9 @@ using namespace std::chrono_literals;
 class TlsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const auto r = testing::runProcess(testing::sourceDir() + "/tools/gen-certs " +
-                                       dir_.path().string() + " 4");
-    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const std::uint32_t ids[] = {0, 1, 2, 3};
+    const auto written = writeClusterCerts(dir_.path(), ids);
+    ASSERT_TRUE(written) << written.error();
   }
 
   TlsFiles files(std::uint32_t cert_of) const {
@@ -107,6 +111,47 @@ TEST_F(TlsTest, APlainPeerCannotJoinATlsCluster) {
   plain->t->connect({{0, "127.0.0.1", a->port}});
   const auto& rejected = a->t->stats().rejected;
   ASSERT_TRUE(runUntil([&] { return rejected.contains(Refusal::kTlsHandshake); }));
+  EXPECT_TRUE(a->up.empty());
+}
+
+std::string slurp(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+TEST_F(TlsTest, KeysAreTheOwnersOnlyAndMoreNodesJoinTheSameCa) {
+  namespace fs = std::filesystem;
+  const auto mode = [](const fs::path& f) { return fs::status(f).permissions() & fs::perms::all; };
+  EXPECT_EQ(mode(nodeKeyFile(dir_.path(), 2)), fs::perms::owner_read | fs::perms::owner_write);
+  EXPECT_EQ(mode(caKeyFile(dir_.path())), fs::perms::owner_read | fs::perms::owner_write);
+  EXPECT_EQ(mode(dir_.path()), fs::perms::owner_all);
+  // A fifth node added later: the CA stays, and it talks to the first four.
+  const std::string ca_before = slurp(caCertFile(dir_.path()));
+  const std::uint32_t late[] = {4};
+  ASSERT_TRUE(writeClusterCerts(dir_.path(), late));
+  EXPECT_EQ(slurp(caCertFile(dir_.path())), ca_before);
+  auto a = make(0, 0);
+  auto e = make(3, 4);  // node 3's id with node 4's certificate: the CA vouches, the id does not
+  e->t->connect({{0, "127.0.0.1", a->port}});
+  ASSERT_TRUE(
+      runUntil([&] { return a->t->stats().rejected.contains(Refusal::kIdentityMismatch); }));
+}
+
+TEST_F(TlsTest, ACertificateFromAnotherClusterIsRefused) {
+  testing::TempDir other;
+  const std::uint32_t ids[] = {1};
+  ASSERT_TRUE(writeClusterCerts(other.path(), ids));
+  auto a = make(0, 0);
+  TransportConfig c{
+      .self = 1, .cluster_id = "tls", .model_dim = 100, .config_digest = "d", .neighbours = {0}};
+  c.tls = {.enabled = true,
+           .ca = caCertFile(other.path()).string(),
+           .cert = nodeCertFile(other.path(), 1).string(),
+           .key = nodeKeyFile(other.path(), 1).string()};
+  TcpTransport t(io_, c, {});
+  t.listen();
+  t.connect({{0, "127.0.0.1", a->port}});
+  ASSERT_TRUE(runUntil([&] { return a->t->stats().rejected.contains(Refusal::kTlsHandshake); }));
   EXPECT_TRUE(a->up.empty());
 }
 

@@ -1,9 +1,11 @@
 // The transport in one process on 127.0.0.1, port 0: eight endpoints all-to-all, crashes,
 // restarts, shutdown, and hostile connections — driven by io.run_for, never sleep.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <asio.hpp>
 #include <chrono>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <set>
@@ -90,6 +92,10 @@ class Cluster {
   template <typename Pred>
   bool runUntil(Pred done, std::chrono::milliseconds limit = 10s) {
     return testing::runUntil(io, done, limit);
+  }
+  void runFor(std::chrono::milliseconds span) {
+    testing::runUntil(
+        io, [] { return false; }, span);
   }
 
   bool allConnected() {
@@ -307,6 +313,50 @@ TEST(Transport, ALengthClaimedBeforeTheHelloCannotChooseTheAllocation) {
   ASSERT_TRUE(c[1].transport->send(0, roundMessage(0, 1, big)));
   ASSERT_TRUE(c.runUntil([&] { return c[0].received[1].size() == 1; }));
   EXPECT_EQ(c[0].received[1][0].payload().size(), big.size());
+}
+
+// This process's resident memory, in bytes.
+std::size_t residentBytes() {
+  std::ifstream statm("/proc/self/statm");
+  std::size_t pages = 0, resident = 0;
+  statm >> pages >> resident;
+  return resident * std::size_t(::sysconf(_SC_PAGESIZE));
+}
+
+// What a declared length alone costs before a Hello: 64 sockets each declaring the largest frame
+// a connection may before its Hello, then sending a few bytes of it and nothing more. Buffers
+// grow with the bytes that came, so the node holds a few KiB per socket, not the 64 KiB each
+// declared — and what it held is freed when they close.
+TEST(Transport, SixtyFourDeclaredFramesBeforeAHelloCostLessThanTheirSize) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer's shadow and quarantine are not the node's memory";
+#endif
+  Cluster c(2, 5000ms, 1u << 20);
+  ASSERT_TRUE(c.runUntil([&] { return c.allConnected(); }));
+  c.runFor(100ms);
+  const std::size_t start = residentBytes();
+  const auto declared = std::uint32_t(kMaxHandshakeFrameBytes);
+  std::vector<std::unique_ptr<RawClient>> clients;
+  for (int k = 0; k < 64; ++k) {
+    clients.push_back(std::make_unique<RawClient>(c.io, c[0].port));
+    std::vector<std::uint8_t> bytes{std::uint8_t(declared), std::uint8_t(declared >> 8),
+                                    std::uint8_t(declared >> 16), std::uint8_t(declared >> 24)};
+    bytes.resize(bytes.size() + 100, 0x5a);  // the body's start, never its end
+    clients.back()->write(bytes);
+  }
+  c.runFor(300ms);
+  const std::size_t held = residentBytes();
+  const auto& rejected = c[0].transport->stats().rejected;
+  EXPECT_FALSE(rejected.contains(kRefusals.parse("oversized").value()));  // all were accepted
+  for (auto& client : clients) client->socket.close();
+  clients.clear();
+  c.runFor(300ms);
+  const std::size_t after = residentBytes();
+  std::printf("RSS: start %zu KiB, 64 declared frames held %zu KiB (+%zd), closed %zu KiB\n",
+              start >> 10, held >> 10, (std::ptrdiff_t(held) - std::ptrdiff_t(start)) >> 10,
+              after >> 10);
+  EXPECT_LT(held, start + 64 * kMaxHandshakeFrameBytes);
+  EXPECT_LT(after, start + start / 10);
 }
 
 TEST(Transport, APeerSpeakingForAnotherIsIgnored) {

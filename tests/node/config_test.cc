@@ -3,10 +3,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "tests/support/process.h"
+#include "tests/support/temp_dir.h"
 
 namespace phalanx::node {
 namespace {
@@ -116,7 +118,7 @@ TEST(Config, BadValuesNameTheFieldAndTheAllowedValues) {
 }
 
 TEST(Config, CrossFieldRules) {
-  EXPECT_THAT(errorOf("security: {mode: tls}"), HasSubstr("security.ca: required"));
+  EXPECT_THAT(errorOf("security: {mode: tls, certs: x}"), HasSubstr("security.certs"));
   EXPECT_THAT(errorOf("mixing: {pre: [median]}"), HasSubstr("unknown pre-aggregator 'median'"));
   EXPECT_THAT(errorOf("mixing: {pre: [clip]}"), HasSubstr("'clip' needs a parameter"));
   EXPECT_THAT(errorOf("mixing: {pre: ['clip:-1']}"), HasSubstr("must be a number > 0"));
@@ -259,6 +261,31 @@ TEST(Config, MissingFileIsAClearError) {
   } catch (const ConfigError& e) {
     EXPECT_THAT(e.what(), HasSubstr("/nonexistent/x.yaml: cannot read"));
   }
+}
+
+TEST(Config, TheControlTokenComesFromAFileOnlyItsOwnerReads) {
+  namespace fs = std::filesystem;
+  const phalanx::testing::TempDir dir;
+  const fs::path file = dir.write("token", "s3cret \nsecond line\n");
+  fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write);
+  EXPECT_EQ(controlToken({.token_file = file.string()}), "s3cret");
+  EXPECT_EQ(controlToken({.token = "inline", .token_file = file.string()}), "inline");
+  EXPECT_EQ(controlToken({}), "");
+  fs::permissions(file, fs::perms::group_read, fs::perm_options::add);
+  EXPECT_THROW(
+      {
+        try {
+          controlToken({.token_file = file.string()});
+        } catch (const ConfigError& e) {
+          EXPECT_THAT(e.what(), HasSubstr("chmod 600"));
+          throw;
+        }
+      },
+      ConfigError);
+  EXPECT_THROW(controlToken({.token_file = (dir.path() / "none").string()}), ConfigError);
+  const fs::path empty = dir.write("empty", "\n");
+  fs::permissions(empty, fs::perms::owner_read | fs::perms::owner_write);
+  EXPECT_THROW(controlToken({.token_file = empty.string()}), ConfigError);
 }
 
 }  // namespace

@@ -387,12 +387,26 @@ TEST(RoundMix, TheRuleSeesThePivotFirstAndItsOutputIsApplied) {
   EXPECT_EQ(std::vector<float>(h.learner.parameters().begin(), h.learner.parameters().end()), y1);
 }
 
+// Peer 0 (neighbours 1 and 2) heard `y` from 1 in round 0.
+void hearFromOne(Harness& h, const std::vector<float>& y) {
+  auto heard =
+      Harness::result(0, {{1, Harness::message(1, 0, 1, net::v1::RoundMessage::KEYFRAME, y)}});
+  h.exchange->receive(heard);
+}
+
+// A neighbour's report that it heard `y` from `sender` in round 0.
+net::v1::RoundDigest reportOf(std::uint32_t sender, const std::vector<float>& y) {
+  net::v1::RoundDigest report;
+  report.set_round(0);
+  report.add_senders(sender);
+  report.add_hashes(vectorDigest(y));
+  return report;
+}
+
 TEST(DigestGossip, HeardVectorsGoOutAsDigestsAndAConvictedPeerIsLeftOut) {
   Harness h(syntheticConfig());  // peer 0; neighbours 1 and 2, both live
   const std::vector<float> y1{1, 2, 3, 4};
-  auto heard =
-      Harness::result(0, {{1, Harness::message(1, 0, 1, net::v1::RoundMessage::KEYFRAME, y1)}});
-  h.exchange->receive(heard);
+  hearFromOne(h, y1);
   DigestGossip digests(0, /*budget=*/0, h.neighbours, /*exclude=*/true, h.wire, *h.log);
   EXPECT_EQ(digests.screen(0, {1}, *h.exchange, 0), (std::vector<std::uint32_t>{1}));
   auto& transport = h.transport;
@@ -401,10 +415,7 @@ TEST(DigestGossip, HeardVectorsGoOutAsDigestsAndAConvictedPeerIsLeftOut) {
   EXPECT_EQ(sent.senders(0), 1u);
   EXPECT_EQ(sent.hashes(0), vectorDigest(y1));
   // Neighbour 2 heard something else from 1 for round 0: more than b = 0 disagree.
-  net::v1::RoundDigest report;
-  report.set_round(0);
-  report.add_senders(1);
-  report.add_hashes(vectorDigest(std::vector<float>{4, 3, 2, 1}));
+  net::v1::RoundDigest report = reportOf(1, {4, 3, 2, 1});
   digests.take(2, report, 0);
   EXPECT_TRUE(digests.detector().convicted(1));
   EXPECT_TRUE(digests.screen(1, {1}, *h.exchange, 1).empty());
@@ -412,6 +423,19 @@ TEST(DigestGossip, HeardVectorsGoOutAsDigestsAndAConvictedPeerIsLeftOut) {
   report.set_senders(0, 0);
   digests.take(2, report, 1);
   EXPECT_FALSE(digests.detector().convicted(0));
+}
+
+TEST(DigestGossip, WithoutAuthenticatedPeersNoReportIsEvidenceAndNoneIsSent) {
+  Harness h(syntheticConfig());
+  h.transport.authenticated_peers = false;  // security: none over TCP
+  hearFromOne(h, {1, 2, 3, 4});
+  DigestGossip digests(0, /*budget=*/0, h.neighbours, /*exclude=*/true, h.wire, *h.log);
+  EXPECT_EQ(digests.screen(0, {1}, *h.exchange, 0), (std::vector<std::uint32_t>{1}));
+  EXPECT_TRUE(h.transport.envelopes.empty());
+  // A "report" from neighbour 2 may come from anyone who named 2 in a Hello.
+  digests.take(2, reportOf(1, {4, 3, 2, 1}), 0);
+  EXPECT_FALSE(digests.detector().convicted(1));
+  EXPECT_EQ(digests.screen(1, {1}, *h.exchange, 1), (std::vector<std::uint32_t>{1}));
 }
 
 }  // namespace

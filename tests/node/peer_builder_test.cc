@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 #include <spdlog/spdlog.h>
 
+#include "net/certs.h"
 #include "tests/support/node_fixtures.h"
+#include "tests/support/temp_dir.h"
 #include "train/data_source.h"
 
 namespace phalanx::node {
@@ -101,12 +103,36 @@ TEST(PeerBuilder, TheTransportListensOnTheTopologysPortAndOutlivesADeadline) {
   EXPECT_FALSE(tc.tls.enabled);
   s.listen_port = 0;
   s.config.rounds.deadline_ms = 500;  // never below the transport's own 3 s
-  s.config.security = {.mode = SecurityMode::kTls, .ca = "ca", .cert = "c", .key = "k"};
+  testing::TempDir certs;
+  const std::uint32_t ids[] = {0, 1, 2};
+  ASSERT_TRUE(net::writeClusterCerts(certs.path(), ids));
+  s.config.security = {.mode = SecurityMode::kTls, .dir = certs.path().string()};
   tc = transportConfig(s, 42, "digest", {0, 1});
   EXPECT_EQ(tc.listen_port, 0);
   EXPECT_EQ(tc.liveness_timeout, std::chrono::milliseconds(3000));
   EXPECT_TRUE(tc.tls.enabled);
-  EXPECT_EQ(tc.tls.key, "k");
+  EXPECT_EQ(tc.tls.key, net::nodeKeyFile(certs.path(), 2).string());
+}
+
+TEST(PeerBuilder, CertificatesComeFromTheFolderOrNamedFilesAndAMissingOneIsNamed) {
+  testing::TempDir certs;
+  const std::uint32_t ids[] = {0, 1};
+  ASSERT_TRUE(net::writeClusterCerts(certs.path(), ids));
+  const std::string dir = certs.path().string();
+  const net::TlsFiles from_dir = certificateFiles({.dir = dir}, 1);
+  EXPECT_EQ(from_dir.ca, dir + "/ca.pem");
+  EXPECT_EQ(from_dir.cert, dir + "/node-1.pem");
+  // Named files, "{id}" the node's own.
+  const net::TlsFiles named = certificateFiles(
+      {.ca = dir + "/ca.pem", .cert = dir + "/node-{id}.pem", .key = dir + "/node-{id}.key"}, 0);
+  EXPECT_EQ(named.key, dir + "/node-0.key");
+  // Node 5 has no certificate there; nothing named at all says how to get one.
+  EXPECT_THAT([&] { checkCertificates(certificateFiles({.dir = dir}, 5), 5); },
+              ThrowsMessage<ConfigError>(HasSubstr("security.cert: " + dir +
+                                                   "/node-5.pem does "
+                                                   "not exist")));
+  EXPECT_THAT([&] { checkCertificates(certificateFiles({}, 0), 0); },
+              ThrowsMessage<ConfigError>(HasSubstr("phalanx certs")));
 }
 
 TEST(PeerBuilder, EachExchangeModeGetsItsPartsAndRefusesWhatCannotRunHere) {

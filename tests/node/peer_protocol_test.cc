@@ -52,7 +52,9 @@ TEST(PeerNodeProtocol, RoundLiesByBNeighboursMoveNoHonestPeer) {
 
 TEST(PeerNodeProtocol, EquivocationIsCaughtByEveryHonestNeighbourAndNoHonestPeerIs) {
   // complete-8, b = 2: node 7 crafts ALIE per target (each neighbour gets its own vector).
+  // Over TLS: reports are evidence only between authenticated peers.
   Config c = syntheticConfig();
+  c.security.mode = SecurityMode::kTls;
   c.rounds.count = 40;
   auto topology = completeGraph(8, 2);
   double clean_accuracy = 0;

@@ -19,6 +19,7 @@ exchange: model
 mixing: {rule: %s}
 compression: {codec: none, gamma: 1.0}
 rounds: {count: %d, deadline_ms: 10000, quorum: false}
+security: {mode: none}  # peers in one process; the TLS path is test_launch_script's
 """
 
 

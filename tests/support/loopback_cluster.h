@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "net/certs.h"
 #include "net/tcp_transport.h"
 #include "node/http_endpoint.h"
 #include "node/peer_node.h"
@@ -56,6 +57,14 @@ class Cluster {
     // ignore it), so a rushing attacker does not wait for its fellows.
     for (const auto& [id, attack] : attacks_)
       config_.byzantine[id].attack = testing::attackNamed(attack);
+    // security: tls: the cluster's certificates, made for this run.
+    if (config_.security.mode == SecurityMode::kTls && config_.security.dir.empty()) {
+      std::vector<std::uint32_t> ids(topology_->size());
+      std::iota(ids.begin(), ids.end(), 0u);
+      const auto written = net::writeClusterCerts(certs_.path(), ids);
+      EXPECT_TRUE(written) << written.error();
+      config_.security.dir = certs_.path().string();
+    }
     data_ = train::loadData(config_.data, config_.seed);
     test_ = std::make_shared<const train::Dataset>(data_.test);
     records_.resize(topology_->size());
@@ -141,6 +150,7 @@ class Cluster {
   std::function<void(std::uint32_t, const RoundRecord&)> on_record;  // before the record is kept
 
  private:
+  testing::TempDir certs_;
   Config config_;
   std::shared_ptr<const topologies::Topology> topology_;
   std::map<std::uint32_t, std::string> attacks_;

@@ -33,6 +33,8 @@ inline node::Config syntheticConfig(std::uint64_t rounds = 300, std::uint64_t de
   c.rounds.count = rounds;
   c.rounds.deadline_ms = deadline_ms;
   c.rounds.eval_every = eval_every;
+  // In-process clusters: no certificates (tests that need TLS set security themselves).
+  c.security.mode = node::SecurityMode::kNone;
   return c;
 }
 

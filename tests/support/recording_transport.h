@@ -33,7 +33,9 @@ class RecordingTransport final : public net::Transport {
   const net::TransportStats& stats() const override { return stats_; }
   void stop() override {}
   void abort() override {}
+  bool authenticated() const override { return authenticated_peers; }
 
+  bool authenticated_peers = true;  // as TLS or the simulation's network
   std::vector<Message> sent;
   std::vector<std::pair<std::uint32_t, net::v1::Envelope>> envelopes;
 

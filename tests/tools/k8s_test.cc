@@ -29,18 +29,21 @@ edges: [[2, 5], [5, 9], [9, 11], [11, 2]]
 )";
 
 struct Parsed {
-  YAML::Node config_map, service, stateful_set;
+  YAML::Node config_map, secret, service, stateful_set;
 };
 
 Parsed manifests(const K8sRequest& r, const topologies::Topology& t) {
   const auto text = k8sManifests(t, r);
   EXPECT_TRUE(text.has_value()) << text.error();
   const std::vector<YAML::Node> docs = YAML::LoadAll(*text);
-  EXPECT_EQ(docs.size(), 3u);
+  EXPECT_EQ(docs.size(), r.certs.empty() ? 3u : 4u);
   Parsed p;
   for (const YAML::Node& d : docs) {
     const std::string kind = d["kind"].as<std::string>();
-    (kind == "ConfigMap" ? p.config_map : kind == "Service" ? p.service : p.stateful_set) = d;
+    (kind == "ConfigMap" ? p.config_map
+     : kind == "Secret"  ? p.secret
+     : kind == "Service" ? p.service
+                         : p.stateful_set) = d;
     EXPECT_EQ(d["metadata"]["name"].as<std::string>(), r.name);
     EXPECT_EQ(d["metadata"]["namespace"].as<std::string>(), r.ns);
   }
@@ -157,6 +160,40 @@ TEST(K8s, RefusesNamesKubernetesRefuses) {
   r = request();
   r.metrics_port = r.port;
   EXPECT_THAT(k8sManifests(t, r).error(), HasSubstr("two different ports"));
+}
+
+TEST(K8s, TheCertificatesAreASecretEveryPodMountsReadOnlyAsItsSecurityDir) {
+  const topologies::Topology t = topologies::parseTopology(kTopology, "t.yaml");
+  K8sRequest r = request();
+  r.certs = {{"ca.pem", "CA"}, {"node-2.pem", "C2"}, {"node-2.key", "K2"}};
+  const Parsed p = manifests(r, t);
+  ASSERT_TRUE(p.secret.IsMap());
+  EXPECT_EQ(p.secret["stringData"]["node-2.key"].as<std::string>(), "K2");
+  EXPECT_FALSE(p.secret["stringData"]["ca.key"]);
+  const YAML::Node pod = p.stateful_set["spec"]["template"]["spec"];
+  EXPECT_THAT(pod["containers"][0]["args"][0].as<std::string>(),
+              HasSubstr("--set security.dir=/etc/phalanx/certs"));
+  bool mounted = false;
+  for (const YAML::Node& m : pod["containers"][0]["volumeMounts"]) {
+    if (m["name"].as<std::string>() == "certs") {
+      mounted =
+          m["readOnly"].as<bool>() && m["mountPath"].as<std::string>() == "/etc/phalanx/certs";
+    }
+  }
+  EXPECT_TRUE(mounted);
+  bool secret_volume = false;
+  for (const YAML::Node& v : pod["volumes"]) {
+    if (v["name"].as<std::string>() == "certs")
+      secret_volume = v["secret"]["secretName"].as<std::string>() == r.name &&
+                      v["secret"]["defaultMode"].as<int>() == 0400;
+  }
+  EXPECT_TRUE(secret_volume);
+  // Without certificates (the config's own, or none): no Secret, no security.dir.
+  const Parsed plain = manifests(request(), t);
+  EXPECT_FALSE(plain.secret.IsMap());
+  EXPECT_THAT(
+      plain.stateful_set["spec"]["template"]["spec"]["containers"][0]["args"][0].as<std::string>(),
+      ::testing::Not(HasSubstr("security.dir")));
 }
 
 }  // namespace
