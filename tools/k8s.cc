@@ -1,10 +1,16 @@
 #include "tools/k8s.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
+#include <optional>
+
+#include "net/certs.h"
+#include "tools/launch.h"
 
 namespace phalanx::tools {
 namespace {
@@ -252,6 +258,39 @@ std::expected<std::string, std::string> k8sManifests(const topologies::Topology&
     emit(out, doc);
   }
   return std::string(out.c_str()) + "\n";
+}
+
+std::expected<std::map<std::string, std::string>, std::string> k8sCertificates(
+    const topologies::Topology& topology, const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::vector<std::uint32_t> ids;
+  for (const auto& node : topology.nodes()) ids.push_back(node.id);
+  fs::path from = dir;
+  std::optional<fs::path> scratch;
+  if (from.empty()) {
+    scratch = fs::temp_directory_path() / fmt::format("phalanx-k8s-certs-{}", ::getpid());
+    if (auto written = net::writeClusterCerts(*scratch, ids); !written)
+      return std::unexpected(written.error());
+    from = *scratch;
+  }
+  std::map<std::string, std::string> files;
+  std::string missing;
+  const auto take = [&](const fs::path& file) {
+    if (!fs::exists(file)) missing = file.string();
+    files[file.filename().string()] = readTextFile(file);
+  };
+  take(net::caCertFile(from));
+  for (const std::uint32_t id : ids) {
+    take(net::nodeCertFile(from, id));
+    take(net::nodeKeyFile(from, id));
+  }
+  if (scratch) fs::remove_all(*scratch);
+  if (!missing.empty())
+    return std::unexpected(
+        fmt::format("--certs: {} does not exist (phalanx certs {} --topology "
+                    "T.yaml makes it)",
+                    missing, dir));
+  return files;
 }
 
 }  // namespace phalanx::tools

@@ -43,4 +43,10 @@ topologies::Topology podTopology(const topologies::Topology& t, const K8sRequest
 std::expected<std::string, std::string> k8sManifests(const topologies::Topology& t,
                                                      const K8sRequest& r);
 
+// The TLS files every pod needs (K8sRequest::certs), from `dir` (made by `phalanx certs`) or,
+// when it is empty, from a cluster CA made for these manifests alone (its key is not kept).
+// The error names a file that is missing.
+std::expected<std::map<std::string, std::string>, std::string> k8sCertificates(
+    const topologies::Topology& topology, const std::string& dir);
+
 }  // namespace phalanx::tools

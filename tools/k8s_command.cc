@@ -2,21 +2,15 @@
 // run every peer of a topology as one pod each (tools/k8s.h).
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
-#include <expected>
-#include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <map>
 #include <memory>
-#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "net/certs.h"
 #include "node/config.h"
 #include "tools/command.h"
 #include "tools/k8s.h"
@@ -31,41 +25,6 @@ struct K8sOptions {
   std::string topology, config, byzantine, attack = "alie", out, certs;
   K8sRequest request;
 };
-
-// The TLS files every pod needs, from `dir` (made by `phalanx certs`) or, without it, from a
-// cluster CA made for these manifests alone (its key is not kept).
-std::expected<std::map<std::string, std::string>, std::string> clusterCerts(
-    const topologies::Topology& topology, const std::string& dir) {
-  namespace fs = std::filesystem;
-  std::vector<std::uint32_t> ids;
-  for (const auto& node : topology.nodes()) ids.push_back(node.id);
-  fs::path from = dir;
-  std::optional<fs::path> scratch;
-  if (from.empty()) {
-    scratch = fs::temp_directory_path() / fmt::format("phalanx-k8s-certs-{}", ::getpid());
-    if (auto written = net::writeClusterCerts(*scratch, ids); !written)
-      return std::unexpected(written.error());
-    from = *scratch;
-  }
-  std::map<std::string, std::string> files;
-  std::string missing;
-  const auto take = [&](const fs::path& file) {
-    if (!fs::exists(file)) missing = file.string();
-    files[file.filename().string()] = readTextFile(file);
-  };
-  take(net::caCertFile(from));
-  for (const std::uint32_t id : ids) {
-    take(net::nodeCertFile(from, id));
-    take(net::nodeKeyFile(from, id));
-  }
-  if (scratch) fs::remove_all(*scratch);
-  if (!missing.empty())
-    return std::unexpected(
-        fmt::format("--certs: {} does not exist (phalanx certs {} --topology "
-                    "T.yaml makes it)",
-                    missing, dir));
-  return files;
-}
 
 int runK8s(const K8sOptions& o) {
   K8sRequest r = o.request;
@@ -85,7 +44,7 @@ int runK8s(const K8sOptions& o) {
     const node::SecurityConfig& security = config.security;
     if (security.mode == node::SecurityMode::kTls && security.dir.empty() && security.ca.empty() &&
         security.cert.empty() && security.key.empty()) {
-      if (auto certs = clusterCerts(topology, o.certs); certs) {
+      if (auto certs = k8sCertificates(topology, o.certs); certs) {
         r.certs = std::move(*certs);
       } else {
         spdlog::error("k8s: {}", certs.error());

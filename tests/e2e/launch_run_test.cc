@@ -67,7 +67,7 @@ TEST(LaunchRun, SecurityNoneIsSaidAloudAtEveryPeersStart) {
   const fs::path topology = dir.path() / "t.yaml", out = dir.path() / "run";
   ASSERT_TRUE(testing::generateTopology(
       topology,
-      "--kind complete --n 2 --base-port 7830 --metrics-base-port 8130 --byzantine-budget 0"));
+      "--kind complete --n 2 --base-port 7760 --metrics-base-port 8160 --byzantine-budget 0"));
   ASSERT_EQ(runLaunch({.topology = topology.string(),
                        .config = testing::sourceDir() + "/configs/experiments/smoke-base.yaml",
                        .out = out.string(),
