@@ -63,4 +63,11 @@ std::expected<std::vector<std::uint32_t>, std::string> parseIds(std::string_view
   return out;
 }
 
+std::string withId(std::string text, std::uint32_t id) {
+  const std::string value = std::to_string(id);
+  for (std::size_t at = 0; (at = text.find("{id}", at)) != std::string::npos; at += value.size())
+    text.replace(at, 4, value);
+  return text;
+}
+
 }  // namespace phalanx::base

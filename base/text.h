@@ -1,5 +1,5 @@
-// Splitting of the comma- and semicolon-separated lists the command line and grids use, and
-// node-id lists; one home so every list reads the same way.
+// Splitting of the comma- and semicolon-separated lists the command line and grids use, node-id
+// lists, and "{id}" in per-node text; one home so every list reads the same way.
 #pragma once
 
 #include <algorithm>
@@ -17,6 +17,10 @@ std::vector<std::string> split(std::string_view text, char separator);
 // The words of a command line written with spaces (--wrap, --ssh): runs of whitespace separate,
 // no quoting; "" → {}.
 std::vector<std::string> splitWords(std::string_view text);
+
+// `text` with every "{id}" replaced by `id` (per-node paths and commands: security.cert,
+// launch --wrap).
+std::string withId(std::string text, std::uint32_t id);
 
 // Whether `id` is in a list of node ids (short lists: a scan).
 inline bool containsId(const std::vector<std::uint32_t>& ids, std::uint32_t id) {

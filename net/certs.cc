@@ -9,10 +9,12 @@
 #include <openssl/rand.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
-#include <sys/stat.h>
 
 #include <memory>
+#include <string_view>
 #include <system_error>
+
+#include "base/files.h"
 
 namespace phalanx::net {
 namespace fs = std::filesystem;
@@ -94,25 +96,15 @@ std::expected<Cert, std::string> makeCert(EVP_PKEY* key, const std::string& name
   return cert;
 }
 
-// Writes with `write` into `file`, created with `mode` (a key: 0600) and replaced whole.
+// What `write` puts in a memory BIO, written to `file` with `mode` (a key: 0600 from the start).
 template <typename Write>
 std::expected<void, std::string> writePem(const fs::path& file, mode_t mode, Write write) {
-  const fs::path tmp = file.string() + ".tmp";
-  const mode_t old = ::umask(0077);
-  Bio bio(BIO_new_file(tmp.c_str(), "w"));
-  ::umask(old);
-  if (!bio) return std::unexpected(fmt::format("{}: cannot write: {}", file.string(), sslError()));
-  if (write(bio.get()) != 1) {
-    bio.reset();
-    fs::remove(tmp);
+  Bio bio(BIO_new(BIO_s_mem()));
+  if (!bio || write(bio.get()) != 1)
     return std::unexpected(fmt::format("{}: {}", file.string(), sslError()));
-  }
-  bio.reset();
-  std::error_code ec;
-  fs::permissions(tmp, fs::perms(mode), ec);
-  fs::rename(tmp, file, ec);
-  if (ec) return std::unexpected(fmt::format("{}: {}", file.string(), ec.message()));
-  return {};
+  char* data = nullptr;
+  const long size = BIO_get_mem_data(bio.get(), &data);
+  return base::writeFileWithMode(file, std::string_view(data, std::size_t(size)), mode);
 }
 
 std::expected<void, std::string> writeKey(const fs::path& file, EVP_PKEY* key) {

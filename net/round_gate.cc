@@ -97,9 +97,10 @@ void RoundGate::wait(std::function<void(RoundResult&&)> done) {
 std::uint64_t RoundGate::evidencedRound() const {
   std::vector<std::uint64_t> rounds;
   const Clock::TimePoint now = clock_.now();
+  const bool settle = !transport_.authenticated() && config_.claim_settle_ms > 0;
   for (const std::uint32_t peer : transport_.livePeers()) {
     const auto up = up_since_.find(peer);
-    if (!transport_.authenticated() && up != up_since_.end() &&
+    if (settle && up != up_since_.end() &&
         millisecondsBetween(up->second, now) < config_.claim_settle_ms)
       continue;  // its connection is too young to speak for it
     if (const auto it = latest_.find(peer); it != latest_.end()) rounds.push_back(it->second);

@@ -148,6 +148,11 @@ struct CheckpointConfig {
 struct SecurityConfig {
   SecurityMode mode = SecurityMode::kTls;
   std::string dir, ca, cert, key;
+
+  // TLS with no certificate named: the run's own are used (OUT/certs, a k8s Secret).
+  bool usesRunCertificates() const {
+    return mode == SecurityMode::kTls && dir.empty() && ca.empty() && cert.empty() && key.empty();
+  }
 };
 
 // The control endpoint (POST /control on the metrics port) through which `phalanx inject`

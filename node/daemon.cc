@@ -98,8 +98,7 @@ void checkSecurity(PeerSetup& setup, const std::string& out) {
         "control; the default, security.mode: tls, needs certificates from `phalanx certs`.");
     return;
   }
-  if (security.dir.empty() && security.ca.empty() && security.cert.empty() &&
-      security.key.empty() && !out.empty()) {
+  if (security.usesRunCertificates() && !out.empty()) {
     security.dir = (std::filesystem::path(out) / "certs").string();
   }
   checkCertificates(certificateFiles(security, setup.id), setup.id);

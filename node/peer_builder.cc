@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "base/text.h"
 #include "net/certs.h"
 #include "node/exchange/gradient_exchange.h"
 #include "node/exchange/hub_exchange.h"
@@ -266,19 +267,14 @@ net::TransportConfig transportConfig(const PeerSetup& setup, std::size_t dim,
 }
 
 net::TlsFiles certificateFiles(const SecurityConfig& security, std::uint32_t id) {
-  const auto own = [id](std::string path) {
-    for (std::size_t at; (at = path.find("{id}")) != std::string::npos;)
-      path.replace(at, 4, std::to_string(id));
-    return path;
-  };
   const std::filesystem::path dir = security.dir;
   net::TlsFiles files{
       .enabled = true,
       .ca = security.ca.empty() && !dir.empty() ? net::caCertFile(dir).string() : security.ca,
       .cert = security.cert.empty() && !dir.empty() ? net::nodeCertFile(dir, id).string()
-                                                    : own(security.cert),
+                                                    : base::withId(security.cert, id),
       .key = security.key.empty() && !dir.empty() ? net::nodeKeyFile(dir, id).string()
-                                                  : own(security.key)};
+                                                  : base::withId(security.key, id)};
   return files;
 }
 

@@ -41,9 +41,7 @@ int runK8s(const K8sOptions& o) {
     // The config with every override, checked here so a bad field fails before any pod starts.
     const node::Config config = node::loadConfig(o.config, r.sets);
     r.config_text = readTextFile(o.config);
-    const node::SecurityConfig& security = config.security;
-    if (security.mode == node::SecurityMode::kTls && security.dir.empty() && security.ca.empty() &&
-        security.cert.empty() && security.key.empty()) {
+    if (config.security.usesRunCertificates()) {
       if (auto certs = k8sCertificates(topology, o.certs); certs) {
         r.certs = std::move(*certs);
       } else {

@@ -27,6 +27,11 @@ namespace {
 
 using node::jsonNumber;
 
+double millisecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
 // "nnm,,clip" and "" name the same lists as "nnm,clip" and none.
 std::vector<std::string> splitList(const std::string& text) {
   std::vector<std::string> out = base::split(text, ',');
@@ -99,8 +104,7 @@ int runLabAggregate(const LabAggregateOptions& o) {
   std::vector<float> z(x.cols());
   const auto start = std::chrono::steady_clock::now();
   auto report = (*agg)->mix({rows, o.b, {}}, z);
-  const double ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  const double ms = millisecondsSince(start);
   if (!report) {
     spdlog::error("{}", report.error());
     return kExitBadInput;
@@ -181,8 +185,7 @@ int runLabAttack(const LabAttackOptions& o) {
   std::vector<float> a(h.cols());
   const auto start = std::chrono::steady_clock::now();
   auto ok = (*attack)->craft({honest, view ? &*view : nullptr, o.fiedler}, a);
-  const double ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  const double ms = millisecondsSince(start);
   if (!ok) {
     spdlog::error("{}", ok.error());
     return kExitBadInput;

@@ -115,10 +115,7 @@ LaunchPlan planLaunch(const LaunchRequest& r, const topologies::Topology& topolo
       node.insert(node.end(), r.script.begin(), r.script.end());
     }
     if (!r.wrap.empty()) {
-      std::string wrap = r.wrap;
-      for (std::size_t at; (at = wrap.find("{id}")) != std::string::npos;)
-        wrap.replace(at, 4, std::to_string(spec.id));
-      p.argv = base::splitWords(wrap);
+      p.argv = base::splitWords(base::withId(r.wrap, spec.id));
       p.argv.insert(p.argv.end(), node.begin(), node.end());
     } else if (p.local) {
       p.argv = std::move(node);

@@ -1,12 +1,10 @@
 #include "tools/launch_run.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <ifaddrs.h>
 #include <netdb.h>
 #include <spdlog/spdlog.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <asio.hpp>
@@ -24,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/files.h"
 #include "net/certs.h"
 #include "node/config.h"
 #include "tools/churn.h"
@@ -88,15 +87,6 @@ std::string randomToken() {
   std::string out;
   for (int i = 0; i < 4; ++i) out += fmt::format("{:08x}", device());
   return out;
-}
-
-// `text` into `file`, readable and writable by its owner only from the moment it exists.
-bool writePrivateFile(const fs::path& file, const std::string& text) {
-  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return false;
-  const bool ok = ::fchmod(fd, 0600) == 0 &&
-                  ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  return ::close(fd) == 0 && ok;
 }
 
 // The script and its arguments, with an absolute path (the peers may start elsewhere).
@@ -317,8 +307,7 @@ int runLaunch(const LaunchRunOptions& o) {
       sets.push_back("checkpoint.every=10");
       plan = plan_with(sets);
     }
-    if (config.security.mode == node::SecurityMode::kTls && config.security.dir.empty() &&
-        config.security.ca.empty() && config.security.cert.empty() && config.security.key.empty()) {
+    if (config.security.usesRunCertificates()) {
       // TLS, and no certificates named: this run's own, in OUT/certs, where each peer looks
       // (`phalanx node --out OUT`).
       certs = fs::absolute(o.out) / "certs";
@@ -369,9 +358,11 @@ int runLaunch(const LaunchRunOptions& o) {
     spdlog::info("launch: mutual TLS with this run's certificates ({})", certs->string());
   }
   const fs::path token_file = fs::path(o.out) / "control.token";
-  if (fresh_token && !writePrivateFile(token_file, token + "\n")) {
-    spdlog::error("launch: cannot write {}", token_file.string());
-    return kExitFailure;
+  if (fresh_token) {
+    if (auto written = base::writeFileWithMode(token_file, token + "\n", 0600); !written) {
+      spdlog::error("launch: {}", written.error());
+      return kExitFailure;
+    }
   }
   if (!o.remote_out.empty() &&
       !copyRunFiles(plan, o.topology, o.config, certs,

@@ -44,5 +44,11 @@ TEST(ParseIds, RangesListEveryIdInThem) {
   EXPECT_EQ(parseIds("7-7"), (std::vector<std::uint32_t>{7}));
 }
 
+TEST(Text, WithIdReplacesEveryPlaceholder) {
+  EXPECT_EQ(withId("certs/node-{id}.pem", 7), "certs/node-7.pem");
+  EXPECT_EQ(withId("ip netns exec phx{id} -- {id}", 12), "ip netns exec phx12 -- 12");
+  EXPECT_EQ(withId("no placeholder", 3), "no placeholder");
+}
+
 }  // namespace
 }  // namespace phalanx::base
