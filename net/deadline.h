@@ -1,7 +1,6 @@
-// Round deadlines: a fixed ceiling, or adaptive — median + k·MAD of the arrival offsets observed
-// in recent rounds (how long after a round opened each neighbour's message came), clamped to
-// [min_ms, the ceiling]. The median and the MAD ignore a minority of late senders, so up to b
-// stalling neighbours cannot push it to the ceiling. Owned by the node's network thread.
+// Round deadlines: a fixed ceiling, or adaptive — median + k·MAD of the offsets observed in
+// recent rounds, clamped to [min_ms, the ceiling]. What an offset measures is the gate's choice
+// (RoundGate: when each round's honest quorum was in). Owned by the node's network thread.
 #pragma once
 
 #include <cstddef>
@@ -16,7 +15,7 @@ struct DeadlineConfig {
   double k = 4;            // MADs above the median
   double min_ms = 20;
   std::size_t history = 256;    // offsets remembered
-  std::size_t min_samples = 8;  // below this, the ceiling
+  std::size_t min_samples = 4;  // below this, the ceiling
 };
 
 class DeadlineEstimator {

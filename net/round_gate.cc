@@ -39,7 +39,10 @@ Admission RoundGate::add(v1::RoundMessage&& message) {
   const bool for_open = round == inbox_.openRound();
   const Admission a = inbox_.add(std::move(message));
   if (a == Admission::kAccepted && for_open && done_) {
-    deadline_.observe(elapsedMs());
+    if (pace_pending_ && inbox_.heardCount() >= pacedBy()) {
+      pace_pending_ = false;
+      deadline_.observe(elapsedMs());
+    }
     poke();
   }
   noteRound(sender, round);  // last: it may close the round, and the message is in by then
@@ -54,7 +57,23 @@ void RoundGate::noteLate(std::uint32_t sender, std::uint64_t round) {
   const auto missing = std::find(it->missing.begin(), it->missing.end(), sender);
   if (missing == it->missing.end()) return;  // heard in time, or already noted
   it->missing.erase(missing);
+  if (!it->pace_pending || neighbours_.size() - it->missing.size() < pacedBy()) return;
+  it->pace_pending = false;
   deadline_.observe(std::min(millisecondsBetween(it->opened, clock_.now()), ceilingMs()));
+}
+
+std::size_t RoundGate::pacedBy() const {
+  return neighbours_.size() > config_.budget ? neighbours_.size() - config_.budget : 1;
+}
+
+void RoundGate::openPaceSample() {
+  const auto live = transport_.livePeers();
+  const bool behind = (!live.empty() && inbox_.complete(live)) || (waits_ > 1 && quorumMet(live));
+  pace_pending_ = !behind;
+  if (pace_pending_ && inbox_.heardCount() >= pacedBy()) {
+    pace_pending_ = false;
+    deadline_.observe(0);
+  }
 }
 
 double RoundGate::paceFloorMs() const {
@@ -90,6 +109,7 @@ void RoundGate::wait(std::function<void(RoundResult&&)> done) {
   ++waits_;
   deadline_ms_ = deadline_.deadlineMs();
   grace_end_ms_ = -1;
+  openPaceSample();
   arm(deadline_ms_);
   poke();  // messages for this round may already be buffered
 }
@@ -186,7 +206,8 @@ void RoundGate::finish(Close why) {
     paces_ms_.push_back(elapsedMs());
     while (paces_ms_.size() > config_.pace_history) paces_ms_.pop_front();
   }
-  closed_.push_back({result.round, opened_, result.missing});
+  closed_.push_back({result.round, opened_, result.missing, pace_pending_});
+  pace_pending_ = false;
   while (closed_.size() > config_.window) closed_.pop_front();
   catchUp();
   auto done = std::move(done_);

@@ -56,9 +56,11 @@ struct GateConfig {
   // waits for every live neighbour, so peers that start at different times set off together
   // instead of leaving the slow starters to catch up.
   std::size_t quorum = 0;
-  // The grace after the quorum: this fraction of the time the quorum took, at least grace_min_ms.
+  // The grace after the quorum: this fraction of the time the quorum took, at least grace_min_ms
+  // (a tick, not a margin: at 1 ms it made a 3 ms round's grace a third, above the quarter
+  // PROTOCOL.md bounds b stragglers' cost by).
   double grace_fraction = 0.25;
-  double grace_min_ms = 1;
+  double grace_min_ms = 0.1;
   // The pace floor: a round the quorum closes lasts at least this fraction of the median of
   // the node's last `pace_history` rounds that closed complete or by quorum (from
   // `pace_min_samples` of them on); 0: off. A node whose quorum came early (its neighbours'
@@ -148,6 +150,14 @@ class RoundGate {
   bool quorumMet(std::span<const std::uint32_t> live) const;
   double elapsedMs() const;
   double paceFloorMs() const;  // 0 when off or before enough rounds
+  // The deadline learns when the honest quorum is in: one sample per round, the offset of its
+  // (deg − b)-th arrival (at least the first), in time or late. The b latest of a round may all
+  // be stragglers: fed, they were half of what the median saw where deg ≤ 2b, and one staller
+  // set a ring's pace. A round whose quorum was in when it opened measures that the node was
+  // behind, not the pace, and feeds nothing; in one it waits for, a message already there
+  // arrived at offset 0.
+  std::size_t pacedBy() const;
+  void openPaceSample();
   void arm(double at_ms);
   void finish(Close why);
 
@@ -168,6 +178,7 @@ class RoundGate {
   std::uint64_t generation_ = 0;  // stale timer callbacks compare against it
   std::uint64_t waits_ = 0;       // rounds waited for so far
   std::uint64_t deadline_misses_ = 0;
+  bool pace_pending_ = false;    // the open round's pace sample is still to come
   std::deque<double> paces_ms_;  // durations of the last rounds closed complete or by quorum
   std::map<std::uint32_t, std::uint64_t> latest_;       // by neighbour
   std::map<std::uint32_t, Clock::TimePoint> up_since_;  // by neighbour: its connection's start
@@ -175,6 +186,7 @@ class RoundGate {
     std::uint64_t round;
     Clock::TimePoint opened;
     std::vector<std::uint32_t> missing;  // not yet heard late
+    bool pace_pending;                   // its (deg − b)-th arrival has not been seen yet
   };
   std::deque<Closed> closed_;  // the last `window` rounds this gate closed
   std::vector<v1::RoundMessage> skipped_;

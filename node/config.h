@@ -120,8 +120,8 @@ struct MixingConfig {
 // How a round closes (docs/PROTOCOL.md "Closing a round"): when every live neighbour has
 // spoken; or, with `quorum`, once deg - b of the live ones have and a grace of quorum_grace
 // times the time they took has passed, but not before pace_floor times the median of the
-// node's recent rounds; at the latest at the deadline: median + deadline_k·MAD of recent arrival
-// offsets, within [deadline_min_ms, deadline_ms] (just deadline_ms when not adaptive, and
+// node's recent rounds; at the latest at the deadline: median + deadline_k·MAD of when recent
+// rounds' deg - b-th message came (the b latest never count), within [deadline_min_ms, deadline_ms] (just deadline_ms when not adaptive, and
 // without the quorum: then every round waits for every live neighbour up to deadline_ms).
 struct RoundsConfig {
   std::uint64_t count = 1000;
@@ -131,7 +131,7 @@ struct RoundsConfig {
   double pace_floor = 0.9;  // a quorum-closed round lasts at least this × the median recent round
   bool adaptive_deadline = true;
   double deadline_k = 8;
-  std::uint64_t deadline_min_ms = 50;
+  std::uint64_t deadline_min_ms = 5;
   std::uint64_t eval_every = 100;
 };
 

@@ -6,6 +6,7 @@
 
 #include <stdexcept>
 
+#include "node/http_guard.h"
 #include "node/npy.h"
 
 namespace phalanx::node {
@@ -27,9 +28,12 @@ bool authorized(const httplib::Request& req, const std::string& token) {
 }  // namespace
 
 HttpEndpoint::HttpEndpoint(const std::string& host, std::uint16_t port, ModelSource model,
-                           ControlAccess control)
-    : server_(std::make_unique<httplib::Server>()) {
-  server_->Post("/control", [control](const httplib::Request& req, httplib::Response& res) {
+                           ControlAccess control, GuardLimits limits)
+    : guard_(std::make_shared<ConnectionGuard>(limits)), server_(makeGuardedServer(guard_)) {
+  // A command is a line; nothing this endpoint serves takes a larger body.
+  server_->set_payload_max_length(64 * 1024);
+  server_->Post("/control", [this, control](const httplib::Request& req, httplib::Response& res) {
+    guard_->served(req.remote_addr, req.remote_port);
     if (control.token.empty() || !control.apply) {
       res.status = 404;
       res.set_content("no control endpoint: set control.token in the config\n", "text/plain");
@@ -63,7 +67,8 @@ HttpEndpoint::HttpEndpoint(const std::string& host, std::uint16_t port, ModelSou
       }
     }
   });
-  server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+  server_->Get("/metrics", [this](const httplib::Request& req, httplib::Response& res) {
+    guard_->served(req.remote_addr, req.remote_port);
     std::string body;
     {
       std::lock_guard lock(mutex_);
@@ -73,29 +78,30 @@ HttpEndpoint::HttpEndpoint(const std::string& host, std::uint16_t port, ModelSou
   });
   // The model is the node's work: only with the control token (from any address, so a monitor
   // on another host can compute consensus distances).
-  server_->Get("/model",
-               [model, token = control.token](const httplib::Request& req, httplib::Response& res) {
-                 if (token.empty()) {
-                   res.status = 404;
-                   res.set_content("no /model: set control.token in the config\n", "text/plain");
-                   return;
-                 }
-                 if (!authorized(req, token)) {
-                   res.status = 401;
-                   res.set_content("wrong or missing token\n", "text/plain");
-                   return;
-                 }
-                 const std::optional<std::vector<float>> values = model ? model() : std::nullopt;
-                 if (!values) {
-                   res.status = 503;
-                   res.set_content("the model is not available now (the node is busy or leaving)\n",
-                                   "text/plain");
-                   return;
-                 }
-                 const std::size_t shape[] = {values->size()};
-                 const std::vector<char> npy = encodeNpy(shape, *values);
-                 res.set_content(npy.data(), npy.size(), "application/octet-stream");
-               });
+  server_->Get("/model", [this, model, token = control.token](const httplib::Request& req,
+                                                              httplib::Response& res) {
+    guard_->served(req.remote_addr, req.remote_port);
+    if (token.empty()) {
+      res.status = 404;
+      res.set_content("no /model: set control.token in the config\n", "text/plain");
+      return;
+    }
+    if (!authorized(req, token)) {
+      res.status = 401;
+      res.set_content("wrong or missing token\n", "text/plain");
+      return;
+    }
+    const std::optional<std::vector<float>> values = model ? model() : std::nullopt;
+    if (!values) {
+      res.status = 503;
+      res.set_content("the model is not available now (the node is busy or leaving)\n",
+                      "text/plain");
+      return;
+    }
+    const std::size_t shape[] = {values->size()};
+    const std::vector<char> npy = encodeNpy(shape, *values);
+    res.set_content(npy.data(), npy.size(), "application/octet-stream");
+  });
   // SO_REUSEADDR, not httplib's default SO_REUSEPORT: with SO_REUSEPORT a second node could
   // bind the same metrics port without an error, and the TIME_WAIT connections this server
   // leaves would block later SO_REUSEADDR binds of that port (a transport port in the next run).
@@ -114,6 +120,7 @@ HttpEndpoint::HttpEndpoint(const std::string& host, std::uint16_t port, ModelSou
     }
     port_ = port;
   }
+  widenBacklog(*server_, 512);
   thread_ = std::thread([this] { server_->listen_after_bind(); });
 }
 

@@ -5,7 +5,9 @@
 // asked (copying the model every round would cost the loop a full read and write of it, 100 MB
 // at 25.6M parameters). Optionally POST /control (body: a fault, node/fault_command.h) with a
 // bearer token, from loopback only unless told otherwise. /metrics is open to whoever reaches the
-// port (bind the metrics port to loopback, or firewall it, where counters are private).
+// port (bind the metrics port to loopback, or firewall it, where counters are private). Slow and
+// flooding clients are held off by node/http_guard.h: a request must be in within 2 s, and an
+// address's 17th unfinished one evicts its oldest.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +20,7 @@
 #include <vector>
 
 #include "node/fault_command.h"
+#include "node/http_guard.h"
 
 namespace httplib {
 class Server;
@@ -50,17 +53,20 @@ class HttpEndpoint {
   // 401 (wrong or missing token), 403 (not from loopback), 404 (no token configured), 504 (the
   // node did not answer in time).
   HttpEndpoint(const std::string& host, std::uint16_t port, ModelSource model,
-               ControlAccess control = {});
+               ControlAccess control = {}, GuardLimits limits = {});
   ~HttpEndpoint();
   HttpEndpoint(const HttpEndpoint&) = delete;
   HttpEndpoint& operator=(const HttpEndpoint&) = delete;
 
   std::uint16_t port() const { return port_; }
+  // Connections evicted or still reading their request (the guard's counts).
+  const ConnectionGuard& guard() const { return *guard_; }
 
   // Replaces what /metrics serves. Thread-safe.
   void publish(std::string metrics);
 
  private:
+  std::shared_ptr<ConnectionGuard> guard_;
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
   std::uint16_t port_ = 0;

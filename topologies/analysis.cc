@@ -134,8 +134,10 @@ BreakdownCheck breakdownCheck(const Topology& topology, const std::set<NodeId>& 
 
 std::size_t tolerableBudget(std::size_t degree) { return degree / 2; }
 
-TopologyCheck checkTopology(const Topology& topology) {
+TopologyCheck checkTopology(const Topology& topology, const std::set<NodeId>& byzantine) {
   TopologyCheck c;
+  std::string paced;  // honest ids with deg ≤ 2b
+  std::size_t paced_count = 0;
   c.nodes = topology.size();
   c.edges = topology.edges().size();
   c.min_degree = std::numeric_limits<std::size_t>::max();
@@ -153,7 +155,21 @@ TopologyCheck checkTopology(const Topology& topology) {
           "neighbourhood of {} vectors needs an honest majority)",
           node.id, nc.budget, nc.degree, nc.tolerable, nc.degree + 1));
     }
+    if (nc.budget > 0 && nc.degree > 0 && nc.degree <= 2 * nc.budget &&
+        !byzantine.contains(node.id)) {
+      if (++paced_count <= 16) paced += fmt::format("{}{}", paced.empty() ? "" : ", ", node.id);
+    }
     c.per_node.push_back(nc);
+  }
+  if (paced_count > 0) {
+    if (paced_count > 16) paced += fmt::format(" and {} more", paced_count - 16);
+    c.cautions.push_back(fmt::format(
+        "node{} {} {} at most twice {} byzantine budget in neighbours (deg <= 2b): {} quorum is "
+        "every neighbour, so one that stalls holds each of {} rounds to the deadline, which "
+        "learns the fastest deg - b arrivals' pace (docs/PROTOCOL.md \"Closing a round\")",
+        paced_count == 1 ? "" : "s", paced, paced_count == 1 ? "has" : "have",
+        paced_count == 1 ? "its" : "their", paced_count == 1 ? "its" : "their",
+        paced_count == 1 ? "its" : "their"));
   }
   if (c.nodes == 0) c.min_degree = 0;
   c.mean_degree = c.nodes == 0 ? 0.0 : 2.0 * double(c.edges) / double(c.nodes);

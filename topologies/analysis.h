@@ -69,10 +69,14 @@ struct TopologyCheck {
   double spectral_gap = 0;
   std::vector<NodeCheck> per_node;
   std::vector<std::string> warnings;  // disconnected graph, budgets that cannot hold, ...
+  // What holds at a price: nodes with deg ≤ 2b (b > 0) close their rounds on every
+  // neighbour, so a stalling neighbour holds each of their rounds to the deadline.
+  std::vector<std::string> cautions;
 };
 
 inline constexpr std::size_t kMaxSpectralNodes = 2000;
 
-TopologyCheck checkTopology(const Topology& topology);
+// `byzantine`: ids known to be Byzantine, left out of the cautions (they concern honest peers).
+TopologyCheck checkTopology(const Topology& topology, const std::set<NodeId>& byzantine = {});
 
 }  // namespace phalanx::topologies

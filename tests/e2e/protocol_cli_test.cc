@@ -41,8 +41,7 @@ const std::string kSmokeWithQuorum =
 fs::path launch(const testing::TempDir& dir, const std::string& name, const std::string& gen,
                 const std::string& args) {
   const fs::path topology = dir.path() / (name + ".yaml"), out = dir.path() / name;
-  const auto g = runProcess(phalanxBinary() + " topology gen " + gen + " > " + topology.string());
-  EXPECT_EQ(g.exit_code, 0) << g.output;
+  EXPECT_TRUE(testing::generateTopology(topology, gen)) << gen;
   const auto r =
       runProcess(phalanxBinary() + " launch --topology " + topology.string() + " --config " +
                  sourceDir() + kSmokeWithQuorum + " --out " + out.string() + " " + args);

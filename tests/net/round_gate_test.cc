@@ -1,11 +1,12 @@
-// RoundGate's deadline in virtual time: arrivals that come after a round closed still
-// teach the estimator, once per (round, sender), so a deadline that fell below the neighbours'
-// pace rises again instead of leaving the node to run ahead of them alone.
+// RoundGate's deadline in virtual time: it learns when each round's honest quorum is in (its
+// (deg − b)-th arrival, late ones included, once per round), so neither b stragglers nor a
+// deadline that fell below the neighbours' pace set it.
 #include "net/round_gate.h"
 
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <functional>
 #include <initializer_list>
 #include <vector>
@@ -58,7 +59,8 @@ void addFrom(RoundGate& gate, std::initializer_list<std::uint32_t> senders, std:
   for (const std::uint32_t j : senders) gate.add(message(j, round));
 }
 
-TEST(RoundGate, LateArrivalsRaiseTheDeadlineOncePerRoundAndSender) {
+TEST(RoundGate, TheDeadlineLearnsWhenTheQuorumIsInAndLateArrivalsTeachItOncePerRound) {
+  // deg 3, b = 1: each round teaches one offset, its second arrival's (deg − b).
   const std::vector<std::uint32_t> neighbours{1, 2, 3};
   VirtualScheduler scheduler(1, 1ms, 1);
   AllLive transport(neighbours);
@@ -66,7 +68,8 @@ TEST(RoundGate, LateArrivalsRaiseTheDeadlineOncePerRoundAndSender) {
   RoundGate gate(
       scheduler.clock(0), transport, neighbours,
       GateConfig{
-          .deadline = {.fixed_ms = 1000, .adaptive = true, .k = 2, .min_ms = 1, .min_samples = 3},
+          .deadline = {.fixed_ms = 1000, .adaptive = true, .k = 2, .min_ms = 1, .min_samples = 1},
+          .budget = 1,
           .window = 1},
       0);
   std::vector<RoundResult> results;
@@ -74,7 +77,7 @@ TEST(RoundGate, LateArrivalsRaiseTheDeadlineOncePerRoundAndSender) {
   double deadline = 0;
   const auto deadlineNow = [&] { deadline = gate.deadlineMs(); };
 
-  // Round 0: everyone at 10 ms. Median 10, MAD 0: the deadline is 10 ms.
+  // Round 0: everyone at 10 ms: one sample, 10; the deadline is 10 ms.
   runAt(scheduler, 0ms, [&] { gate.wait(record); });
   runAt(scheduler, 10ms, [&] {
     for (const std::uint32_t j : neighbours) gate.add(message(j, 0));
@@ -85,20 +88,23 @@ TEST(RoundGate, LateArrivalsRaiseTheDeadlineOncePerRoundAndSender) {
   ASSERT_EQ(results.size(), 1u);
   EXPECT_EQ(results[0].closed, Close::kComplete);
   EXPECT_DOUBLE_EQ(deadline, 10);
+  EXPECT_EQ(gate.deadlineOffsets(), std::vector<double>{10});
 
   runAt(scheduler, 110ms, [&] {
     ASSERT_EQ(results.size(), 2u);
     EXPECT_TRUE(results[1].deadline_hit);
     EXPECT_EQ(results[1].missing, neighbours);
-    // A sender heard in time adds nothing late; one resending its late message counts once:
-    // samples {10, 10, 10, 100}, median 10, MAD 0.
+    // A sender heard in time adds nothing late; the round's first late arrival is not its
+    // quorum's, however often it is resent.
     gate.noteLate(2, 0);
     for (int i = 0; i < 3; ++i) gate.noteLate(1, 1);
     EXPECT_DOUBLE_EQ(gate.deadlineMs(), 10);
-    // All three late: {10, 10, 10, 100, 100, 100}, median 55, MAD 45 -> 55 + 2 * 45.
+    // The second is: {10, 100}, median 55, MAD 45 -> 55 + 2 * 45.
     gate.noteLate(2, 1);
-    gate.noteLate(3, 1);
     EXPECT_DOUBLE_EQ(gate.deadlineMs(), 145);
+    // The third is among the round's b latest: it teaches nothing.
+    gate.noteLate(3, 1);
+    EXPECT_EQ(gate.deadlineOffsets(), (std::vector<double>{10, 100}));
     // The next round waits long enough for them again.
     gate.wait(record);
   });
@@ -115,6 +121,78 @@ TEST(RoundGate, LateArrivalsRaiseTheDeadlineOncePerRoundAndSender) {
     gate.noteLate(1, 0);
     EXPECT_DOUBLE_EQ(gate.deadlineMs(), before);
   });
+}
+
+TEST(RoundGate, AStallerHalfOfARingNodesNeighboursDoesNotSetItsDeadline) {
+  // deg 2, b = 1 (a ring): the quorum is b + 1 = both, so every round waits for the staller
+  // (900 ms) until the deadline. Fed the staller's offsets, the median was half way to it; fed
+  // only each round's first arrival, the deadline follows the honest neighbour (10, 12 or 14 ms:
+  // a median of 11 or 12 and a MAD of 1 or 2, so 19 to 28 ms).
+  const std::vector<std::uint32_t> neighbours{1, 2};
+  VirtualScheduler scheduler(1, 1ms, 1);
+  AllLive transport(neighbours);
+  RoundGate gate(
+      scheduler.clock(0), transport, neighbours,
+      GateConfig{
+          .deadline = {.fixed_ms = 1000, .adaptive = true, .k = 8, .min_ms = 1, .min_samples = 2},
+          .quorum = 2,
+          .budget = 1},
+      0);
+  std::vector<RoundResult> results;
+  const auto record = [&](RoundResult&& r) { results.push_back(std::move(r)); };
+  // What the node does with a message: into the open round, or noted late.
+  const auto arrive = [&](std::uint32_t sender, std::uint64_t round) {
+    if (results.size() == round)
+      gate.add(message(sender, round));
+    else
+      gate.noteLate(sender, round);
+  };
+  std::chrono::milliseconds opened = 0ms;
+  for (std::uint64_t round = 0; round < 8; ++round) {
+    runAt(scheduler, opened, [&] { gate.wait(record); });
+    runAt(scheduler, opened + 10ms + 2ms * (round % 3), [&] { arrive(1, round); });
+    runAt(scheduler, opened + 900ms, [&] { arrive(2, round); });
+    ASSERT_EQ(results.size(), round + 1);
+    opened += std::chrono::milliseconds(std::int64_t(std::ceil(results.back().seconds * 1000)));
+    opened += 900ms;  // past the staller's message
+  }
+  // Two rounds at the staller's pace (the estimator had too few samples), then deadlines.
+  EXPECT_EQ(results[0].closed, Close::kComplete);
+  EXPECT_EQ(results[1].closed, Close::kComplete);
+  for (std::size_t r = 2; r < results.size(); ++r) {
+    EXPECT_TRUE(results[r].deadline_hit) << r;
+    EXPECT_TRUE(results[r].messages.contains(1)) << r;
+    EXPECT_LE(results[r].seconds, 0.028) << r;
+  }
+  EXPECT_EQ(gate.deadlineOffsets(), (std::vector<double>{10, 12, 14, 10, 12, 14, 10, 12}));
+}
+
+TEST(RoundGate, ARoundWhoseQuorumWasInAtItsOpenTeachesNothingOneItWaitsForTeachesZero) {
+  const std::vector<std::uint32_t> neighbours{1, 2};
+  VirtualScheduler scheduler(1, 1ms, 1);
+  AllLive transport(neighbours);
+  RoundGate gate(
+      scheduler.clock(0), transport, neighbours,
+      GateConfig{.deadline = {.fixed_ms = 1000, .adaptive = true, .min_ms = 1}, .budget = 1}, 0);
+  std::vector<RoundResult> results;
+  const auto record = [&](RoundResult&& r) { results.push_back(std::move(r)); };
+  runAt(scheduler, 0ms, [&] { gate.wait(record); });
+  runAt(scheduler, 10ms, [&] {
+    addFrom(gate, {1, 2}, 0);
+    // Both of round 1's messages are in before it opens: the node was behind.
+    addFrom(gate, {1, 2}, 1);
+    gate.wait(record);
+  });
+  ASSERT_EQ(results.size(), 2u);
+  runAt(scheduler, 20ms, [&] {
+    // One of round 2's is in before it opens: the round waits for the other, and the first
+    // arrival came at offset 0.
+    addFrom(gate, {1}, 2);
+    gate.wait(record);
+  });
+  runAt(scheduler, 30ms, [&] { addFrom(gate, {2}, 2); });
+  ASSERT_EQ(results.size(), 3u);
+  EXPECT_EQ(gate.deadlineOffsets(), (std::vector<double>{10, 0}));
 }
 
 // The pace floor: a round the quorum closes lasts at least pace_fraction times the median of the

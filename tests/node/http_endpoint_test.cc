@@ -2,9 +2,15 @@
 // the model and control behind the token.
 #include "node/http_endpoint.h"
 
+#include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <optional>
 #include <string>
 #include <vector>
@@ -62,9 +68,97 @@ TEST(HttpEndpoint, ServesMetricsModelAndGuardsControl) {
   EXPECT_EQ(other.Post("/control", auth, "slow 10", "text/plain")->status, 404);
 }
 
-}  // namespace
-}  // namespace phalanx::node
+TEST(ConnectionGuard, AnAddressHoldsAtMostItsQuotaOfUnfinishedRequestsAndTheOldestGoes) {
+  ConnectionGuard guard({.pending_per_address = 3, .pending_total = 5});
+  // Numbers no socket has here: shutting them down fails harmlessly.
+  EXPECT_TRUE(guard.admit(1001, "10.0.0.1", 1).empty());
+  EXPECT_TRUE(guard.admit(1002, "10.0.0.1", 2).empty());
+  EXPECT_TRUE(guard.admit(1003, "10.0.0.1", 3).empty());
+  EXPECT_EQ(guard.admit(1004, "10.0.0.1", 4), std::vector<int>{1001});  // its oldest
+  // A request that is in no longer counts, and is never evicted.
+  guard.served("10.0.0.1", 2);
+  EXPECT_TRUE(guard.admit(1005, "10.0.0.1", 5).empty());
+  EXPECT_EQ(guard.pending(), 3u);
+  // Other addresses have their own quota, under the total: the oldest of all goes.
+  EXPECT_TRUE(guard.admit(2001, "10.0.0.2", 1).empty());
+  EXPECT_TRUE(guard.admit(2002, "10.0.0.2", 2).empty());
+  EXPECT_EQ(guard.admit(3001, "10.0.0.3", 1), std::vector<int>{1003});
+  EXPECT_EQ(guard.evicted(), 2u);
+  guard.closed(1004);
+  guard.closed(1005);
+  EXPECT_EQ(guard.pending(), 3u);
+}
 
-namespace phalanx::node {
-namespace {}  // namespace
+// A socket to the endpoint from `source` (any 127/8 address is loopback here) that sends the
+// start of a request and never its end.
+int slowClient(std::uint16_t port, const char* source) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in from{};
+  from.sin_family = AF_INET;
+  inet_pton(AF_INET, source, &from.sin_addr);
+  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof from), 0);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(port);
+  inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+  EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to), 0);
+  const std::string start = "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: ";
+  EXPECT_EQ(::send(fd, start.data(), start.size(), MSG_NOSIGNAL), ssize_t(start.size()));
+  return fd;
+}
+
+// Whether the server closed `fd` (reads reach its end, after whatever it answered) within a
+// generous 30 s.
+bool closedByServer(int fd) {
+  timeval t{.tv_sec = 30, .tv_usec = 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &t, sizeof t);
+  char buffer[512];
+  for (;;) {
+    const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+    if (n == 0) return true;
+    if (n < 0) return errno == ECONNRESET;
+  }
+}
+
+TEST(HttpEndpoint, SlowlorisSocketsDoNotStarveControlAndAreEvictedOrTimedOut) {
+  // A request deadline no test waits out: /control must answer while the slow sockets are
+  // still held, not after they time out.
+  int applied = 0;
+  HttpEndpoint http("127.0.0.1", 0, {},
+                    {.token = "s3cret",
+                     .apply = [&](const FaultCommand&) -> ControlAnswer {
+                       ++applied;
+                       return {};
+                     }},
+                    {.request_deadline = std::chrono::seconds(600)});
+  std::vector<int> slow;
+  // 64 from another host's address, 64 from the operator's own.
+  for (int i = 0; i < 64; ++i) slow.push_back(slowClient(http.port(), "127.0.0.2"));
+  for (int i = 0; i < 64; ++i) slow.push_back(slowClient(http.port(), "127.0.0.1"));
+  httplib::Client client("127.0.0.1", http.port());
+  client.set_read_timeout(30, 0);
+  const httplib::Headers auth{{"Authorization", "Bearer s3cret"}};
+  const auto answer = client.Post("/control", auth, "slow 10", "text/plain");
+  ASSERT_TRUE(answer) << httplib::to_string(answer.error());
+  EXPECT_EQ(answer->status, 200);
+  EXPECT_EQ(applied, 1);
+  const auto metrics = client.Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_EQ(metrics->status, 200);
+  // Each address kept its 16 newest unfinished requests; the rest were shut down, the oldest
+  // first (the first socket of each address is closed, its last still open).
+  EXPECT_LE(http.guard().pending(), 32u);
+  EXPECT_GE(http.guard().evicted(), 2u * (64 - 16));
+  EXPECT_TRUE(closedByServer(slow[0]));
+  EXPECT_TRUE(closedByServer(slow[64]));
+  for (const int fd : slow) ::close(fd);
+
+  // With a short deadline, an unfinished request is cut off.
+  HttpEndpoint strict("127.0.0.1", 0, {}, {}, {.request_deadline = std::chrono::milliseconds(200)});
+  const int fd = slowClient(strict.port(), "127.0.0.1");
+  EXPECT_TRUE(closedByServer(fd));
+  ::close(fd);
+}
+
+}  // namespace
 }  // namespace phalanx::node

@@ -163,6 +163,64 @@ TEST(Simulation, StallersDoNotSetTheHonestPace) {
   }
 }
 
+// The graph `kind` on n peers with budget b (ports irrelevant here).
+std::shared_ptr<const topologies::Topology> generatedGraph(topologies::GraphKind kind,
+                                                           std::size_t n, std::size_t b) {
+  const auto edges = topologies::generateEdges(kind, n, {}).value();
+  std::vector<topologies::NodeSpec> nodes;
+  for (std::uint32_t i = 0; i < n; ++i)
+    nodes.push_back({.id = i, .port = std::uint16_t(20000 + i)});
+  return std::make_shared<const topologies::Topology>(nodes, edges, b);
+}
+
+// The mean honest round time from round 10 on (the first rounds wait for every neighbour, and
+// for the estimator's first samples, once per run), in virtual seconds.
+double steadyRoundSeconds(const SimRun& r, std::uint32_t staller) {
+  double sum = 0;
+  std::size_t count = 0;
+  for (std::uint32_t i = 0; i < r.records.size(); ++i) {
+    if (i == staller) continue;
+    for (const auto& rec : r.records[i]) {
+      if (rec.round < 10) continue;
+      sum += rec.round_seconds;
+      ++count;
+    }
+  }
+  return count ? sum / double(count) : 0;
+}
+
+TEST(Simulation, OneStallerCostsARingAtMostThreeCleanRoundsAndDenseGraphsAQuarter) {
+  // The staller starts every round at 90 % of the 1 s ceiling. On ring-8 (b = 1: deg ≤ 2b, so
+  // the quorum is both neighbours and its neighbours' rounds end at the deadline) the deadline
+  // learns the honest neighbour's pace, not the staller's; on torus-16 and complete-10 the
+  // quorum closes rounds after a quarter's grace. Each compared with the clean run of the same
+  // graph, in virtual time.
+  Config c = syntheticConfig();
+  c.rounds.count = 60;
+  c.rounds.deadline_ms = 1000;
+  struct Case {
+    topologies::GraphKind kind;
+    std::size_t n, b;
+    std::uint32_t staller;
+    double bound;
+  };
+  for (const Case& k : {Case{topologies::GraphKind::kRing, 8, 1, 3, 3.0},
+                        Case{topologies::GraphKind::kTorus, 16, 1, 5, 1.25},
+                        Case{topologies::GraphKind::kComplete, 10, 2, 7, 1.25}}) {
+    const auto graph = generatedGraph(k.kind, k.n, k.b);
+    const double clean = steadyRoundSeconds(runSim(c, graph), k.staller);
+    const SimRun stalled = runSim(c, graph, {}, 2, {}, {{k.staller, "stall"}});
+    const double with = steadyRoundSeconds(stalled, k.staller);
+    EXPECT_GT(clean, 0);
+    EXPECT_LE(with, k.bound * clean) << k.n << " peers: " << with << " s against " << clean;
+    for (std::uint32_t i = 0; i < k.n; ++i) {
+      if (i != k.staller) {
+        EXPECT_EQ(stalled.records[i].size(), c.rounds.count) << i;
+      }
+    }
+  }
+}
+
 TEST(Simulation, HandStartedAttackersAreFreedByTheQuorum) {
   // Two ALIE attackers that do not know of each other (`phalanx node --attack`, no byzantine
   // section): each waits for the other too, but its quorum (deg - b = 5 of the 7) frees it, so

@@ -305,6 +305,17 @@ TEST(Analysis, BudgetsAndConnectivityWarnings) {
   auto c = checkTopology(fromEdges(5, *generateEdges(GraphKind::kRing, 5, {}), 1));
   EXPECT_TRUE(c.warnings.empty());
   EXPECT_EQ(c.components, 1u);
+  // deg 2 = 2b: holds, at the price of stallers pacing rounds to the deadline, said once for
+  // every honest node concerned.
+  ASSERT_EQ(c.cautions.size(), 1u);
+  EXPECT_THAT(c.cautions[0], HasSubstr("nodes 0, 1, 2, 3, 4 have at most twice"));
+  c = checkTopology(fromEdges(5, *generateEdges(GraphKind::kRing, 5, {}), 1), {1, 2, 3, 4});
+  ASSERT_EQ(c.cautions.size(), 1u);
+  EXPECT_THAT(c.cautions[0], HasSubstr("node 0 has at most twice its"));
+  EXPECT_TRUE(
+      checkTopology(fromEdges(5, *generateEdges(GraphKind::kRing, 5, {}), 0)).cautions.empty());
+  EXPECT_TRUE(
+      checkTopology(fromEdges(9, *generateEdges(GraphKind::kTorus, 9, {}), 1)).cautions.empty());
   c = checkTopology(fromEdges(5, *generateEdges(GraphKind::kRing, 5, {}), 2));
   ASSERT_EQ(c.warnings.size(), 5u);
   EXPECT_THAT(c.warnings[0], HasSubstr("node 0: byzantine budget 2 cannot hold with 2"));
