@@ -32,6 +32,49 @@ std::vector<std::string> split(std::string_view text, char separator) {
   }
 }
 
+namespace {
+
+// Optimal string alignment distance, case ignored.
+std::size_t editDistance(std::string_view a, std::string_view b) {
+  const auto lower = [](char c) { return char(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c); };
+  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t cost = lower(a[i - 1]) == lower(b[j - 1]) ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && lower(a[i - 1]) == lower(b[j - 2]) &&
+          lower(a[i - 2]) == lower(b[j - 1]))
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+}  // namespace
+
+std::optional<std::string> closestName(std::string_view word,
+                                       const std::vector<std::string>& names) {
+  if (word.size() < 3) return std::nullopt;  // one letter off a two-letter word is no typo
+  const std::size_t limit = std::clamp<std::size_t>(word.size() / 3, 1, 3);
+  std::optional<std::string> best;
+  std::size_t best_distance = limit + 1;
+  for (const auto& name : names) {
+    const std::size_t d = editDistance(word, name);
+    if (d < best_distance && d > 0) {
+      best = name;
+      best_distance = d;
+    }
+  }
+  return best;
+}
+
+std::string didYouMean(std::string_view word, const std::vector<std::string>& names) {
+  const auto name = closestName(word, names);
+  return name ? fmt::format(" (did you mean '{}'?)", *name) : std::string();
+}
+
 std::expected<std::vector<std::uint32_t>, std::string> parseIds(std::string_view text) {
   std::vector<std::uint32_t> out;
   if (text.empty()) return out;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <expected>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +27,15 @@ std::string withId(std::string text, std::uint32_t id);
 inline bool containsId(const std::vector<std::uint32_t>& ids, std::uint32_t id) {
   return std::find(ids.begin(), ids.end(), id) != ids.end();
 }
+
+// The name in `names` closest to `word` by edit distance (insertions, deletions, substitutions
+// and swaps of neighbours, case ignored), if one is within a third of the word's length (at
+// least 1, at most 3; none for words under 3 letters): "mixin" → "mixing", "alei" → "alie". For
+// "did you mean" in errors.
+std::optional<std::string> closestName(std::string_view word,
+                                       const std::vector<std::string>& names);
+// " (did you mean 'NAME'?)" for the closest name, or "".
+std::string didYouMean(std::string_view word, const std::vector<std::string>& names);
 
 // A comma-separated list of node ids and ranges ("3,7,10-15"), each a whole number below 2^32;
 // an empty text is an empty list. The error names the item that is not an id or a range.

@@ -4,12 +4,47 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <optional>
 
+#include "base/text.h"
+
 namespace phalanx::base {
 namespace {
+
+constexpr double kUnbounded = 1e12;  // a bound at or past this is "no bound" in a reference
+
+std::string numberKind(double min, double max) {
+  if (min <= -kUnbounded && max >= kUnbounded) return "a number";
+  if (max >= kUnbounded) return fmt::format("a number >= {}", min);
+  return fmt::format("a number in [{}, {}]", min, max);
+}
+
+std::string integerKind(long double min, long double max) {
+  if (max >= 1.8e19L || max >= 1e12L) return fmt::format("a whole number >= {}", double(min));
+  return fmt::format("a whole number in [{}, {}]", double(min), double(max));
+}
+
+// Text as a YAML flow scalar: bare when YAML reads it back as the same text, quoted otherwise.
+std::string yamlText(const std::string& text) {
+  const bool plain = !text.empty() &&
+                     std::all_of(text.begin(), text.end(),
+                                 [](char c) {
+                                   return std::isalnum(static_cast<unsigned char>(c)) || c == '_' ||
+                                          c == '-' || c == '.' || c == '/';
+                                 }) &&
+                     !std::isdigit(static_cast<unsigned char>(text[0])) && text != "true" &&
+                     text != "false" && text != "null";
+  if (plain) return text;
+  std::string out = "\"";
+  for (const char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
 
 std::string show(const YAML::Node& n) {
   if (n.IsScalar()) return "'" + n.Scalar() + "'";
@@ -59,19 +94,20 @@ std::optional<YAML::Node> YamlFields::sequence(std::string_view key, const char*
 
 void YamlFields::number(std::string_view key, double& out, double min, double max) {
   const auto n = scalar(key, "a number");
-  if (!n) return;
+  if (!n) return logged(key, numberKind(min, max), fmt::format("{}", out));
   double v = 0;
   if (!YAML::convert<double>::decode(*n, v) || !std::isfinite(v)) {
     error(key, fmt::format("expected a number, got {}", show(*n)));
   }
   if (v < min || v > max) error(key, fmt::format("{} is outside [{}, {}]", v, min, max));
   out = v;
+  logged(key, numberKind(min, max), fmt::format("{}", out));
 }
 
 void YamlFields::integer(std::string_view key, std::uint64_t& out, std::uint64_t min,
                          std::uint64_t max) {
   const auto n = scalar(key, "a whole number");
-  if (!n) return;
+  if (!n) return logged(key, integerKind(min, max), fmt::format("{}", out));
   // Parse as signed first so "-3" is reported as out of range rather than wrapping.
   long long v = 0;
   if (!YAML::convert<long long>::decode(*n, v)) {
@@ -81,48 +117,57 @@ void YamlFields::integer(std::string_view key, std::uint64_t& out, std::uint64_t
     error(key, fmt::format("{} is outside [{}, {}]", v, min, max));
   }
   out = std::uint64_t(v);
+  logged(key, integerKind(min, max), fmt::format("{}", out));
 }
 
 void YamlFields::integer(std::string_view key, int& out, int min, int max) {
   const auto n = scalar(key, "a whole number");
-  if (!n) return;
+  if (!n) return logged(key, integerKind(min, max), fmt::format("{}", out));
   long long v = 0;
   if (!YAML::convert<long long>::decode(*n, v)) {
     error(key, fmt::format("expected a whole number, got {}", show(*n)));
   }
   if (v < min || v > max) error(key, fmt::format("{} is outside [{}, {}]", v, min, max));
   out = int(v);
+  logged(key, integerKind(min, max), fmt::format("{}", out));
 }
 
 void YamlFields::boolean(std::string_view key, bool& out) {
   const auto n = scalar(key, "true or false");
-  if (!n) return;
+  if (!n) return logged(key, "true or false", out ? "true" : "false");
   bool v = false;
   if (!YAML::convert<bool>::decode(*n, v)) {
     error(key, fmt::format("expected true or false, got {}", show(*n)));
   }
   out = v;
+  logged(key, "true or false", out ? "true" : "false");
 }
 
 void YamlFields::text(std::string_view key, std::string& out) {
   const auto n = scalar(key, "text");
   if (n) out = n->Scalar();
+  logged(key, "text", yamlText(out));
 }
 
 void YamlFields::choice(std::string_view key, std::string& out,
                         const std::vector<std::string>& allowed) {
+  const std::string kind = fmt::format("one of: {}", fmt::join(allowed, ", "));
   const auto n = scalar(key, "a name");
-  if (!n) return;
+  if (!n) return logged(key, kind, yamlText(out));
   if (std::find(allowed.begin(), allowed.end(), n->Scalar()) == allowed.end()) {
-    error(key, fmt::format("unknown value {} (allowed: {})", show(*n), fmt::join(allowed, ", ")));
+    error(key, fmt::format("unknown value {}{} (allowed: {})", show(*n),
+                           didYouMean(n->Scalar(), allowed), fmt::join(allowed, ", ")));
   }
   out = n->Scalar();
+  logged(key, kind, yamlText(out));
 }
 
 void YamlFields::integerList(std::string_view key, std::vector<std::size_t>& out, std::size_t min,
                              std::size_t max) {
+  const std::string kind =
+      fmt::format("a list of whole numbers, each in [{}, {}]", double(min), double(max));
   const auto list = sequence(key, "a list like [100, 50]");
-  if (!list) return;
+  if (!list) return logged(key, kind, fmt::format("[{}]", fmt::join(out, ", ")));
   const YAML::Node& n = *list;
   std::vector<std::size_t> values;
   for (std::size_t i = 0; i < n.size(); ++i) {
@@ -136,11 +181,17 @@ void YamlFields::integerList(std::string_view key, std::vector<std::size_t>& out
     values.push_back(std::size_t(v));
   }
   out = std::move(values);
+  logged(key, kind, fmt::format("[{}]", fmt::join(out, ", ")));
 }
 
 void YamlFields::textList(std::string_view key, std::vector<std::string>& out) {
+  const auto textList = [&] {
+    std::vector<std::string> items;
+    for (const auto& v : out) items.push_back(yamlText(v));
+    return fmt::format("[{}]", fmt::join(items, ", "));
+  };
   const auto list = sequence(key, "a list");
-  if (!list) return;
+  if (!list) return logged(key, "a list of text", textList());
   const YAML::Node& n = *list;
   std::vector<std::string> values;
   for (std::size_t i = 0; i < n.size(); ++i) {
@@ -148,6 +199,7 @@ void YamlFields::textList(std::string_view key, std::vector<std::string>& out) {
     values.push_back(n[i].Scalar());
   }
   out = std::move(values);
+  logged(key, "a list of text", textList());
 }
 
 void YamlFields::integerPairs(std::string_view key,
@@ -186,6 +238,7 @@ std::vector<YamlFields> YamlFields::sectionList(std::string_view key) {
       error(key, fmt::format("item {} should be a section of fields, got {}", i, show(n[i])));
     }
     items.emplace_back(n[i], fmt::format("{}[{}]", field(key), i), fail_);
+    items.back().logTo(log_);
   }
   return items;
 }
@@ -193,7 +246,18 @@ std::vector<YamlFields> YamlFields::sectionList(std::string_view key) {
 YamlFields YamlFields::section(std::string_view key) {
   asked_.insert(std::string(key));
   YAML::Node n = has(key) ? node_[std::string(key)] : YAML::Node();
-  return YamlFields(n, field(key), fail_);
+  YamlFields inner(n, field(key), fail_);
+  inner.logTo(log_);
+  return inner;
+}
+
+void YamlFields::note(std::string_view key, std::string kind, std::string value) {
+  asked_.insert(std::string(key));
+  logged(key, std::move(kind), std::move(value));
+}
+
+void YamlFields::logged(std::string_view key, std::string kind, std::string value) {
+  if (log_) log_->push_back({field(key), std::move(kind), std::move(value)});
 }
 
 std::vector<std::string> YamlFields::keys() const {
@@ -209,7 +273,9 @@ void YamlFields::finish() {
   for (const auto& kv : node_) {
     const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : std::string("?");
     if (!asked_.contains(key)) {
-      error(key, fmt::format("unknown field (allowed here: {})", fmt::join(asked_, ", ")));
+      const std::vector<std::string> allowed(asked_.begin(), asked_.end());
+      error(key, fmt::format("unknown field{} (allowed here: {})", didYouMean(key, allowed),
+                             fmt::join(asked_, ", ")));
     }
     // yaml-cpp keeps both copies of a repeated key and reads the first: the second would be
     // ignored without a word.

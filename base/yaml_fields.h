@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/field_log.h"
 #include "base/names.h"
 
 namespace phalanx::base {
@@ -30,6 +31,10 @@ class YamlFields {
   YamlFields(YAML::Node node, std::string path, Fail fail);
 
   bool has(std::string_view key) const;
+  // Every read from here on (and from sections made from here on) appends to `log`.
+  void logTo(FieldLog* log) { log_ = log; }
+  // A field read by hand (its own syntax): allowed here, and logged as `kind` and `value`.
+  void note(std::string_view key, std::string kind, std::string value);
 
   void number(std::string_view key, double& out, double min, double max);
   void integer(std::string_view key, std::uint64_t& out, std::uint64_t min, std::uint64_t max);
@@ -68,11 +73,13 @@ class YamlFields {
   // The same for lists: marks `key` asked, nullopt when absent, an error when not a list.
   std::optional<YAML::Node> sequence(std::string_view key, const char* expected);
   [[noreturn]] void error(std::string_view key, const std::string& problem) const;
+  void logged(std::string_view key, std::string kind, std::string value);
 
   YAML::Node node_;
   std::string path_;
   Fail fail_;
   std::set<std::string> asked_;
+  FieldLog* log_ = nullptr;
 };
 
 }  // namespace phalanx::base

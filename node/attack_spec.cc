@@ -3,6 +3,11 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <string>
+#include <vector>
+
+#include "base/text.h"
+
 namespace phalanx::node {
 
 std::expected<AttackSpec, std::string> AttackSpec::parse(std::string_view name) {
@@ -15,11 +20,17 @@ std::expected<AttackSpec, std::string> AttackSpec::parse(std::string_view name) 
   } else if (auto m = kMisbehaviours.parse(name)) {
     return AttackSpec{.kind = *m};
   }
+  std::vector<std::string> known;
+  for (const auto& n : robust::kAttacks.names()) {
+    known.emplace_back(n);
+    known.push_back(std::string(kEquivocatePrefix) + std::string(n));
+  }
+  for (const auto& n : kMisbehaviours.names()) known.emplace_back(n);
   return std::unexpected(fmt::format(
-      "'{}' is not something a node can run (vector attacks: {}, each also as {}NAME; also {}; "
+      "'{}' is not something a node can run{} (vector attacks: {}, each also as {}NAME; also {}; "
       "crash, hang and slow are faults for `phalanx inject`)",
-      name, fmt::join(robust::kAttacks.names(), ", "), kEquivocatePrefix,
-      fmt::join(kMisbehaviours.names(), ", ")));
+      name, base::didYouMean(name, known), fmt::join(robust::kAttacks.names(), ", "),
+      kEquivocatePrefix, fmt::join(kMisbehaviours.names(), ", ")));
 }
 
 std::string AttackSpec::name() const {

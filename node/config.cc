@@ -239,12 +239,16 @@ void applyOverride(YAML::Node& root, const std::string& assignment, Source& sour
   source.overridden.insert(path);
 }
 
-Config parse(const YAML::Node& root, const Source& source) {
+// `log`: every field read, with its value after the read. `describe`: also the fields of a
+// `byzantine` entry, under byzantine.ID, when the config has none (for the reference).
+Config parse(const YAML::Node& root, const Source& source, base::FieldLog* log = nullptr,
+             bool describe = false) {
   const YamlFields::Fail fail = [&source](const std::string& field, const std::string& problem) {
     source.fail(field, problem);
   };
   Config c;
   YamlFields top(root, "", fail);
+  top.logTo(log);
   top.integer("seed", c.seed, 0, kU64Max);
   top.integer("threads", c.threads, 0, 1024);
   top.choice("device", c.device, kernels::kDevices);
@@ -317,6 +321,12 @@ Config parse(const YAML::Node& root, const Source& source) {
     comp.number("gamma", g, 1e-9, 1.0);  // names the field when it is neither auto nor (0, 1]
     c.compression.gamma = g;
   }
+  if (log)
+    log->erase(std::remove_if(log->begin(), log->end(),
+                              [](const auto& r) { return r.path == "compression.gamma"; }),
+               log->end());
+  comp.note("gamma", "auto, or a number in (0, 1]",
+            c.compression.gamma ? fmt::format("{}", *c.compression.gamma) : "auto");
   comp.integer("keyframe_every", c.compression.keyframe_every, 0, kU64Max);
   comp.boolean("adaptive", c.compression.adaptive);
   comp.integer("accordion_window", c.compression.accordion_window, 0, kU64Max);
@@ -384,56 +394,80 @@ Config parse(const YAML::Node& root, const Source& source) {
   control.finish();
 
   YamlFields byzantine = top.section("byzantine");
-  for (const std::string& key : byzantine.keys()) {
+  std::vector<std::string> ids = byzantine.keys();
+  const bool template_entry = describe && ids.empty();
+  if (template_entry) ids = {"ID"};
+  for (const std::string& key : ids) {
     std::uint32_t id = 0;
-    if (!YAML::convert<std::uint32_t>::decode(YAML::Node(key), id)) {
+    if (!template_entry && !YAML::convert<std::uint32_t>::decode(YAML::Node(key), id)) {
       source.fail("byzantine." + key, "keys are node ids (whole numbers)");
     }
     YamlFields entry = byzantine.section(key);
     ByzantineConfig b;
-    if (!entry.has("attack")) source.fail(entry.path() + ".attack", "required");
+    if (!template_entry && !entry.has("attack")) source.fail(entry.path() + ".attack", "required");
     std::string attack;
     entry.text("attack", attack);
-    auto spec = AttackSpec::parse(attack);
-    if (!spec) source.fail(entry.path() + ".attack", spec.error());
-    b.attack = *spec;
+    if (!template_entry) {
+      auto spec = AttackSpec::parse(attack);
+      if (!spec) source.fail(entry.path() + ".attack", spec.error());
+      b.attack = *spec;
+    }
     entry.number("tau", b.tau, -kHuge, kHuge);
     entry.number("sigma", b.sigma, 0, kHuge);
     entry.number("eps", b.eps, -kHuge, kHuge);
     entry.boolean("collude", b.collude);
     entry.finish();
-    c.byzantine[id] = b;
+    if (!template_entry) c.byzantine[id] = b;
   }
 
   top.finish();
   return c;
 }
 
-Config parseWith(YAML::Node root, Source source, std::span<const std::string> overrides) {
+Config parseWith(YAML::Node root, Source source, std::span<const std::string> overrides,
+                 base::FieldLog* log = nullptr, bool describe = false) {
   for (const auto& o : overrides) applyOverride(root, o, source);
-  return parse(root, source);
+  return parse(root, source, log, describe);
+}
+
+YAML::Node loadYaml(const std::string& yaml, const std::string& source) {
+  try {
+    return YAML::Load(yaml);
+  } catch (const YAML::ParserException& e) {
+    throw ConfigError(fmt::format("{}:{}:{}: YAML syntax error: {}", source, e.mark.line + 1,
+                                  e.mark.column + 1, e.msg));
+  }
+}
+
+std::string readConfigText(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw ConfigError(fmt::format("{}: cannot read the config file", file.string()));
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 }  // namespace
 
 Config parseConfig(const std::string& yaml, const std::string& source,
                    std::span<const std::string> overrides) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(yaml);
-  } catch (const YAML::ParserException& e) {
-    throw ConfigError(fmt::format("{}:{}:{}: YAML syntax error: {}", source, e.mark.line + 1,
-                                  e.mark.column + 1, e.msg));
-  }
-  return parseWith(root, Source{source, {}}, overrides);
+  return parseWith(loadYaml(yaml, source), Source{source, {}}, overrides);
 }
 
 Config loadConfig(const std::filesystem::path& file, std::span<const std::string> overrides) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw ConfigError(fmt::format("{}: cannot read the config file", file.string()));
-  std::stringstream text;
-  text << in.rdbuf();
-  return parseConfig(text.str(), file.string(), overrides);
+  return parseConfig(readConfigText(file), file.string(), overrides);
+}
+
+base::FieldLog configFields(const std::string& yaml, const std::string& source,
+                            std::span<const std::string> overrides, bool describe) {
+  base::FieldLog log;
+  parseWith(loadYaml(yaml, source), Source{source, {}}, overrides, &log, describe);
+  return log;
+}
+
+base::FieldLog loadConfigFields(const std::filesystem::path& file,
+                                std::span<const std::string> overrides) {
+  return configFields(readConfigText(file), file.string(), overrides, false);
 }
 
 }  // namespace phalanx::node

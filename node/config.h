@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/field_log.h"
 #include "compress/compressor.h"
 #include "compress/feedback.h"
 #include "kernels/backend.h"
@@ -121,8 +122,9 @@ struct MixingConfig {
 // spoken; or, with `quorum`, once deg - b of the live ones have and a grace of quorum_grace
 // times the time they took has passed, but not before pace_floor times the median of the
 // node's recent rounds; at the latest at the deadline: median + deadline_k·MAD of when recent
-// rounds' deg - b-th message came (the b latest never count), within [deadline_min_ms, deadline_ms] (just deadline_ms when not adaptive, and
-// without the quorum: then every round waits for every live neighbour up to deadline_ms).
+// rounds' deg - b-th message came (the b latest never count), within [deadline_min_ms, deadline_ms]
+// (just deadline_ms when not adaptive, and without the quorum: then every round waits for every
+// live neighbour up to deadline_ms).
 struct RoundsConfig {
   std::uint64_t count = 1000;
   std::uint64_t deadline_ms = 3000;  // the ceiling
@@ -224,6 +226,15 @@ std::string configDigest(const Config& c, std::string_view learner, std::size_t 
 // Reads `file`, applies `overrides` ("a.b.c=value", value in YAML syntax) in order, validates.
 // Throws ConfigError.
 Config loadConfig(const std::filesystem::path& file, std::span<const std::string> overrides = {});
+
+// Every field the loader reads, in its order, with what it takes and its value in the config —
+// the default where the config leaves it out: the resolved config (`phalanx config show`) and,
+// for the YAML "" with `describe` (then also byzantine.ID.*), the reference (docs/CONFIG.md,
+// node/config_reference.h). Throws ConfigError as loadConfig does.
+base::FieldLog configFields(const std::string& yaml, const std::string& source,
+                            std::span<const std::string> overrides = {}, bool describe = false);
+base::FieldLog loadConfigFields(const std::filesystem::path& file,
+                                std::span<const std::string> overrides = {});
 
 // The same from YAML text; `source` names it in errors.
 Config parseConfig(const std::string& yaml, const std::string& source,

@@ -12,6 +12,7 @@
 
 #include "base/error.h"
 #include "base/names.h"
+#include "node/attack_spec.h"
 
 namespace phalanx::tools {
 
@@ -38,6 +39,13 @@ CLI::Option* addChoiceOption(CLI::App* app, const std::string& name, E& out,
       ->transform(CLI::CheckedTransformer(values));
 }
 
+// A validator for --attack: what a node can run, checked before anything starts (exit 2, with
+// the closest name for a typo) instead of by every node after launch.
+inline std::string checkAttackName(const std::string& name) {
+  const auto spec = node::AttackSpec::parse(name);
+  return spec ? std::string() : spec.error();
+}
+
 struct Command {
   CLI::App* app = nullptr;
   std::function<int()> run;
@@ -56,5 +64,6 @@ Command addMonitorCommand(CLI::App& root);
 Command addExperimentCommand(CLI::App& root);
 Command addSimulateCommand(CLI::App& root);
 Command addK8sCommand(CLI::App& root);
+Command addConfigCommand(CLI::App& root);
 
 }  // namespace phalanx::tools

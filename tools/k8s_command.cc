@@ -98,8 +98,11 @@ Command addK8sCommand(CLI::App& root) {
       ->capture_default_str();
   app->add_option("--rounds", o->request.rounds, "number of rounds (overrides rounds.count)");
   app->add_option("--set", o->request.sets, "override a config field in every pod: path=value");
-  app->add_option("--byzantine", o->byzantine, "ids of the Byzantine peers, e.g. 8,9");
-  app->add_option("--attack", o->attack, "what the Byzantine peers run (default alie)");
+  CLI::Option* byzantine =
+      app->add_option("--byzantine", o->byzantine, "ids of the Byzantine peers, e.g. 8,9");
+  app->add_option("--attack", o->attack, "what the Byzantine peers run (default alie)")
+      ->check(checkAttackName, "an attack")
+      ->needs(byzantine);
   app->add_option("--storage", o->request.storage, "each pod's volume (jsonl, log, checkpoints)")
       ->capture_default_str();
   app->add_option("--certs", o->certs,

@@ -22,8 +22,11 @@ Command addLaunchCommand(CLI::App& root) {
   app->add_option("--config", o->config, "experiment config (YAML)")
       ->required()
       ->check(CLI::ExistingFile);
-  app->add_option("--byzantine", o->byzantine, "ids of the Byzantine peers, e.g. 8,9");
-  app->add_option("--attack", o->attack, "what the Byzantine peers run (default alie)");
+  CLI::Option* byzantine =
+      app->add_option("--byzantine", o->byzantine, "ids of the Byzantine peers, e.g. 8,9");
+  app->add_option("--attack", o->attack, "what the Byzantine peers run (default alie)")
+      ->check(checkAttackName, "an attack")
+      ->needs(byzantine);
   app->add_option("--rounds", o->rounds, "rounds (overrides rounds.count)")
       ->check(CLI::PositiveNumber);
   app->add_option("--set", o->sets, "override a config field for every peer: path=value")

@@ -3,14 +3,54 @@
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <filesystem>
+#include <iostream>
+#include <string>
 #include <vector>
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
 
+#include "base/text.h"
 #include "kernels/device.h"
 #include "tools/command.h"
+
+namespace {
+
+// "did you mean" for a mistyped option or subcommand: the closest long option of the deepest
+// subcommand given (and its parents', which it accepts too), or the closest subcommand name.
+std::string suggestion(CLI::App& root, int argc, char** argv) {
+  CLI::App* deepest = &root;
+  for (;;) {
+    const auto parsed = deepest->get_subcommands();
+    if (parsed.empty()) break;
+    deepest = parsed.front();
+  }
+  std::vector<std::string> options, commands;
+  for (CLI::App* a = deepest; a != nullptr; a = a->get_parent()) {
+    for (const CLI::Option* o : a->get_options()) {
+      for (const auto& name : o->get_lnames()) options.push_back("--" + name);
+    }
+  }
+  for (const CLI::App* sub : deepest->get_subcommands({})) commands.push_back(sub->get_name());
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const std::string name = arg.substr(0, arg.find('='));
+    if (name.starts_with("--")) {
+      if (std::find(options.begin(), options.end(), name) != options.end()) continue;
+      if (const auto close = phalanx::base::closestName(name, options))
+        return "did you mean " + *close + "?\n";
+    } else if (!name.starts_with("-") && deepest == &root) {
+      if (const auto close = phalanx::base::closestName(name, commands))
+        return "did you mean `phalanx " + *close + "`?\n";
+      return {};
+    }
+  }
+  return {};
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace phalanx::tools;
@@ -37,12 +77,14 @@ int main(int argc, char** argv) {
       addTrainCommand(app),    addLabCommand(app),     addBenchCommand(app),
       addTopologyCommand(app), addNodeCommand(app),    addLaunchCommand(app),
       addInjectCommand(app),   addMonitorCommand(app), addExperimentCommand(app),
-      addSimulateCommand(app), addK8sCommand(app),     addCertsCommand(app)};
+      addSimulateCommand(app), addK8sCommand(app),     addCertsCommand(app),
+      addConfigCommand(app)};
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);  // prints help, version or the error
+    if (code != 0) std::cerr << suggestion(app, argc, argv);
     return code == 0 ? kExitOk : kExitBadInput;
   }
 

@@ -74,10 +74,11 @@ Command addNodeCommand(CLI::App& root) {
   app->add_option("--set", opts->sets, "override a config field: path=value, e.g. mixing.rule=mean")
       ->allow_extra_args(false);
   app->add_option(
-      "--attack", opts->attack,
-      "run as a Byzantine peer with this attack: robust/'s vector attacks (also as "
-      "equivocate:NAME, crafted per target), labelflip, silent, garbage, wrong_dim, replay, "
-      "stall, round_lie, resync_flood, keyframe_spam (docs/PROTOCOL.md)");
+         "--attack", opts->attack,
+         "run as a Byzantine peer with this attack: robust/'s vector attacks (also as "
+         "equivocate:NAME, crafted per target), labelflip, silent, garbage, wrong_dim, replay, "
+         "stall, round_lie, resync_flood, keyframe_spam (docs/PROTOCOL.md)")
+      ->check(checkAttackName, "an attack");
   app->add_option("--out", opts->out, "folder for node-K.jsonl, node-K.log (and checkpoints)");
   app->add_flag("--resume", opts->resume, "start from the newest usable checkpoint");
   app->add_option("--listen-host", opts->listen_host,

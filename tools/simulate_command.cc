@@ -67,8 +67,11 @@ Command addSimulateCommand(CLI::App& root) {
   app->add_option("--rounds", o->rounds, "number of rounds (overrides rounds.count)")
       ->check(CLI::PositiveNumber);
   app->add_option("--set", o->sets, "override a config field: path=value")->allow_extra_args(false);
-  app->add_option("--byzantine", o->byzantine, "ids of the Byzantine peers, e.g. 8,9");
-  app->add_option("--attack", o->attack, "what the Byzantine peers run (default alie)");
+  CLI::Option* byzantine =
+      app->add_option("--byzantine", o->byzantine, "ids of the Byzantine peers, e.g. 8,9");
+  app->add_option("--attack", o->attack, "what the Byzantine peers run (default alie)")
+      ->check(checkAttackName, "an attack")
+      ->needs(byzantine);
   app->add_option("--latency-ms", o->latency_ms, "one-way latency of every link (default 1)")
       ->check(CLI::PositiveNumber);
   app->add_option("--compute-ms", o->compute_ms,

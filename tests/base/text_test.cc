@@ -50,5 +50,18 @@ TEST(Text, WithIdReplacesEveryPlaceholder) {
   EXPECT_EQ(withId("no placeholder", 3), "no placeholder");
 }
 
+TEST(ClosestName, FindsTheNameWithinAThirdOfTheWordsLength) {
+  const std::vector<std::string> names{"mixing", "model", "momentum", "alie", "nna", "cs_plus"};
+  EXPECT_EQ(closestName("mixin", names), "mixing");          // a deletion
+  EXPECT_EQ(closestName("momentun", names), "momentum");     // a substitution
+  EXPECT_EQ(closestName("alei", names), "alie");             // two neighbours swapped
+  EXPECT_EQ(closestName("CS_PLUS2", names), "cs_plus");      // case ignored, an insertion
+  EXPECT_EQ(closestName("mixing", names), std::nullopt);     // the name itself is no typo
+  EXPECT_EQ(closestName("optimizer", names), std::nullopt);  // nothing close
+  EXPECT_EQ(didYouMean("nnaa", names), " (did you mean 'nna'?)");
+  EXPECT_EQ(didYouMean("zzz", names), "");
+  EXPECT_EQ(closestName("nn", names), std::nullopt);  // too short to guess from
+}
+
 }  // namespace
 }  // namespace phalanx::base

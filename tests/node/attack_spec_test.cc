@@ -53,8 +53,13 @@ TEST(AttackSpec, RefusesWhatNoNodeRuns) {
        {"", "ALIE", "equivocate:", "equivocate:stall", "equivocate:none", "crash", "alie "}) {
     const auto spec = AttackSpec::parse(bad);
     ASSERT_FALSE(spec.has_value()) << bad;
-    EXPECT_THAT(spec.error(), HasSubstr("is not something a node can run (vector attacks: "));
+    EXPECT_THAT(spec.error(), HasSubstr("is not something a node can run"));
+    EXPECT_THAT(spec.error(), HasSubstr("(vector attacks: "));
   }
+  // A typo gets the closest name; "ALIE" is the name itself (case aside), so no guess.
+  EXPECT_THAT(AttackSpec::parse("alie ").error(), HasSubstr("(did you mean 'alie'?)"));
+  EXPECT_THAT(AttackSpec::parse("signflp").error(), HasSubstr("(did you mean 'signflip'?)"));
+  EXPECT_THAT(AttackSpec::parse("crash").error(), ::testing::Not(HasSubstr("did you mean")));
   EXPECT_THAT(AttackSpec::parse("hang").error(), HasSubstr("faults for `phalanx inject`"));
 }
 
