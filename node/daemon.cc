@@ -14,6 +14,7 @@
 #include <optional>
 #include <system_error>
 
+#include "base/log_format.h"
 #include "kernels/backend.h"
 #include "kernels/device.h"
 #include "node/http_endpoint.h"
@@ -80,7 +81,7 @@ std::shared_ptr<spdlog::logger> makeLogger(std::uint32_t id, const std::string& 
   }
   auto log =
       std::make_shared<spdlog::logger>(fmt::format("node-{}", id), sinks.begin(), sinks.end());
-  log->set_pattern(fmt::format("[%Y-%m-%d %H:%M:%S.%e] [%l] [node {}] %v", id));
+  log->set_pattern(base::kLogPattern);
   log->set_level(spdlog::get_level());  // --log-level
   log->flush_on(spdlog::level::info);
   return log;

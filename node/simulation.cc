@@ -16,6 +16,7 @@
 #include <random>
 #include <sstream>
 
+#include "base/log_format.h"
 #include "base/text.h"
 #include "node/npy.h"
 #include "train/local_trainer.h"
@@ -250,7 +251,7 @@ SimulationResult simulate(SimulationSetup s) {
   const auto loggerFor = [&](std::uint32_t id) {
     if (log) return log;
     auto l = std::make_shared<spdlog::logger>(fmt::format("node-{}", id), sink);
-    l->set_pattern("[%Y-%m-%d %H:%M:%S.%e] [%l] [%n] %v");
+    l->set_pattern(base::kLogPattern);
     l->set_level(spdlog::get_level());
     return l;
   };

@@ -12,6 +12,7 @@
 #include <malloc.h>
 #endif
 
+#include "base/log_format.h"
 #include "base/text.h"
 #include "kernels/device.h"
 #include "tools/command.h"
@@ -91,7 +92,7 @@ int main(int argc, char** argv) {
   auto logger = spdlog::stderr_color_mt("phalanx");
   spdlog::set_default_logger(logger);
   spdlog::set_level(spdlog::level::from_str(log_level));
-  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+  spdlog::set_pattern(phalanx::base::kLogPattern);
 
   // The last net: a command that lets an error escape still ends with one line saying what
   // went wrong (a full disk, a folder it may not write) and an exit code, not an abort.

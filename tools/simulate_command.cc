@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <memory>
@@ -106,6 +107,10 @@ Command addSimulateCommand(CLI::App& root) {
                 "deleted first instead of being read as part of this one");
   app->add_flag_callback(
       "--no-models", [o] { o->write_models = false; }, "do not write node-K.npy");
+  o->progress = isatty(STDERR_FILENO) != 0;
+  app->add_flag("--progress,!--no-progress", o->progress,
+                "peer-rounds done, their rate and the time left on stderr (default: when stderr "
+                "is a terminal)");
   return {app, [o, app] {
             // How the run was started, for its report.
             std::vector<std::string> words{"phalanx simulate"};

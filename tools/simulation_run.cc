@@ -5,9 +5,13 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <limits>
+#include <mutex>
 
 #include "node/config.h"
 #include "tools/launch.h"
@@ -97,8 +101,41 @@ SimulateOutcome runSimulation(const SimulateRequest& r) {
     rss.emplace_back(seconds, residentMib());
   };
 
+  // The progress line: peer-rounds counted on the nodes' threads, drawn by whichever thread
+  // finds half a second has passed since the last drawing.
+  std::atomic<std::uint64_t> done{0};
+  std::mutex drawing;
+  const auto started = std::chrono::steady_clock::now();
+  auto last_drawn = started;
+  const std::uint64_t total =
+      std::uint64_t(setup.topology->size()) * (r.rounds ? r.rounds : setup.config.rounds.count);
+  const auto draw = [&](bool last) {
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    const double rate = seconds > 0 ? double(done) / seconds : 0;
+    const double left = rate > 0 && total > done ? double(total - done) / rate : 0;
+    std::fprintf(stderr, "\rsimulate: %llu/%llu peer-rounds (%.0f%%), %.0f peer-rounds/s, %s%s",
+                 static_cast<unsigned long long>(done.load()),
+                 static_cast<unsigned long long>(total),
+                 total ? 100.0 * double(done) / double(total) : 100.0, rate,
+                 last ? fmt::format("{:.1f} s", seconds).c_str()
+                      : fmt::format("ETA {:.0f} s  ", left).c_str(),
+                 last ? "\n" : "");
+  };
+  if (r.progress) {
+    setup.on_round = [&](std::uint32_t, const node::RoundRecord&) {
+      ++done;
+      const auto now = std::chrono::steady_clock::now();
+      std::unique_lock lock(drawing, std::try_to_lock);
+      if (!lock || now - last_drawn < std::chrono::milliseconds(500)) return;
+      last_drawn = now;
+      draw(false);
+    };
+  }
+
   SimulateOutcome out;
   out.result = node::simulate(std::move(setup));
+  if (r.progress) draw(true);
   out.rss_mib = std::move(rss);
   out.summary = summarize(readRunFolder(out_dir, byzantine), samples, out.result.crashed);
   out.summary.diverged = out.result.diverged;

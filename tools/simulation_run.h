@@ -35,7 +35,10 @@ struct SimulateRequest {
   std::size_t eval_samples = 0;
   double sample_every_seconds = 0;  // consensus-distance samples in virtual time (0: the end)
   bool write_models = true;
-  bool force = false;        // --out may hold an earlier run, whose files are deleted first
+  bool force = false;  // --out may hold an earlier run, whose files are deleted first
+  // A progress line on stderr (peer-rounds, rate, ETA), redrawn twice a second; by default only
+  // when stderr is a terminal.
+  bool progress = false;
   std::string command_line;  // for the report
 };
 

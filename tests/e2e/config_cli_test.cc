@@ -34,6 +34,9 @@ TEST(ConfigCli, ShowPrintsTheResolvedConfigAsYamlOrJson) {
   const auto bad = runProcess(phalanxBinary() + " config show " + config + " --set mixing.rul=nna");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_THAT(bad.output, HasSubstr("mixing.rul: unknown field (did you mean 'rule'?)"));
+  // In the one log format (base/log_format.h): time, level, who, message.
+  EXPECT_THAT(bad.output.substr(0, bad.output.find('\n')),
+              ::testing::MatchesRegex("[0-9-]+T[0-9:.]+ error phalanx: .*"));
 }
 
 TEST(ConfigCli, MistypedOptionsSubcommandsAndAttacksGetTheClosestNameAndExit2) {

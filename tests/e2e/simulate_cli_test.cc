@@ -44,11 +44,21 @@ TEST(SimulateCli, TwoRunsWriteTheSameRecordsAndAReport) {
   // The second with one thread and a slow peer whose neighbours' deadlines fire.
   const auto faults = dir.path() / "faults.txt";
   std::ofstream(faults) << "0.05 3 slow 2500\n0.3 3 heal\n";
-  const auto a = runProcess(base + (dir.path() / "a").string() + " --faults " + faults.string());
+  const auto a = runProcess(base + (dir.path() / "a").string() + " --faults " + faults.string() +
+                            " --progress");
   ASSERT_EQ(a.exit_code, 0) << a.output;
   const auto b = runProcess(base + (dir.path() / "b").string() + " --faults " + faults.string() +
                             " --threads 1");
   ASSERT_EQ(b.exit_code, 0) << b.output;
+  // The progress line: asked for, it ends at every peer-round; by default (stderr not a
+  // terminal) there is none.
+  EXPECT_THAT(a.output, HasSubstr("simulate: 640/640 peer-rounds (100%)"));
+  EXPECT_THAT(b.output, ::testing::Not(HasSubstr("peer-rounds/s")));
+  // Every peer's log in the one format (base/log_format.h): time, level, who, message.
+  const std::string log = readFile(dir.path() / "a" / "simulation.log");
+  ASSERT_FALSE(log.empty());
+  EXPECT_THAT(log.substr(0, log.find('\n')),
+              ::testing::MatchesRegex("[0-9-]+T[0-9:.]+ [a-z]+ node-[0-9]+: .*"));
   bool deadline = false;
   for (int i = 0; i < 16; ++i) {
     const std::string name = "node-" + std::to_string(i) + ".jsonl";
