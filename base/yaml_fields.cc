@@ -23,7 +23,7 @@ std::string numberKind(double min, double max) {
 }
 
 std::string integerKind(long double min, long double max) {
-  if (max >= 1.8e19L || max >= 1e12L) return fmt::format("a whole number >= {}", double(min));
+  if (max >= 1e12L) return fmt::format("a whole number >= {}", double(min));
   return fmt::format("a whole number in [{}, {}]", double(min), double(max));
 }
 
