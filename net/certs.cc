@@ -15,6 +15,7 @@
 #include <system_error>
 
 #include "base/files.h"
+#include "net/openssl_error.h"
 
 namespace phalanx::net {
 namespace fs = std::filesystem;
@@ -38,16 +39,6 @@ struct Free {
 using Key = std::unique_ptr<EVP_PKEY, Free>;
 using Cert = std::unique_ptr<X509, Free>;
 using Bio = std::unique_ptr<BIO, Free>;
-
-// OpenSSL's last error as text (its queue emptied), for messages that name a file.
-std::string sslError() {
-  const unsigned long code = ERR_get_error();
-  ERR_clear_error();
-  if (code == 0) return "unknown OpenSSL error";
-  char text[256];
-  ERR_error_string_n(code, text, sizeof text);
-  return text;
-}
 
 bool addExtension(X509* cert, X509* issuer, int nid, const char* value) {
   X509V3_CTX ctx;

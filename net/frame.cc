@@ -14,7 +14,8 @@ constexpr std::size_t kMaxIdBytes = 256;         // cluster_id
 constexpr std::size_t kMaxDigestBytes = 64;
 constexpr std::size_t kMaxFeatures = 64;
 constexpr std::size_t kMaxDetailBytes = 1024;
-constexpr int kMaxDigestEntries = 4096;  // one per neighbour of the reporter
+constexpr int kMaxDigestEntries = 4096;          // one per neighbour of the reporter
+constexpr std::size_t kMaxSignatureBytes = 132;  // r || s of P-521; P-256 and Ed25519 take 64
 
 bool validHello(const v1::Hello& h) {
   if (h.cluster_id().size() > kMaxIdBytes || h.config_digest().size() > kMaxDigestBytes)
@@ -28,7 +29,17 @@ bool validHello(const v1::Hello& h) {
 
 bool validRound(const v1::RoundMessage& m) {
   return v1::RoundMessage::Kind_IsValid(m.kind()) &&
-         m.kind() != v1::RoundMessage::KIND_UNSPECIFIED && m.codec() <= 255;
+         m.kind() != v1::RoundMessage::KIND_UNSPECIFIED && m.codec() <= 255 &&
+         m.signature().size() <= kMaxSignatureBytes;
+}
+
+bool validDigest(const v1::RoundDigest& d) {
+  const int n = d.senders_size();
+  if (n != d.hashes_size() || n > kMaxDigestEntries) return false;
+  if (d.signatures_size() != 0 && d.signatures_size() != n) return false;
+  const auto small = [](const std::string& s) { return s.size() <= kMaxSignatureBytes; };
+  if (!std::all_of(d.signatures().begin(), d.signatures().end(), small)) return false;
+  return !d.has_proof() || (small(d.proof().signature_a()) && small(d.proof().signature_b()));
 }
 
 std::size_t maxFrameBytes(std::uint64_t dim) { return std::size_t(8 * dim) + kEnvelopeOverhead; }
@@ -75,10 +86,7 @@ std::expected<void, FrameError> parseBodyInto(std::span<const std::uint8_t> body
       if (!validRound(e.round())) return std::unexpected(FrameError::kInvalid);
       break;
     case v1::Envelope::kDigest:
-      if (e.digest().senders_size() != e.digest().hashes_size() ||
-          e.digest().senders_size() > kMaxDigestEntries) {
-        return std::unexpected(FrameError::kInvalid);
-      }
+      if (!validDigest(e.digest())) return std::unexpected(FrameError::kInvalid);
       break;
     case v1::Envelope::kCoalition:
       if (e.coalition().count() > kMaxDigestEntries) return std::unexpected(FrameError::kInvalid);
@@ -137,8 +145,22 @@ std::optional<RoundLayout> roundLayout(std::span<const std::uint8_t> head, std::
         return std::nullopt;
       return RoundLayout{*fields_at, field_start - *fields_at, std::size_t(in.CurrentPosition())};
     }
-    const std::uint32_t field = tag >> 3;  // only the varint fields 1..5 may come first
-    if ((tag & 7) != 0 || field < 1 || field > 5 || !in.ReadVarint64(&value)) return std::nullopt;
+    // Before it only the varint fields 1..5, shift_step (fixed32), the digest (fixed64) and
+    // the signature (a short length-delimited field).
+    const std::uint32_t field = tag >> 3, wire = tag & 7;
+    if (field >= 1 && field <= 5 && wire == 0) {
+      if (!in.ReadVarint64(&value)) return std::nullopt;
+    } else if (field == 7 && wire == 5) {
+      std::uint32_t fixed = 0;
+      if (!in.ReadLittleEndian32(&fixed)) return std::nullopt;
+    } else if (field == 8 && wire == 1) {
+      if (!in.ReadLittleEndian64(&value)) return std::nullopt;
+    } else if (field == 9 && wire == 2) {
+      if (!in.ReadVarint64(&value) || value > kMaxSignatureBytes || !in.Skip(int(value)))
+        return std::nullopt;
+    } else {
+      return std::nullopt;
+    }
   }
 }
 

@@ -72,8 +72,9 @@ struct RoundLayout {
 };
 std::optional<RoundLayout> roundLayout(std::span<const std::uint8_t> head, std::size_t body_size);
 
-// The checks parseBody applies to a RoundMessage.
+// The checks parseBody applies to a RoundMessage and to a RoundDigest.
 bool validRound(const v1::RoundMessage& m);
+bool validDigest(const v1::RoundDigest& d);
 
 // The frame of an Envelope{round: header + payload} without copying the payload: `head` gets
 // the length prefix and every byte before the payload; the payload's bytes follow it on the

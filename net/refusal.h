@@ -59,6 +59,10 @@ enum class Refusal : std::uint8_t {
   kCoalition,
   kResyncThrottled,
   kMissedRound,
+  // A vector without its sender's signed statement where peers sign (docs/PROTOCOL.md
+  // "Equivocation"), or with one that is not of the vector held (left out of the mix).
+  kUnsigned,
+  kStatementMismatch,
 };
 
 inline constexpr auto kRefusals =
@@ -94,7 +98,9 @@ inline constexpr auto kRefusals =
                               {Refusal::kStaleSequence, "stale_sequence"},
                               {Refusal::kCoalition, "coalition"},
                               {Refusal::kResyncThrottled, "resync_throttled"},
-                              {Refusal::kMissedRound, "missed_round"}});
+                              {Refusal::kMissedRound, "missed_round"},
+                              {Refusal::kUnsigned, "unsigned"},
+                              {Refusal::kStatementMismatch, "statement_mismatch"}});
 
 Refusal refusalOf(FrameError e);
 // A Goodbye's reason; an unknown or unspecified one is a protocol error.

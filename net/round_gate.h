@@ -40,10 +40,12 @@ enum class Close : std::uint8_t {
   kBehind,    // more than b live neighbours had finished the round after this one: catch up
 };
 
+using RoundMessages = std::map<std::uint32_t, v1::RoundMessage>;  // by sender
+
 struct RoundResult {
   std::uint64_t round = 0;
-  std::map<std::uint32_t, v1::RoundMessage> messages;  // by sender
-  std::vector<std::uint32_t> missing;                  // neighbours not heard from
+  RoundMessages messages;
+  std::vector<std::uint32_t> missing;  // neighbours not heard from
   Close closed = Close::kComplete;
   bool deadline_hit = false;  // closed == kDeadline
   double seconds = 0;         // from wait() to completion

@@ -48,8 +48,9 @@ bool ByzantineConduct::send(std::uint64_t t, std::function<void()> resume) {
 
 std::vector<std::uint32_t> ByzantineConduct::screen(std::uint64_t t,
                                                     const std::vector<std::uint32_t>& heard,
+                                                    const net::RoundMessages& messages,
                                                     std::uint64_t open) {
-  return sendsHonestVectors() ? honest_.screen(t, heard, open) : heard;
+  return sendsHonestVectors() ? honest_.screen(t, heard, messages, open) : heard;
 }
 
 bool ByzantineConduct::endRound(std::uint64_t t, std::vector<std::uint32_t>& heard,

@@ -56,8 +56,11 @@ class Conduct {
   // has not handed its vector in (`resume` runs when it does), or the adversary took the round
   // over (a leaf's attack).
   virtual bool send(std::uint64_t t, std::function<void()> resume) = 0;
+  // The rows heard (`messages`: the round's, with their signed statements) less those the
+  // equivocation evidence leaves out.
   virtual std::vector<std::uint32_t> screen(std::uint64_t t,
                                             const std::vector<std::uint32_t>& heard,
+                                            const net::RoundMessages& messages,
                                             std::uint64_t open) = 0;
   // What it does with the rows heard. False when the round is held open (a colluder waiting
   // for its fellows: it finishes the round through its host later).
@@ -109,8 +112,9 @@ class HonestConduct : public Conduct {
     return honest_.send(t, std::move(resume));
   }
   std::vector<std::uint32_t> screen(std::uint64_t t, const std::vector<std::uint32_t>& heard,
+                                    const net::RoundMessages& messages,
                                     std::uint64_t open) override {
-    return honest_.screen(t, heard, open);
+    return honest_.screen(t, heard, messages, open);
   }
   bool endRound(std::uint64_t t, std::vector<std::uint32_t>& heard, RoundRecord& record) override {
     honest_.mix(t, heard, record);
@@ -165,6 +169,7 @@ class ByzantineConduct : public Conduct {
   std::chrono::microseconds startDelay() const override;
   bool send(std::uint64_t t, std::function<void()> resume) override;
   std::vector<std::uint32_t> screen(std::uint64_t t, const std::vector<std::uint32_t>& heard,
+                                    const net::RoundMessages& messages,
                                     std::uint64_t open) override;
   bool endRound(std::uint64_t t, std::vector<std::uint32_t>& heard, RoundRecord& record) override;
   bool diverged() const override;

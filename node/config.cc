@@ -383,6 +383,7 @@ Config parse(const YAML::Node& root, const Source& source, base::FieldLog* log =
   security.text("ca", c.security.ca);
   security.text("cert", c.security.cert);
   security.text("key", c.security.key);
+  security.boolean("statements", c.security.statements);
   security.finish();
   // Where the files are and whether they exist is checked where a node starts (certificateFiles
   // in node/peer_builder.h): a simulation needs none, and launch makes them.

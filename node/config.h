@@ -150,6 +150,10 @@ struct CheckpointConfig {
 struct SecurityConfig {
   SecurityMode mode = SecurityMode::kTls;
   std::string dir, ca, cert, key;
+  // Sign each round's statement with the node's key and prove equivocations (docs/PROTOCOL.md
+  // "Equivocation"); false: no equivocation is ever proven (benchmarks of the cost only). Under
+  // security: none nothing is signed whatever it says; the simulation signs with keys of its own.
+  bool statements = true;
 
   // TLS with no certificate named: the run's own are used (OUT/certs, a k8s Secret).
   bool usesRunCertificates() const {

@@ -89,6 +89,8 @@ const std::map<std::string_view, std::string_view>& meanings() {
       {"security.ca", "the cluster CA's certificate, instead of security.dir"},
       {"security.cert", "this node's certificate ({id}: the node id), instead of security.dir"},
       {"security.key", "this node's private key ({id}: the node id), instead of security.dir"},
+      {"security.statements",
+       "sign each round's vector and prove equivocations (false: none is ever proven)"},
       {"control.token", "the bearer token of /control and /model; empty: both off"},
       {"control.token_file", "a 0600 file whose first line is the token, instead of control.token"},
       {"control.remote", "accept /control from other hosts (default: loopback only)"},

@@ -103,6 +103,13 @@ void checkSecurity(PeerSetup& setup, const std::string& out) {
     security.dir = (std::filesystem::path(out) / "certs").string();
   }
   checkCertificates(certificateFiles(security, setup.id), setup.id);
+  if (security.statements) {
+    loadStatementKeys(setup);
+  } else {
+    setup.log->warn(
+        "security.statements: false — round vectors are not signed: an equivocating peer is "
+        "never proven (docs/PROTOCOL.md, 'Equivocation')");
+  }
 }
 
 }  // namespace

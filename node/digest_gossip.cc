@@ -1,63 +1,160 @@
 #include "node/digest_gossip.h"
 
+#include <deque>
+
 #include "base/text.h"
 
 namespace phalanx::node {
+namespace {
 
-void DigestGossip::witness(std::uint64_t round, std::uint32_t peer, std::span<const float> row,
-                           std::uint64_t open) {
-  const std::uint64_t h = vectorDigest(row);
-  if (detector_.own(round, peer, h)) logConviction(peer, round, open);
-  net::v1::Envelope envelope;
-  envelope.mutable_digest()->set_round(round);
-  envelope.mutable_digest()->add_senders(peer);
-  envelope.mutable_digest()->add_hashes(h);
-  broadcast(envelope);
+void addStatement(net::v1::RoundDigest& d, const Statement& s) {
+  d.add_senders(s.sender);
+  d.add_hashes(s.digest);
+  d.add_signatures(s.signature);
 }
 
-void DigestGossip::take(std::uint32_t reporter, const net::v1::RoundDigest& d, std::uint64_t open) {
-  // Without authenticated peers a report may come from anyone who named the reporter in a
-  // Hello: b + 1 forged reports would convict an honest neighbour. Such reports are not evidence.
-  if (!wire_.authenticated()) return;
-  for (int k = 0; k < d.senders_size(); ++k) {
-    const std::uint32_t sender = d.senders(k);
-    if (sender == self_ || sender == reporter || !base::containsId(neighbours_, sender)) continue;
-    if (detector_.report(reporter, d.round(), sender, d.hashes(k)))
-      logConviction(sender, d.round(), open);
+void putStatement(net::v1::EquivocationProof& p, const Proof& proof) {
+  p.set_sender(proof.a.sender);
+  p.set_round(proof.a.round);
+  p.set_digest_a(proof.a.digest);
+  p.set_signature_a(proof.a.signature);
+  p.set_digest_b(proof.b.digest);
+  p.set_signature_b(proof.b.signature);
+}
+
+}  // namespace
+
+std::uint64_t DigestGossip::reach(std::uint32_t sender) {
+  if (const auto it = reach_.find(sender); it != reach_.end()) return it->second;
+  // Breadth-first from each neighbour of the sender, the sender removed.
+  const std::vector<std::uint32_t>& around = topology_.neighbours(sender);
+  const std::uint64_t none = topology_.size();
+  std::uint64_t longest = 1;
+  for (const std::uint32_t from : around) {
+    std::map<std::uint32_t, std::uint64_t> dist{{from, 0}};
+    std::deque<std::uint32_t> queue{from};
+    while (!queue.empty()) {
+      const std::uint32_t u = queue.front();
+      queue.pop_front();
+      for (const std::uint32_t v : topology_.neighbours(u)) {
+        if (v == sender || dist.contains(v)) continue;
+        dist[v] = dist[u] + 1;
+        queue.push_back(v);
+      }
+    }
+    for (const std::uint32_t to : around) {
+      const auto d = dist.find(to);
+      longest = std::max(longest, d == dist.end() ? none : d->second);
+    }
   }
+  return reach_[sender] = longest;
 }
 
-std::vector<std::uint32_t> DigestGossip::screen(std::uint64_t t,
-                                                const std::vector<std::uint32_t>& heard,
-                                                const RoundExchange& exchange, std::uint64_t open) {
+std::vector<std::uint32_t> DigestGossip::screen(
+    std::uint64_t t, const std::vector<std::uint32_t>& heard,
+    const std::map<std::uint32_t, net::v1::RoundMessage>& messages, RoundExchange& exchange,
+    std::uint64_t open) {
+  if (!active()) return heard;
   detector_.advance(t);
   net::v1::Envelope envelope;
   net::v1::RoundDigest& digest = *envelope.mutable_digest();
   digest.set_round(t);
-  for (const std::uint32_t j : heard) {
-    const std::uint64_t h = vectorDigest(exchange.rowOf(j));
-    digest.add_senders(j);
-    digest.add_hashes(h);
-    if (detector_.own(t, j, h)) logConviction(j, t, open);
-  }
-  if (!heard.empty()) broadcast(envelope);
+  digest.set_hops(1);
   std::vector<std::uint32_t> kept;
   for (const std::uint32_t j : heard) {
+    const auto m = messages.find(j);
+    const std::uint64_t h = vectorDigest(exchange.statementRow(j));
+    if (m == messages.end() || m->second.signature().empty()) {
+      ++rejections_[net::Refusal::kUnsigned];
+      continue;
+    }
+    if (m->second.digest() != h) {  // not the vector it signed, or this replica went astray
+      ++rejections_[net::Refusal::kStatementMismatch];
+      exchange.askForKeyframe(j, t);
+      continue;
+    }
+    const Statement s{j, t, h, m->second.signature()};
+    addStatement(digest, s);
+    handle(detector_.own(s), j, t, open);
     if (!detector_.convicted(j) || !exclude_) kept.push_back(j);
   }
+  if (digest.senders_size() > 0) broadcast(envelope, self_);
   return kept;
 }
 
-void DigestGossip::broadcast(const net::v1::Envelope& envelope) {
-  if (!wire_.authenticated()) return;  // nobody would act on it
-  for (const std::uint32_t j : wire_.livePeers()) wire_.sendEnvelope(j, envelope);
+void DigestGossip::witness(const net::v1::RoundMessage& m, std::span<const float> row,
+                           std::uint64_t open) {
+  if (!active() || m.signature().empty() || m.digest() != vectorDigest(row)) return;
+  const Statement s{m.sender(), m.round(), m.digest(), m.signature()};
+  handle(detector_.own(s), s.sender, s.round, open);
+  net::v1::Envelope envelope;
+  envelope.mutable_digest()->set_round(s.round);
+  envelope.mutable_digest()->set_hops(1);
+  addStatement(*envelope.mutable_digest(), s);
+  broadcast(envelope, self_);
 }
 
-void DigestGossip::logConviction(std::uint32_t peer, std::uint64_t round, std::uint64_t open) {
+void DigestGossip::take(std::uint32_t reporter, const net::v1::RoundDigest& d, std::uint64_t open) {
+  if (!active()) return;
+  if (d.has_proof()) {
+    const auto& p = d.proof();
+    const Proof proof{{p.sender(), p.round(), p.digest_a(), p.signature_a()},
+                      {p.sender(), p.round(), p.digest_b(), p.signature_b()}};
+    if (detector_.proof(reporter, proof)) {
+      logConviction(p.sender(), p.round(), open, true);
+      ++metrics_.proofs_sent_total;
+      net::v1::Envelope envelope;
+      *envelope.mutable_digest() = d;
+      broadcast(envelope, reporter);
+    }
+    return;
+  }
+  if (d.signatures_size() != d.senders_size()) return;  // unsigned: no evidence
+  // A reporter's own claim of hops is only trusted downwards: it can make a statement travel
+  // less far, and at most `reach` edges whatever it says.
+  const std::uint64_t hops = std::max<std::uint64_t>(d.hops(), 1);
+  net::v1::Envelope relay;
+  net::v1::RoundDigest& onward = *relay.mutable_digest();
+  onward.set_round(d.round());
+  onward.set_hops(std::uint32_t(std::min<std::uint64_t>(hops + 1, UINT32_MAX)));
+  for (int k = 0; k < d.senders_size(); ++k) {
+    const Statement s{d.senders(k), d.round(), d.hashes(k), d.signatures(k)};
+    if (s.sender == self_ || s.sender == reporter) continue;
+    const auto outcome = detector_.report(reporter, s);
+    handle(outcome, s.sender, s.round, open);
+    if (outcome.fresh && hops < reach(s.sender)) addStatement(onward, s);
+  }
+  if (onward.senders_size() > 0) {
+    metrics_.statements_relayed_total += std::uint64_t(onward.senders_size());
+    broadcast(relay, reporter);
+  }
+}
+
+void DigestGossip::handle(const EquivocationDetector::Outcome& outcome, std::uint32_t sender,
+                          std::uint64_t round, std::uint64_t open) {
+  if (!outcome.convicted) return;
+  logConviction(sender, round, open, outcome.proof.has_value());
+  if (!outcome.proof) return;
+  net::v1::Envelope envelope;
+  envelope.mutable_digest()->set_round(round);
+  putStatement(*envelope.mutable_digest()->mutable_proof(), *outcome.proof);
+  ++metrics_.proofs_sent_total;
+  broadcast(envelope, self_);
+}
+
+void DigestGossip::broadcast(const net::v1::Envelope& envelope, std::uint32_t except) {
+  for (const std::uint32_t j : wire_.livePeers()) {
+    if (j != except) wire_.sendEnvelope(j, envelope);
+  }
+}
+
+void DigestGossip::logConviction(std::uint32_t peer, std::uint64_t round, std::uint64_t open,
+                                 bool proven) {
   log_.warn(
-      "round {}: peer {} equivocated: more than {} neighbours hold a different vector from it for "
-      "round {}; leaving it out of every later mix",
-      open, peer, budget_, round);
+      "round {}: peer {} equivocated in round {}: {}{}", open, peer, round,
+      proven ? "it signed two different vectors for that round"
+             : "it sent this node a vector whose signature does not hold",
+      exclude_ && base::containsId(neighbours_, peer) ? "; leaving it out of every later mix" : "");
 }
 
 }  // namespace phalanx::node

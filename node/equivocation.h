@@ -1,62 +1,115 @@
-// Equivocation evidence (docs/PROTOCOL.md "Equivocation"): a node compares its own digest of
-// what sender j sent it for a round with the digests its neighbours report of what j sent
-// them. A Byzantine reporter may lie, so j is convicted only when more than b reporters (the
-// node's budget) disagree with this node's own digest for one round: then at least one honest
-// neighbour holds a vector from j that differs from the one j sent here, which an honest j never
-// does (its public replica is one vector per round, the same at every receiver, bit for bit).
-// Pure bookkeeping, bounded: rounds outside a window around the node's own are ignored.
-// Owned by the node's network thread; not thread-safe.
+// Equivocation evidence (docs/PROTOCOL.md "Equivocation"): every round message carries its
+// sender's signed statement "my vector for round t has digest h"; honest peers report the
+// statements they heard to their neighbours, who relay them as far as another neighbour of the
+// sender. Two statements signed by one sender for one round with different digests are a proof
+// that any holder of the sender's certificate checks: the sender is convicted, and the proof is
+// flooded once. An unsigned or unchecked report never convicts.
+//
+// Signatures are checked lazily: only when a round's statements disagree (an honest round's
+// never do, so honest traffic costs no verification). A statement that fails its check is
+// dropped — except one this node took from the sender's own message: an honest sender never
+// signs wrongly, so that convicts the sender here (evidence for this node only).
+// Pure bookkeeping, bounded: rounds outside a window around the node's own are ignored, and a
+// round keeps at most a few statements per sender. Owned by the network thread; not thread-safe.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <span>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include "net/signing.h"
+
 namespace phalanx::node {
 
-// XXH3-64 of the vector's float32 bytes: what RoundDigest carries.
+// XXH3-64 of the vector's float32 bytes: what a statement signs.
 std::uint64_t vectorDigest(std::span<const float> values);
+
+struct Statement {
+  std::uint32_t sender = 0;
+  std::uint64_t round = 0;
+  std::uint64_t digest = 0;
+  std::string signature;
+};
+
+// Two statements of one sender and round with different digests.
+struct Proof {
+  Statement a, b;
+};
 
 class EquivocationDetector {
  public:
-  // `budget`: b; `window`: rounds kept either side of the current one.
-  explicit EquivocationDetector(std::size_t budget, std::uint64_t window = 16)
-      : budget_(budget), window_(window) {}
+  // `keys`: the peers' public keys this node checks signatures with (a peer without one is
+  // never convicted here); `window`: rounds kept either side of the current one.
+  // `domain`: the run's (net::statementBytes).
+  EquivocationDetector(std::shared_ptr<const net::KeyRing> keys, std::string domain,
+                       std::uint64_t window = 16)
+      : keys_(std::move(keys)), domain_(std::move(domain)), window_(window) {}
 
-  // This node's digest of `sender`'s vector for `round`. Returns true when it convicts sender.
-  bool own(std::uint64_t round, std::uint32_t sender, std::uint64_t digest);
-  // `reporter`'s digest of `sender`'s vector for `round` (the first report per reporter, round
-  // and sender stands). The caller has checked that reporter and sender are neighbours.
-  bool report(std::uint32_t reporter, std::uint64_t round, std::uint32_t sender,
-              std::uint64_t digest);
+  struct Outcome {
+    bool fresh = false;          // a statement this node did not hold: worth relaying
+    bool convicted = false;      // its sender is convicted now
+    std::optional<Proof> proof;  // the transferable proof, when the conviction has one
+  };
+  // A statement from the sender's own message (the caller has checked that its digest is the
+  // one of the vector it holds for the sender).
+  Outcome own(const Statement& s);
+  // A statement a neighbour reported (heard from the sender, or relayed); the first one per
+  // reporter, round, sender and digest counts.
+  Outcome report(std::uint32_t reporter, const Statement& s);
+  // A proof a neighbour sent: true when it convicts its sender now (checked; one per reporter
+  // and sender is looked at).
+  bool proof(std::uint32_t reporter, const Proof& p);
 
-  // Forgets rounds before current - window; later reports for them are ignored.
+  // Forgets rounds before current - window; later statements for them are ignored.
   void advance(std::uint64_t current);
 
   bool convicted(std::uint32_t peer) const { return convicted_.contains(peer); }
   const std::set<std::uint32_t>& convictedPeers() const { return convicted_; }
-  // Rounds in which a sender was caught (more than b disagreeing reporters), per sender.
+  // Rounds in which a sender was caught, per sender.
   const std::map<std::uint32_t, std::uint64_t>& equivocations() const { return equivocations_; }
+  // The round of each sender's first conviction here.
+  const std::map<std::uint32_t, std::uint64_t>& convictedAt() const { return convicted_at_; }
+  std::uint64_t signaturesChecked() const { return checked_; }
+  std::uint64_t signaturesRefused() const { return refused_; }
 
  private:
+  struct Entry {
+    std::uint64_t digest;
+    std::string signature;
+    bool firsthand;            // from the sender's own message
+    std::optional<bool> good;  // unset: not checked yet
+  };
   struct Slot {
-    std::optional<std::uint64_t> own;
-    std::map<std::uint32_t, std::uint64_t> reports;  // by reporter
+    std::vector<Entry> entries;
+    std::set<std::pair<std::uint32_t, std::uint64_t>> reported;  // (reporter, digest)
     bool caught = false;
   };
-  bool inWindow(std::uint64_t round) const;
-  bool check(std::uint32_t sender, Slot& slot);
+  static constexpr std::size_t kMaxEntries = 8;
 
-  std::size_t budget_;
+  bool inWindow(std::uint64_t round) const;
+  Outcome add(std::uint32_t sender, std::uint64_t round, Slot& slot, Entry entry);
+  Outcome settle(std::uint32_t sender, std::uint64_t round, Slot& slot);
+  // nullopt: no key for `sender`.
+  std::optional<bool> check(std::uint32_t sender, std::uint64_t round, std::uint64_t digest,
+                            const std::string& signature);
+  void convict(std::uint32_t sender, std::uint64_t round);
+
+  std::shared_ptr<const net::KeyRing> keys_;
+  std::string domain_;
   std::uint64_t window_;
   std::uint64_t current_ = 0;
   std::map<std::pair<std::uint64_t, std::uint32_t>, Slot> slots_;  // by (round, sender)
+  std::set<std::pair<std::uint32_t, std::uint32_t>> proofs_seen_;  // (reporter, sender)
   std::set<std::uint32_t> convicted_;
   std::map<std::uint32_t, std::uint64_t> equivocations_;
+  std::map<std::uint32_t, std::uint64_t> convicted_at_;
+  std::uint64_t checked_ = 0, refused_ = 0;
 };
 
 }  // namespace phalanx::node

@@ -6,15 +6,21 @@ namespace phalanx::node {
 
 HonestRound::HonestRound(const PeerSetup& setup, const std::vector<std::uint32_t>& neighbours,
                          train::Learner& learner, RoundExchange& exchange, RoundWire& wire,
-                         NodeMetrics& metrics, spdlog::logger& log)
+                         NodeMetrics& metrics, std::map<net::Refusal, std::uint64_t>& rejections,
+                         spdlog::logger& log)
     : setup_(setup),
       learner_(learner),
       exchange_(exchange),
       metrics_(metrics),
       log_(log),
       mix_(aggregatorFor(setup), *setup.topology, setup.id, learner.dimension()),
-      digests_(setup.id, setup.topology->budgetOf(setup.id), neighbours,
-               setup.config.mixing.exclude_equivocators, wire, log) {}
+      digests_({.self = setup.id,
+                .neighbours = neighbours,
+                .topology = *setup.topology,
+                .keys = setup.signing_key ? setup.keys : nullptr,
+                .domain = configDigest(setup.config, learner.identity(), learner.dimension()),
+                .exclude = setup.config.mixing.exclude_equivocators},
+               wire, metrics, rejections, log) {}
 
 std::chrono::microseconds HonestRound::computeTime() const {
   return setup_.compute_time * std::int64_t(exchange_.stepsPerRound());
@@ -29,9 +35,10 @@ bool HonestRound::send(std::uint64_t t, std::function<void()> resume, bool keyfr
 
 std::vector<std::uint32_t> HonestRound::screen(std::uint64_t t,
                                                const std::vector<std::uint32_t>& heard,
+                                               const net::RoundMessages& messages,
                                                std::uint64_t open) {
   if (!exchange_.corroborates()) return heard;
-  return digests_.screen(t, heard, exchange_, open);
+  return digests_.screen(t, heard, messages, exchange_, open);
 }
 
 void HonestRound::mix(std::uint64_t t, const std::vector<std::uint32_t>& heard,
@@ -80,7 +87,8 @@ void HonestRound::takeDigest(std::uint32_t peer, const net::v1::RoundDigest& dig
 
 void HonestRound::witness(const net::v1::RoundMessage& m, std::uint64_t open) {
   // The replica now holds the sender's vector for that round: evidence like any other.
-  digests_.witness(m.round(), m.sender(), exchange_.refreshedRow(m.sender()), open);
+  exchange_.refreshedRow(m.sender());
+  digests_.witness(m, exchange_.statementRow(m.sender()), open);
 }
 
 }  // namespace phalanx::node

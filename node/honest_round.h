@@ -31,7 +31,8 @@ class HonestRound {
   // this; the rule is made from the setup (aggregatorFor).
   HonestRound(const PeerSetup& setup, const std::vector<std::uint32_t>& neighbours,
               train::Learner& learner, RoundExchange& exchange, RoundWire& wire,
-              NodeMetrics& metrics, spdlog::logger& log);
+              NodeMetrics& metrics, std::map<net::Refusal, std::uint64_t>& rejections,
+              spdlog::logger& log);
 
   // The virtual time its computation of a round takes (an outer round computes H steps).
   std::chrono::microseconds computeTime() const;
@@ -40,7 +41,7 @@ class HonestRound {
   bool send(std::uint64_t t, std::function<void()> resume, bool keyframes = false);
   // `heard` less the peers the digests convict (where the mode corroborates its rows).
   std::vector<std::uint32_t> screen(std::uint64_t t, const std::vector<std::uint32_t>& heard,
-                                    std::uint64_t open);
+                                    const net::RoundMessages& messages, std::uint64_t open);
   // The rule over the pivot and the rows heard, applied (a leaf: the hub's broadcast); the
   // record's loss and learning rate.
   void mix(std::uint64_t t, const std::vector<std::uint32_t>& heard, RoundRecord& record);

@@ -109,8 +109,17 @@ std::string NodeMetrics::prometheus() const {
   perLabel(out, "deadline_misses_total", "counter",
            "Rounds that closed without the peer's message.", n, "peer", deadline_misses_total);
   perLabel(out, "equivocations_total", "counter",
-           "Rounds in which more than b neighbours reported a different vector from the peer.", n,
+           "Rounds in which the peer was caught signing two vectors, or a false signature.", n,
            "peer", equivocations_total);
+  scalar("statements_signed_total", "counter", "Round statements this node signed.",
+         double(statements_signed_total));
+  scalar("statements_relayed_total", "counter", "Other peers' statements relayed onwards.",
+         double(statements_relayed_total));
+  scalar("signatures_checked_total", "counter",
+         "Statement signatures checked (where statements disagreed).",
+         double(signatures_checked_total));
+  scalar("proofs_sent_total", "counter", "Equivocation proofs sent or forwarded.",
+         double(proofs_sent_total));
   perLabel(out, "messages_rejected_total", "counter", "Frames and messages refused, by reason.", n,
            "reason", messages_rejected_total);
   out += round_seconds.render("round_seconds", "Wall time of a round, local step to mix.", n);

@@ -55,6 +55,12 @@ struct NodeMetrics {
   // Rounds in which more than b neighbours held a different vector from the peer than this
   // node did (node/equivocation.h); a peer caught once is left out of every later mix.
   std::map<std::uint32_t, std::uint64_t> equivocations_total;
+  // Round statements (docs/PROTOCOL.md "Equivocation"): signed by this node, relayed for others,
+  // signatures checked (only where statements disagree), proofs sent.
+  std::uint64_t statements_signed_total = 0;
+  std::uint64_t statements_relayed_total = 0;
+  std::uint64_t signatures_checked_total = 0;
+  std::uint64_t proofs_sent_total = 0;
   std::map<std::string, std::uint64_t> messages_rejected_total;  // by reason
   std::uint64_t live_peers = 0;
   double accordion_low_layers =

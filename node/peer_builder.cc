@@ -1,6 +1,7 @@
 #include "node/peer_builder.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -264,6 +265,34 @@ net::TransportConfig transportConfig(const PeerSetup& setup, std::size_t dim,
   if (setup.config.security.mode == SecurityMode::kTls)
     tc.tls = certificateFiles(setup.config.security, setup.id);
   return tc;
+}
+
+void loadStatementKeys(PeerSetup& setup) {
+  const SecurityConfig& security = setup.config.security;
+  const net::TlsFiles own = certificateFiles(security, setup.id);
+  auto key = net::SigningKey::load(own.key);
+  if (!key) throw ConfigError(fmt::format("security: statement key: {}", key.error()));
+  setup.signing_key = std::make_shared<const net::SigningKey>(std::move(*key));
+  auto keys = std::make_shared<net::KeyRing>();
+  std::vector<std::uint32_t> missing;
+  for (const auto& node : setup.topology->nodes()) {
+    const net::TlsFiles files = certificateFiles(security, node.id);
+    if (!std::filesystem::exists(files.cert)) {
+      missing.push_back(node.id);
+      continue;
+    }
+    auto checked = net::loadCertificateKey(files.cert, own.ca, node.id);
+    if (!checked) throw ConfigError(fmt::format("security: {}", checked.error()));
+    (*keys)[node.id] = std::move(*checked);
+  }
+  if (!missing.empty() && setup.log) {
+    setup.log->warn(
+        "security: no certificate for peers {} next to this node's: their statements cannot be "
+        "checked here, so an equivocation by them is not proven to this node (give every node "
+        "the cluster's certificates, as phalanx certs writes them)",
+        fmt::join(missing, ", "));
+  }
+  setup.keys = std::move(keys);
 }
 
 net::TlsFiles certificateFiles(const SecurityConfig& security, std::uint32_t id) {

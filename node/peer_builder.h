@@ -18,6 +18,7 @@
 #include "compress/accordion.h"
 #include "compress/compressor.h"
 #include "net/round_gate.h"
+#include "net/signing.h"
 #include "net/transport.h"
 #include "node/adversary/adversary.h"
 #include "node/attack_spec.h"
@@ -61,6 +62,10 @@ struct PeerSetup {
   // computation takes what it takes).
   std::chrono::microseconds compute_time{0};
   std::shared_ptr<spdlog::logger> log;  // null: spdlog's default
+  // Round statements (docs/PROTOCOL.md "Equivocation"): this peer's key, and the public keys it
+  // checks its peers' statements with. Null key: nothing is signed or checked (security: none).
+  std::shared_ptr<const net::SigningKey> signing_key;
+  std::shared_ptr<const net::KeyRing> keys;
 };
 
 // A run's training data as its peers share it out (the daemon loads it for its one peer, the
@@ -132,6 +137,10 @@ net::TransportConfig transportConfig(const PeerSetup& setup, std::size_t dim,
 net::TlsFiles certificateFiles(const SecurityConfig& security, std::uint32_t id);
 // ConfigError, naming the field and the fix, when one of them is not given or does not exist.
 void checkCertificates(const net::TlsFiles& files, std::uint32_t id);
+// Under TLS: this peer's statement key (its certificate's key) and the public keys of every
+// peer of the topology whose certificate is where the config says (checked against the CA);
+// a peer whose certificate is not there is never convicted by this one (logged).
+void loadStatementKeys(PeerSetup& setup);
 // Its round gate: the deadline ceiling (half for a peer that starts sending Byzantine vectors),
 // the quorum, the pace.
 net::GateConfig gateConfig(const PeerSetup& setup, std::size_t awaited, std::uint64_t rounds);

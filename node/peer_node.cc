@@ -46,13 +46,14 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
       exchange_(makeExchange(buildExchange(setup_, *learner_, log()),
                              ExchangeContext{setup_.id, setup_.config, neighbours_, *learner_,
                                              wire_, log(), metrics_, own_rejections_})),
-      honest_(setup_, neighbours_, *learner_, *exchange_, wire_, metrics_, log()),
+      honest_(setup_, neighbours_, *learner_, *exchange_, wire_, metrics_, own_rejections_, log()),
       conduct_(conductFor(setup_, *this, honest_)),
       awaited_(awaitedOf(setup_, neighbours_)),
       start_timer_(clock_.timer()) {
   metrics_.node = setup_.id;
   wire_.setLie([this](const net::v1::RoundMessage& header) { return conduct_->lieAbout(header); });
   const Resumed resumed = setup_.checkpoint_dir.empty() ? Resumed{} : restoreCheckpoint();
+  if (setup_.signing_key) wire_.setSigner(setup_.signing_key, configDigest(), signedRounds());
   const net::TransportConfig tc =
       transportConfig(setup_, dimension(), configDigest(), transportPeers());
   transport_ = std::make_unique<net::FaultyTransport>(
@@ -67,6 +68,20 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
   // has seen 8 more: alone (its neighbours gone, or finished), it would wait the ceiling each
   // round.
   gate_->restoreDeadline(resumed.deadline_offsets);
+}
+
+std::unique_ptr<SignedRounds> PeerNode::signedRounds() {
+  if (setup_.checkpoint_dir.empty()) return nullptr;
+  const std::filesystem::path file = setup_.checkpoint_dir / "signed-rounds";
+  std::error_code ec;
+  if (!setup_.resume) std::filesystem::remove(file, ec);  // a fresh run signs from round 0
+  std::filesystem::create_directories(setup_.checkpoint_dir, ec);
+  auto rounds = SignedRounds::open(file);
+  if (!rounds) throw ConfigError(rounds.error());
+  if (const auto before = (*rounds)->before())
+    log().info("rounds up to {} were signed before this restart: this peer sends nothing for them",
+               *before);
+  return std::move(*rounds);
 }
 
 PeerNode::Resumed PeerNode::restoreCheckpoint() {
@@ -263,7 +278,7 @@ net::Transport::Payload PeerNode::wirePayload(std::span<const float> vector) {
 void PeerNode::sendWhole(std::uint32_t peer, std::uint64_t round,
                          const net::Transport::Payload& payload,
                          std::optional<std::uint64_t> sequence) {
-  wire_.send(peer, round, exchange_->wholeKind(), payload, 1.0f, sequence);
+  wire_.send(peer, round, exchange_->wholeKind(), payload, 1.0f, sequence, /*own=*/true);
 }
 
 std::span<const float> PeerNode::leafOwnVector(std::uint64_t t) {
@@ -288,7 +303,7 @@ void PeerNode::endRound(net::RoundResult&& result) {
   record.deadline_hit = result.deadline_hit;
   record.quorum_close = result.closed == net::Close::kQuorum;
   std::vector<std::uint32_t> heard = exchange_->receive(result);
-  heard = conduct_->screen(t, heard, gate_->openRound());
+  heard = conduct_->screen(t, heard, result.messages, gate_->openRound());
   for (const auto& m : gate_->takeSkipped()) applyUnmixed(m);  // rounds a catch-up skipped
   for (const std::uint32_t j : neighbours_) {
     if (!base::containsId(heard, j)) {
@@ -355,8 +370,10 @@ bool PeerNode::recordRound(std::uint64_t t, RoundRecord& record, bool diverged) 
     log().info("round {}: test_accuracy {:.4f} test_loss {:.4f} train_loss {:.4f}", t, e.accuracy,
                e.loss, record.train_loss);
   }
-  const auto& caught = conduct_->detector().convictedPeers();
-  record.equivocators.assign(caught.begin(), caught.end());
+  // Its neighbours convicted so far (a proof may convict a peer further away: not its record).
+  record.equivocators.clear();
+  for (const std::uint32_t j : conduct_->detector().convictedPeers())
+    if (base::containsId(neighbours_, j)) record.equivocators.push_back(j);
   record.round_seconds = net::millisecondsBetween(round_started_, clock_.now()) / 1000;
   metrics_.round = t + 1;
   metrics_.local_steps = exchange_->firstStep(t + 1);
@@ -397,6 +414,7 @@ void PeerNode::refreshMetrics() {
   for (const auto& [reason, n] : st.rejected) rejected[reason] += n;
   const net::InboxCounters& inbox = gate_->inbox().counters();
   metrics_.equivocations_total = conduct_->detector().equivocations();
+  metrics_.signatures_checked_total = conduct_->detector().signaturesChecked();
   for (const auto& [refusal, n] : {std::pair{net::Refusal::kStale, inbox.stale},
                                    {net::Refusal::kEquivocation, inbox.equivocation},
                                    {net::Refusal::kTooFarAhead, inbox.too_far_ahead},

@@ -107,6 +107,8 @@ class PeerNode : private AdversaryHost {
     std::vector<double> deadline_offsets;
   };
   Resumed restoreCheckpoint();
+  // The record of the rounds this peer signed, beside its checkpoints (null: it keeps none).
+  std::unique_ptr<SignedRounds> signedRounds();
   // What the transport calls when something arrives or a link goes up or down.
   net::TransportHandlers transportHandlers();
   void waitForNeighbours(net::Clock::TimePoint since);

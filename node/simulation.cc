@@ -288,6 +288,17 @@ SimulationResult simulate(SimulationSetup s) {
                     : s.out / "checkpoints";
   fs::remove_all(checkpoint_root);  // a fresh run: no restart may resume an older run's state
 
+  // Every peer's statement key (docs/PROTOCOL.md "Equivocation"), made once: a restarted peer
+  // keeps its own. The simulated network authenticates its peers whatever security.mode says.
+  std::vector<std::shared_ptr<const net::SigningKey>> signing(n);
+  auto keys = std::make_shared<net::KeyRing>();
+  if (s.config.security.statements) {
+    for (std::uint32_t i = 0; i < n; ++i) {
+      signing[i] = std::make_shared<const net::SigningKey>(net::SigningKey::generate());
+      (*keys)[slots[i].id] = signing[i]->publicKey();
+    }
+  }
+
   const auto start = [&](Slot& slot, bool resume) {
     PeerSetup setup{
         .config = s.config,
@@ -301,7 +312,9 @@ SimulationResult simulate(SimulationSetup s) {
             checkpoints ? checkpoint_root / fmt::format("node-{}", slot.id) : fs::path(),
         .resume = resume,
         .compute_time = s.compute_time,
-        .log = loggerFor(slot.id)};
+        .log = loggerFor(slot.id),
+        .signing_key = signing[slot.actor],
+        .keys = keys};
     giveShard(setup, run, n, slot.actor);
     // The crashed incarnation goes first: its timers and posted work are guarded, and its
     // endpoint must be gone before the new one takes the id.

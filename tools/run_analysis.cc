@@ -139,6 +139,12 @@ RunSummary summarize(std::span<const PeerHistory> peers, std::span<const Monitor
         ++mixed_here;
         excluded_here += out;
       }
+      // A convicted equivocator left out of the mix is detected too (docs/PROTOCOL.md).
+      for (const std::uint32_t j : r.equivocators) {
+        if (!base::containsId(byzantine, j) || base::containsId(r.mixed, j)) continue;
+        ++mixed_here;
+        ++excluded_here;
+      }
       byz_mixed += std::uint64_t(mixed_here);
       byz_kept += std::uint64_t(mixed_here - excluded_here);
       if (mixed_here > 0) {

@@ -59,6 +59,8 @@ bool ReplicaGossip::publish(std::uint64_t t, std::span<const float> y, bool spam
   }
   // EF21-W: this node's vector as its receivers read it.
   if (scaling_.active()) scaling_.setOwn(public_.published());
+  // Its statement: every receiver's replica of this node holds exactly this after the round.
+  context_.wire.state(t, public_.published());
   for (const std::uint32_t j : context_.neighbours) {
     if (!base::containsId(live, j)) {
       keyframe_owed_.insert(j);  // it learns our replica from a keyframe when it is back

@@ -52,6 +52,8 @@ class ReplicaGossip {
   // `peer`'s row as the rule reads it, refreshed from its replica (EF21-W scales it).
   std::span<const float> refreshRow(std::uint32_t peer);
   std::span<const float> rowOf(std::uint32_t peer) const;
+  // `peer`'s replica as its statement covers it (before any EF21-W scaling).
+  std::span<const float> replicaOf(std::uint32_t peer) const { return replicas_.replica(peer); }
   // This peer's vector as its receivers read it.
   std::span<const float> own() const;
 

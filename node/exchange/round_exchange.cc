@@ -28,6 +28,10 @@ std::span<const float> RoundExchange::rowOf(std::uint32_t peer) const {
   return decoded_ ? decoded_->rowOf(peer) : gossip_->rowOf(peer);
 }
 
+std::span<const float> RoundExchange::statementRow(std::uint32_t peer) const {
+  return decoded_ ? decoded_->rowOf(peer) : gossip_->replicaOf(peer);
+}
+
 std::span<const float> RoundExchange::refreshedRow(std::uint32_t peer) {
   return gossip_->refreshRow(peer);
 }

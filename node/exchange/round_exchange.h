@@ -60,6 +60,8 @@ class RoundExchange {
   // The rule's input: the vector it centres on, and neighbour `peer`'s as heard (empty: not).
   virtual std::span<const float> pivot() const = 0;
   std::span<const float> rowOf(std::uint32_t peer) const;
+  // What `peer`'s signed statement is of: its replica, or its decoded vector (unscaled).
+  std::span<const float> statementRow(std::uint32_t peer) const;
   // `peer`'s row refreshed after an unmixed message moved its replica.
   std::span<const float> refreshedRow(std::uint32_t peer);
   // Whether the round mixes (a leaf applies the hub's broadcast instead: applyBroadcast).

@@ -2,18 +2,21 @@
 
 #include <algorithm>
 
+#include "compress/decode.h"
 #include "compress/encoded.h"
+#include "node/equivocation.h"
 
 namespace phalanx::node {
 
 bool RoundWire::send(std::uint32_t peer, std::uint64_t round, net::v1::RoundMessage::Kind kind,
                      const net::Transport::Payload& payload, float shift,
-                     std::optional<std::uint64_t> sequence) {
+                     std::optional<std::uint64_t> sequence, bool own) {
   net::v1::RoundMessage header;
   header.set_round(round);
   header.set_sender(self_);
-  header.set_sequence(sequence ? *sequence : ++next_sequence_[peer]);
   header.set_kind(kind);
+  if (key_ && !attachStatement(header, payload, own)) return false;
+  header.set_sequence(sequence ? *sequence : ++next_sequence_[peer]);
   header.set_codec(payload->size() > 1 ? (*payload)[1] : 0);
   if (kind == net::v1::RoundMessage::DELTA && shift != 1.0f) header.set_shift_step(shift);
   if (lie_) {
@@ -23,6 +26,55 @@ bool RoundWire::send(std::uint32_t peer, std::uint64_t round, net::v1::RoundMess
   ++metrics_.messages_sent_total;
   metrics_.dense_bytes_total += dim_ * sizeof(float) + compress::kHeaderBytes;
   if (kind == net::v1::RoundMessage::KEYFRAME) ++metrics_.keyframes_sent_total;
+  return true;
+}
+
+void RoundWire::setSigner(std::shared_ptr<const net::SigningKey> key, std::string domain,
+                          std::unique_ptr<SignedRounds> rounds) {
+  key_ = std::move(key);
+  domain_ = std::move(domain);
+  signed_rounds_ = std::move(rounds);
+}
+
+RoundWire::Statement RoundWire::signedFor(std::uint64_t round, std::uint64_t digest) {
+  // A restarted peer may redo rounds it signed before its crash, with other vectors: signing
+  // them again would prove it an equivocator. It sends nothing for them instead (no signature).
+  if (signed_rounds_ && !signed_rounds_->mayLog(round)) return Statement{round, digest, {}};
+  ++metrics_.statements_signed_total;
+  return Statement{round, digest, key_->sign(domain_, self_, round, digest)};
+}
+
+void RoundWire::state(std::uint64_t round, std::span<const float> row) {
+  if (!key_) return;
+  const std::uint64_t digest = vectorDigest(row);
+  if (stated_ && stated_->round == round && stated_->digest == digest) return;
+  stated_ = signedFor(round, digest);
+  by_payload_.clear();
+}
+
+bool RoundWire::attachStatement(net::v1::RoundMessage& header,
+                                const net::Transport::Payload& payload, bool own) {
+  const std::uint64_t round = header.round();
+  const Statement* statement = nullptr;
+  if (!own && stated_ && stated_->round == round) {
+    statement = &*stated_;
+  } else if (header.kind() == net::v1::RoundMessage::DELTA) {
+    return true;  // a delta's statement is of the replica it moves: unsigned unless stated
+  } else {
+    auto it = by_payload_.find(payload.get());
+    if (it == by_payload_.end() || it->second.round != round) {
+      if (!by_payload_.empty() && by_payload_.begin()->second.round != round) by_payload_.clear();
+      scratch_.resize(dim_);
+      if (!compress::decode(*payload, scratch_))
+        return true;  // unreadable: its receivers refuse it
+      it = by_payload_.insert_or_assign(payload.get(), signedFor(round, vectorDigest(scratch_)))
+               .first;
+    }
+    statement = &it->second;
+  }
+  if (statement->signature.empty()) return false;
+  header.set_digest(statement->digest);
+  header.set_signature(statement->signature);
   return true;
 }
 

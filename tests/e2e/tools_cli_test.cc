@@ -48,7 +48,15 @@ double detection(const fs::path& out, std::set<int> honest, int byzantine, std::
       const auto round = r["round"].get<std::uint64_t>();
       if (round < from || round >= to) continue;
       const auto m = r["mixed"].get<std::vector<int>>();
-      if (std::find(m.begin(), m.end(), byzantine) == m.end()) continue;
+      // Convicted as an equivocator (an attack switched mid-round signs two vectors for it) and
+      // left out of the mix: detected too.
+      const auto caught = r.value("equivocators", std::vector<int>{});
+      if (std::find(m.begin(), m.end(), byzantine) == m.end()) {
+        if (std::find(caught.begin(), caught.end(), byzantine) == caught.end()) continue;
+        ++mixed;
+        ++excluded;
+        continue;
+      }
       ++mixed;
       const auto e = r["excluded"].get<std::vector<int>>();
       excluded += std::find(e.begin(), e.end(), byzantine) != e.end();

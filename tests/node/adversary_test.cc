@@ -440,7 +440,7 @@ struct ConductBench {
         exchange(makeExchange(buildExchange(setup, *learner, log),
                               ExchangeContext{id, setup.config, neighbours, *learner, wire, log,
                                               metrics, rejections})),
-        honest(setup, neighbours, *learner, *exchange, wire, metrics, log),
+        honest(setup, neighbours, *learner, *exchange, wire, metrics, rejections, log),
         conduct(conductFor(setup, host, honest)) {
     wire.attach(transport);
   }
@@ -518,7 +518,7 @@ TEST(Conduct, AVectorAttackerSendsThroughItsAdversaryAndNeverEvaluates) {
   c.send(0, [] {});
   EXPECT_TRUE(bench.transport.sent.empty());  // no honest vector leaves it
   std::vector<std::uint32_t> heard{0, 1, 2};
-  EXPECT_EQ(c.screen(0, heard, 0), heard);  // an attacker screens nobody out
+  EXPECT_EQ(c.screen(0, heard, {}, 0), heard);  // an attacker screens nobody out
   RoundRecord record;
   EXPECT_TRUE(c.endRound(0, heard, record));  // it crafts from what it heard, holds nothing
   EXPECT_TRUE(record.attack_computed);

@@ -1,13 +1,36 @@
-// EquivocationDetector: conviction needs more than b disagreeing reporters for one round; lies
-// by up to b reporters convict nobody; rounds outside the window are forgotten.
+// Signed round statements and the equivocation detector: a signature holds for its statement
+// only (sender, round, digest, run); two signed statements with different digests convict and
+// give a proof anyone with the key checks; forged or unsigned reports convict nobody and cost a
+// check only when they disagree; a false signature in the sender's own message convicts it here;
+// rounds outside the window are forgotten.
 #include "node/equivocation.h"
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <vector>
+
+#include "net/signing.h"
+#include "node/signed_rounds.h"
+#include "tests/support/temp_dir.h"
 
 namespace phalanx::node {
 namespace {
+
+constexpr std::string_view kRun = "run-digest";
+
+struct Keys {
+  net::SigningKey alice = net::SigningKey::generate();  // peer 9: the one under watch
+  net::SigningKey mallory = net::SigningKey::generate();
+  std::shared_ptr<net::KeyRing> ring = std::make_shared<net::KeyRing>();
+  Keys() {
+    (*ring)[9] = alice.publicKey();
+    (*ring)[4] = mallory.publicKey();
+  }
+  Statement by9(std::uint64_t round, std::uint64_t digest) const {
+    return {9, round, digest, alice.sign(kRun, 9, round, digest)};
+  }
+};
 
 TEST(Equivocation, DigestIsOfTheBytes) {
   const std::vector<float> a{1.0f, 2.0f}, b{1.0f, 2.0f}, c{1.0f, 2.0000002f};
@@ -17,51 +40,119 @@ TEST(Equivocation, DigestIsOfTheBytes) {
   EXPECT_NE(vectorDigest(zero), vectorDigest(negative_zero));  // bit for bit, not by value
 }
 
-TEST(Equivocation, MoreThanBDisagreeingReportersConvict) {
-  EquivocationDetector d(/*budget=*/2);
-  EXPECT_FALSE(d.own(5, /*sender=*/9, 111));
-  EXPECT_FALSE(d.report(1, 5, 9, 111));  // agrees
-  EXPECT_FALSE(d.report(2, 5, 9, 222));
-  EXPECT_FALSE(d.report(3, 5, 9, 333));
-  EXPECT_FALSE(d.report(3, 5, 9, 444));  // a second report from 3 for the round is ignored
-  EXPECT_FALSE(d.convicted(9));
-  EXPECT_TRUE(d.report(4, 5, 9, 222));  // the third disagreement: b + 1
+TEST(Signing, ASignatureHoldsForItsStatementOnly) {
+  const Keys k;
+  const std::string sig = k.alice.sign(kRun, 9, 5, 111);
+  EXPECT_EQ(sig.size(), 64u);  // r || s of P-256, whatever the nonce
+  const auto key = k.alice.publicKey();
+  EXPECT_TRUE(key->verify(kRun, 9, 5, 111, sig));
+  EXPECT_FALSE(key->verify(kRun, 9, 5, 112, sig));                    // another digest
+  EXPECT_FALSE(key->verify(kRun, 9, 6, 111, sig));                    // another round
+  EXPECT_FALSE(key->verify(kRun, 8, 5, 111, sig));                    // another sender
+  EXPECT_FALSE(key->verify("other run", 9, 5, 111, sig));             // another run
+  EXPECT_FALSE(k.mallory.publicKey()->verify(kRun, 9, 5, 111, sig));  // another key
+  std::string flipped = sig;
+  flipped[10] ^= 1;
+  EXPECT_FALSE(key->verify(kRun, 9, 5, 111, flipped));
+  EXPECT_FALSE(key->verify(kRun, 9, 5, 111, std::string()));
+  EXPECT_FALSE(key->verify(kRun, 9, 5, 111, std::string(64, '\xff')));  // s beyond the order
+}
+
+TEST(Equivocation, TwoSignedDifferentStatementsConvictWithAProofOthersCheck) {
+  const Keys k;
+  EquivocationDetector d(k.ring, std::string(kRun));
+  EXPECT_TRUE(d.own(k.by9(5, 111)).fresh);
+  const auto agree = d.report(/*reporter=*/1, k.by9(5, 111));
+  EXPECT_FALSE(agree.convicted);
+  EXPECT_EQ(d.signaturesChecked(), 0u);  // agreeing statements cost no check
+  const auto caught = d.report(2, k.by9(5, 222));
+  EXPECT_TRUE(caught.convicted);
+  ASSERT_TRUE(caught.proof.has_value());
   EXPECT_TRUE(d.convicted(9));
-  EXPECT_EQ(d.equivocations().at(9), 1u);
-  EXPECT_FALSE(d.report(6, 5, 9, 555));  // one count per round
-  EXPECT_EQ(d.equivocations().at(9), 1u);
+  EXPECT_EQ(d.convictedAt().at(9), 5u);
+
+  EquivocationDetector elsewhere(k.ring, std::string(kRun));  // a peer that saw neither
+  EXPECT_TRUE(elsewhere.proof(/*reporter=*/3, *caught.proof));
+  EXPECT_TRUE(elsewhere.convicted(9));
+  EquivocationDetector other_run(k.ring, "another run");  // proofs do not cross runs
+  EXPECT_FALSE(other_run.proof(3, *caught.proof));
 }
 
-TEST(Equivocation, ReportsBeforeTheOwnDigestCountWhenItComes) {
-  EquivocationDetector d(1);
-  EXPECT_FALSE(d.report(1, 3, 7, 10));
-  EXPECT_FALSE(d.report(2, 3, 7, 10));
-  EXPECT_TRUE(d.own(3, 7, 20));
-}
-
-TEST(Equivocation, BLiarsCannotFrameAnHonestSender) {
-  EquivocationDetector d(2);
-  for (std::uint64_t round = 0; round < 50; ++round) {
-    d.advance(round);
-    d.own(round, 4, 1000 + round);
-    d.report(/*liar*/ 8, round, 4, 1);
-    d.report(/*liar*/ 9, round, 4, 2);
-    d.report(/*honest*/ 1, round, 4, 1000 + round);
+TEST(Equivocation, ForgedReportsConvictNobodyAndCostOneCheckEach) {
+  const Keys k;
+  EquivocationDetector d(k.ring, std::string(kRun));
+  d.own(k.by9(5, 111));
+  for (std::uint32_t liar = 1; liar <= 6; ++liar) {  // any number of liars
+    Statement forged{9, 5, 100 + liar, k.mallory.sign(kRun, 9, 5, 100 + liar)};
+    const auto out = d.report(liar, forged);
+    EXPECT_FALSE(out.convicted);
+    EXPECT_FALSE(out.fresh);                         // not relayed
+    EXPECT_FALSE(d.report(liar, forged).convicted);  // a repeat is not looked at again
   }
-  EXPECT_FALSE(d.convicted(4));
-  EXPECT_TRUE(d.equivocations().empty());
+  EXPECT_FALSE(d.convicted(9));
+  EXPECT_EQ(d.signaturesChecked(), 1u + 6u);  // the own statement once, each forgery once
+  EXPECT_EQ(d.signaturesRefused(), 6u);
+  // A forged proof convicts nobody either.
+  const Proof forged{k.by9(5, 111), {9, 5, 333, k.mallory.sign(kRun, 9, 5, 333)}};
+  EXPECT_FALSE(d.proof(1, forged));
+  EXPECT_FALSE(d.convicted(9));
+  // Unsigned reports are no evidence at all.
+  EXPECT_FALSE(d.report(7, Statement{9, 5, 444, ""}).convicted);
+}
+
+TEST(Equivocation, AFalseSignatureFromTheSenderItselfConvictsItHere) {
+  const Keys k;
+  EquivocationDetector d(k.ring, std::string(kRun));
+  // Peer 9 sent this node vector 111 under a signature that does not hold; nothing to check
+  // until some statement disagrees.
+  EXPECT_FALSE(d.own(Statement{9, 5, 111, std::string(64, '\1')}).convicted);
+  const auto out = d.report(2, k.by9(5, 222));
+  EXPECT_TRUE(out.convicted);
+  EXPECT_FALSE(out.proof.has_value());  // nobody else can be shown it
+}
+
+TEST(Equivocation, WithoutTheSendersKeyNothingIsConvicted) {
+  const Keys k;
+  EquivocationDetector d(std::make_shared<net::KeyRing>(), std::string(kRun));
+  d.own(Statement{9, 5, 111, std::string(64, '\1')});
+  EXPECT_FALSE(d.report(2, k.by9(5, 222)).convicted);
+  EXPECT_FALSE(d.proof(3, Proof{k.by9(6, 1), k.by9(6, 2)}));
+  EXPECT_FALSE(d.convicted(9));
 }
 
 TEST(Equivocation, OutsideTheWindowIsIgnored) {
-  EquivocationDetector d(0, /*window=*/4);
+  const Keys k;
+  EquivocationDetector d(k.ring, std::string(kRun), /*window=*/4);
   d.advance(100);
-  EXPECT_FALSE(d.own(90, 1, 5));
-  EXPECT_FALSE(d.report(2, 90, 1, 6));   // too old
-  EXPECT_FALSE(d.report(2, 200, 1, 6));  // too far ahead
-  EXPECT_FALSE(d.own(200, 1, 5));
-  EXPECT_FALSE(d.convicted(1));
-  EXPECT_FALSE(d.report(2, 5, 2, 2));  // reporter about itself: ignored
-  EXPECT_FALSE(d.report(2, 100, 2, 2));
+  EXPECT_FALSE(d.own(k.by9(90, 111)).fresh);  // too old
+  d.report(1, k.by9(90, 222));
+  EXPECT_FALSE(d.convicted(9));
+  d.own(k.by9(99, 111));
+  d.advance(110);  // round 99 is forgotten
+  EXPECT_FALSE(d.report(1, k.by9(99, 222)).convicted);
+  EXPECT_FALSE(d.convicted(9));
+}
+
+TEST(SignedRounds, ARestartedPeerNeverSignsARoundItSignedBefore) {
+  testing::TempDir dir;
+  const auto file = dir.path() / "signed-rounds";
+  {
+    auto first = SignedRounds::open(file);
+    ASSERT_TRUE(first.has_value()) << first.error();
+    EXPECT_FALSE((*first)->before().has_value());
+    for (std::uint64_t t = 0; t <= 7; ++t) EXPECT_TRUE((*first)->mayLog(t));
+    EXPECT_TRUE((*first)->mayLog(7));  // the same round again (several messages) in one run
+  }
+  auto again = SignedRounds::open(file);  // the restart, resumed from round 5's checkpoint
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ((*again)->before(), std::optional<std::uint64_t>(7));
+  for (std::uint64_t t = 5; t <= 7; ++t) EXPECT_FALSE((*again)->mayLog(t)) << t;
+  EXPECT_TRUE((*again)->mayLog(8));
+  // A file that is not a record is refused with its name.
+  std::ofstream(dir.path() / "bad") << "abc";
+  const auto bad = SignedRounds::open(dir.path() / "bad");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().find("bad"), std::string::npos);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "compress/decode.h"
+#include "net/signing.h"
 #include "node/digest_gossip.h"
 #include "node/exchange/gradient_exchange.h"
 #include "node/exchange/hub_exchange.h"
@@ -16,6 +17,7 @@
 #include "node/exchange/outer_exchange.h"
 #include "node/peer_builder.h"
 #include "node/round_mix.h"
+#include "tests/support/loopback_cluster.h"
 #include "tests/support/node_fixtures.h"
 #include "tests/support/recording_transport.h"
 
@@ -387,55 +389,126 @@ TEST(RoundMix, TheRuleSeesThePivotFirstAndItsOutputIsApplied) {
   EXPECT_EQ(std::vector<float>(h.learner.parameters().begin(), h.learner.parameters().end()), y1);
 }
 
-// Peer 0 (neighbours 1 and 2) heard `y` from 1 in round 0.
-void hearFromOne(Harness& h, const std::vector<float>& y) {
-  auto heard =
-      Harness::result(0, {{1, Harness::message(1, 0, 1, net::v1::RoundMessage::KEYFRAME, y)}});
-  h.exchange->receive(heard);
+constexpr std::string_view kRun = "exchange-test";
+
+// Keys for peers 0..n-1, and the ring of their public keys.
+struct TestKeys {
+  explicit TestKeys(std::size_t n) : ring(std::make_shared<net::KeyRing>()) {
+    for (std::uint32_t i = 0; i < n; ++i) {
+      keys.push_back(net::SigningKey::generate());
+      (*ring)[i] = keys.back().publicKey();
+    }
+  }
+  void sign(net::v1::RoundMessage& m, std::span<const float> v) const {
+    m.set_digest(vectorDigest(v));
+    m.set_signature(keys[m.sender()].sign(kRun, m.sender(), m.round(), m.digest()));
+  }
+  std::vector<net::SigningKey> keys;
+  std::shared_ptr<net::KeyRing> ring;
+};
+
+DigestGossip gossipOf(Harness& h, std::shared_ptr<const net::KeyRing> keys) {
+  return DigestGossip({.self = h.setup.id,
+                       .neighbours = h.neighbours,
+                       .topology = *h.setup.topology,
+                       .keys = std::move(keys),
+                       .domain = std::string(kRun),
+                       .exclude = true},
+                      h.wire, h.metrics, h.rejections, *h.log);
 }
 
-// A neighbour's report that it heard `y` from `sender` in round 0.
-net::v1::RoundDigest reportOf(std::uint32_t sender, const std::vector<float>& y) {
+// Peer 0 (neighbours 1 and 2) heard `y` from 1 in round 0; the round's messages.
+net::RoundMessages hearFromOne(Harness& h, const std::vector<float>& y,
+                               const TestKeys* keys = nullptr) {
+  auto m = Harness::message(1, 0, 1, net::v1::RoundMessage::KEYFRAME, y);
+  if (keys) keys->sign(m, y);
+  auto heard = Harness::result(0, {{1, m}});
+  h.exchange->receive(heard);
+  return heard.messages;
+}
+
+// A report that `sender` signed `y` for round `t`, as `hops` edges away from it.
+net::v1::RoundDigest reportOf(const TestKeys& keys, std::uint32_t sender,
+                              const std::vector<float>& y, std::uint64_t t = 0,
+                              std::uint32_t hops = 1) {
   net::v1::RoundDigest report;
-  report.set_round(0);
+  report.set_round(t);
+  report.set_hops(hops);
   report.add_senders(sender);
   report.add_hashes(vectorDigest(y));
+  report.add_signatures(keys.keys[sender].sign(kRun, sender, t, vectorDigest(y)));
   return report;
 }
 
-TEST(DigestGossip, HeardVectorsGoOutAsDigestsAndAConvictedPeerIsLeftOut) {
+TEST(DigestGossip, SignedStatementsGoOutAndTwoDifferentOnesConvictWithAProof) {
   Harness h(syntheticConfig());  // peer 0; neighbours 1 and 2, both live
+  const TestKeys keys(3);
+  DigestGossip digests = gossipOf(h, keys.ring);
   const std::vector<float> y1{1, 2, 3, 4};
-  hearFromOne(h, y1);
-  DigestGossip digests(0, /*budget=*/0, h.neighbours, /*exclude=*/true, h.wire, *h.log);
-  EXPECT_EQ(digests.screen(0, {1}, *h.exchange, 0), (std::vector<std::uint32_t>{1}));
+  const auto messages = hearFromOne(h, y1, &keys);
+  EXPECT_EQ(digests.screen(0, {1}, messages, *h.exchange, 0), (std::vector<std::uint32_t>{1}));
   auto& transport = h.transport;
   ASSERT_EQ(transport.envelopes.size(), 2u);  // to every live neighbour
   const net::v1::RoundDigest& sent = transport.envelopes[0].second.digest();
   EXPECT_EQ(sent.senders(0), 1u);
   EXPECT_EQ(sent.hashes(0), vectorDigest(y1));
-  // Neighbour 2 heard something else from 1 for round 0: more than b = 0 disagree.
-  net::v1::RoundDigest report = reportOf(1, {4, 3, 2, 1});
-  digests.take(2, report, 0);
+  EXPECT_EQ(sent.signatures(0), messages.at(1).signature());
+  EXPECT_EQ(digests.detector().signaturesChecked(), 0u);
+  // Neighbour 2 holds another vector that 1 signed for round 0: a proof, flooded.
+  digests.take(2, reportOf(keys, 1, {4, 3, 2, 1}), 0);
   EXPECT_TRUE(digests.detector().convicted(1));
-  EXPECT_TRUE(digests.screen(1, {1}, *h.exchange, 1).empty());
-  // A report about this peer itself, or about a non-neighbour, is no evidence.
-  report.set_senders(0, 0);
-  digests.take(2, report, 1);
-  EXPECT_FALSE(digests.detector().convicted(0));
+  ASSERT_EQ(transport.envelopes.size(), 4u);
+  EXPECT_TRUE(transport.envelopes[2].second.digest().has_proof());
+  EXPECT_EQ(transport.envelopes[2].second.digest().proof().sender(), 1u);
+  EXPECT_TRUE(digests.screen(1, {1}, {}, *h.exchange, 1).empty());
+  // A peer elsewhere convicts on the proof alone.
+  Harness far(syntheticConfig(), 2);
+  DigestGossip other = gossipOf(far, keys.ring);
+  other.take(0, transport.envelopes[2].second.digest(), 0);
+  EXPECT_TRUE(other.detector().convicted(1));
 }
 
-TEST(DigestGossip, WithoutAuthenticatedPeersNoReportIsEvidenceAndNoneIsSent) {
+TEST(DigestGossip, AVectorWithoutItsStatementOrWithAnotherIsLeftOut) {
   Harness h(syntheticConfig());
-  h.transport.authenticated_peers = false;  // security: none over TCP
-  hearFromOne(h, {1, 2, 3, 4});
-  DigestGossip digests(0, /*budget=*/0, h.neighbours, /*exclude=*/true, h.wire, *h.log);
-  EXPECT_EQ(digests.screen(0, {1}, *h.exchange, 0), (std::vector<std::uint32_t>{1}));
-  EXPECT_TRUE(h.transport.envelopes.empty());
-  // A "report" from neighbour 2 may come from anyone who named 2 in a Hello.
-  digests.take(2, reportOf(1, {4, 3, 2, 1}), 0);
+  const TestKeys keys(3);
+  DigestGossip digests = gossipOf(h, keys.ring);
+  const auto unsigned_messages = hearFromOne(h, {1, 2, 3, 4});
+  EXPECT_TRUE(digests.screen(0, {1}, unsigned_messages, *h.exchange, 0).empty());
+  EXPECT_EQ(h.rejections[net::Refusal::kUnsigned], 1u);
+  auto messages = hearFromOne(h, {1, 2, 3, 4}, &keys);
+  keys.sign(messages.at(1), std::vector<float>{9, 9, 9, 9});  // signed, but another vector
+  EXPECT_TRUE(digests.screen(0, {1}, messages, *h.exchange, 0).empty());
+  EXPECT_EQ(h.rejections[net::Refusal::kStatementMismatch], 1u);
   EXPECT_FALSE(digests.detector().convicted(1));
-  EXPECT_EQ(digests.screen(1, {1}, *h.exchange, 1), (std::vector<std::uint32_t>{1}));
+}
+
+TEST(DigestGossip, WithoutKeysNothingIsCheckedSentOrConvicted) {
+  Harness h(syntheticConfig());
+  const TestKeys keys(3);
+  DigestGossip digests = gossipOf(h, nullptr);  // security: none
+  const auto messages = hearFromOne(h, {1, 2, 3, 4});
+  EXPECT_EQ(digests.screen(0, {1}, messages, *h.exchange, 0), (std::vector<std::uint32_t>{1}));
+  EXPECT_TRUE(h.transport.envelopes.empty());
+  digests.take(2, reportOf(keys, 1, {4, 3, 2, 1}), 0);
+  EXPECT_FALSE(digests.detector().convicted(1));
+}
+
+TEST(DigestGossip, StatementsTravelAsFarAsTheSendersOtherNeighbourAndNoFurther) {
+  // Ring of 6: peer 3's statements about peer 0 must get from 1 to 5 without passing 0, which
+  // takes 4 edges. Peer 3 hears them 2 edges from 1 and relays; at 4 edges nobody relays.
+  Harness h(syntheticConfig(), 3, 6, ringGraph(6, 1));
+  const TestKeys keys(6);
+  DigestGossip digests = gossipOf(h, keys.ring);
+  digests.take(2, reportOf(keys, 0, {1, 2, 3, 4}, 0, /*hops=*/2), 0);
+  ASSERT_EQ(h.transport.envelopes.size(), 1u);  // to 4 only, not back to 2
+  EXPECT_EQ(h.transport.envelopes[0].first, 4u);
+  EXPECT_EQ(h.transport.envelopes[0].second.digest().hops(), 3u);
+  digests.take(2, reportOf(keys, 0, {1, 2, 3, 4}, 0, 2), 0);  // nothing new: not relayed again
+  EXPECT_EQ(h.transport.envelopes.size(), 1u);
+  digests.take(4, reportOf(keys, 0, {5, 6, 7, 8}, 0, /*hops=*/4), 0);
+  EXPECT_TRUE(digests.detector().convicted(0));  // both sides met here
+  for (std::size_t k = 1; k < h.transport.envelopes.size(); ++k)
+    EXPECT_TRUE(h.transport.envelopes[k].second.digest().has_proof());  // only the proof
 }
 
 }  // namespace

@@ -21,6 +21,7 @@
 
 #include "tests/support/node_fixtures.h"
 #include "tests/support/process.h"
+#include "tests/support/sim_run.h"
 #include "tests/support/temp_dir.h"
 #include "topologies/generators.h"
 
@@ -30,48 +31,13 @@ namespace {
 using namespace std::chrono_literals;
 using testing::attackNamed;
 
-// A fault at `seconds` on `node`, as a faults file line would say it.
-SimulatedFault at(double seconds, std::uint32_t node, std::string_view command) {
-  return {seconds, node, *parseFaultCommand(command)};
-}
+using testing::at;
 using testing::completeGraph;
+using testing::runSim;
+using testing::SimRun;
 
 // The simulation tests' base: 100 rounds, a 1 s ceiling.
 Config syntheticConfig() { return testing::syntheticConfig(100, 1000, 50); }
-
-struct SimRun {
-  std::vector<std::vector<RoundRecord>> records;
-  SimulationResult result;
-  std::vector<std::string> lines(std::uint32_t id) const {
-    std::vector<std::string> out;
-    for (const auto& r : records[id]) out.push_back(roundRecordJson(id, r));
-    return out;
-  }
-  std::size_t mixedCount(std::uint32_t at, std::uint32_t peer, std::uint64_t from = 0) const {
-    std::size_t n = 0;
-    for (const auto& r : records[at]) {
-      if (r.round >= from) n += std::count(r.mixed.begin(), r.mixed.end(), peer);
-    }
-    return n;
-  }
-};
-
-SimRun runSim(Config config, std::shared_ptr<const topologies::Topology> topology,
-              std::vector<SimulatedFault> faults = {}, unsigned threads = 2,
-              std::filesystem::path out = {}, std::map<std::uint32_t, std::string> attacks = {}) {
-  SimRun r;
-  r.records.resize(topology->size());
-  SimulationSetup s;
-  s.config = std::move(config);
-  s.topology = std::move(topology);
-  s.faults = std::move(faults);
-  s.threads = threads;
-  s.out = std::move(out);
-  for (const auto& [id, name] : attacks) s.attacks[id] = attackNamed(name);
-  s.on_round = [&r](std::uint32_t id, const RoundRecord& rec) { r.records[id].push_back(rec); };
-  r.result = simulate(std::move(s));
-  return r;
-}
 
 TEST(Simulation, RerunsAreBitIdenticalAlsoWhenDeadlinesFire) {
   Config c = syntheticConfig();

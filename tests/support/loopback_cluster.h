@@ -87,6 +87,8 @@ class Cluster {
         .checkpoint_dir = std::move(checkpoints),
         .resume = resume,
         .join_timeout = std::chrono::seconds(5)};
+    if (config_.security.mode == SecurityMode::kTls && config_.security.statements)
+      loadStatementKeys(s);
     nodes_[id] = std::make_unique<PeerNode>(io, std::move(s));
     ports_[id] = nodes_[id]->listen();
   }
