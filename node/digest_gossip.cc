@@ -118,11 +118,13 @@ void DigestGossip::take(std::uint32_t reporter, const net::v1::RoundDigest& d, s
   onward.set_round(d.round());
   onward.set_hops(std::uint32_t(std::min<std::uint64_t>(hops + 1, UINT32_MAX)));
   for (int k = 0; k < d.senders_size(); ++k) {
-    const Statement s{d.senders(k), d.round(), d.hashes(k), d.signatures(k)};
-    if (s.sender == self_ || s.sender == reporter) continue;
-    const auto outcome = detector_.report(reporter, s);
-    handle(outcome, s.sender, s.round, open);
-    if (outcome.fresh && hops < reach(s.sender)) addStatement(onward, s);
+    const std::uint32_t sender = d.senders(k);
+    if (sender == self_ || sender == reporter) continue;
+    const auto outcome =
+        detector_.report(reporter, sender, d.round(), d.hashes(k), d.signatures(k));
+    handle(outcome, sender, d.round(), open);
+    if (outcome.fresh && hops < reach(sender))
+      addStatement(onward, {sender, d.round(), d.hashes(k), d.signatures(k)});
   }
   if (onward.senders_size() > 0) {
     metrics_.statements_relayed_total += std::uint64_t(onward.senders_size());

@@ -30,11 +30,23 @@ EquivocationDetector::Outcome EquivocationDetector::own(const Statement& s) {
 }
 
 EquivocationDetector::Outcome EquivocationDetector::report(std::uint32_t reporter,
-                                                           const Statement& s) {
-  if (!inWindow(s.round) || reporter == s.sender || s.signature.empty()) return {};
-  Slot& slot = slots_[{s.round, s.sender}];
-  if (!slot.reported.emplace(reporter, s.digest).second) return {};
-  return add(s.sender, s.round, slot, Entry{s.digest, s.signature, false, std::nullopt});
+                                                           std::uint32_t sender,
+                                                           std::uint64_t round,
+                                                           std::uint64_t digest,
+                                                           std::string_view signature) {
+  if (!inWindow(round) || reporter == sender || signature.empty()) return {};
+  const auto it = slots_.find({round, sender});
+  if (it != slots_.end()) {
+    const auto& entries = it->second.entries;
+    if (std::any_of(entries.begin(), entries.end(), [&](const Entry& e) {
+          return e.digest == digest && e.signature == signature;
+        })) {
+      return {};  // what this node holds already: nothing to keep, check or relay
+    }
+  }
+  Slot& slot = it != slots_.end() ? it->second : slots_[{round, sender}];
+  if (!slot.reported.emplace(reporter, digest).second) return {};
+  return add(sender, round, slot, Entry{digest, std::string(signature), false, std::nullopt});
 }
 
 EquivocationDetector::Outcome EquivocationDetector::add(std::uint32_t sender, std::uint64_t round,

@@ -20,6 +20,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -61,7 +62,12 @@ class EquivocationDetector {
   Outcome own(const Statement& s);
   // A statement a neighbour reported (heard from the sender, or relayed); the first one per
   // reporter, round, sender and digest counts.
-  Outcome report(std::uint32_t reporter, const Statement& s);
+  Outcome report(std::uint32_t reporter, const Statement& s) {
+    return report(reporter, s.sender, s.round, s.digest, s.signature);
+  }
+  // The same without a Statement: an agreeing report (the common case) allocates nothing.
+  Outcome report(std::uint32_t reporter, std::uint32_t sender, std::uint64_t round,
+                 std::uint64_t digest, std::string_view signature);
   // A proof a neighbour sent: true when it convicts its sender now (checked; one per reporter
   // and sender is looked at).
   bool proof(std::uint32_t reporter, const Proof& p);
