@@ -72,6 +72,7 @@ std::optional<RoundRecord> parseRoundRecord(std::string_view line) {
   if (j.contains("attack_known") && j["attack_known"].is_number_unsigned()) {
     r.attack_known = j["attack_known"].get<std::size_t>();
     r.attack_computed = flag(j, "attack_computed");
+    r.coalition_short = flag(j, "coalition_short");
   }
   r.deadline_hit = flag(j, "deadline_hit");
   r.quorum_close = flag(j, "quorum_close");
@@ -102,6 +103,7 @@ std::string roundRecordJson(std::uint32_t node, const RoundRecord& r) {
   if (r.attack_known) {
     out += fmt::format(", \"attack_known\": {}, \"attack_computed\": {}", *r.attack_known,
                        r.attack_computed ? "true" : "false");
+    if (r.coalition_short) out += ", \"coalition_short\": true";
   }
   if (r.test_accuracy) out += fmt::format(", \"test_accuracy\": {}", jsonNumber(*r.test_accuracy));
   if (r.test_loss) out += fmt::format(", \"test_loss\": {}", jsonNumber(*r.test_loss));

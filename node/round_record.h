@@ -36,6 +36,10 @@ struct RoundRecord {
   // the coalition's leader sends the leader's vector).
   std::optional<std::size_t> attack_known;
   bool attack_computed = false;
+  // A colluder acted without all its coalition owed it this round (a fellow's share, or the
+  // leader's vector, missed the wait; or a fellow was not connected): on a real network its
+  // attack_known may then be below what the coalition heard.
+  bool coalition_short = false;
   bool deadline_hit = false;
   bool quorum_close = false;  // closed at quorum + adaptive deadline, some neighbour still out
   double round_seconds = 0;

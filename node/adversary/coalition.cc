@@ -51,18 +51,25 @@ bool CoalitionBook::take(std::uint32_t from, const net::v1::Coalition& m) {
   return true;
 }
 
+bool CoalitionBook::whole(const Round& r, std::uint32_t fellow) {
+  const auto s = r.by_fellow.find(fellow);
+  return s != r.by_fellow.end() && s->second.count && s->second.about.size() >= *s->second.count;
+}
+
 bool CoalitionBook::sharesComplete(std::uint64_t round, std::span<const std::uint32_t> live) const {
   const auto it = rounds_.find(round);
   for (const std::uint32_t f : fellows_) {
     if (std::find(live.begin(), live.end(), f) == live.end()) continue;
-    if (it == rounds_.end()) return false;
-    const auto s = it->second.by_fellow.find(f);
-    if (s == it->second.by_fellow.end() || !s->second.count ||
-        s->second.about.size() < *s->second.count) {
-      return false;
-    }
+    if (it == rounds_.end() || !whole(it->second, f)) return false;
   }
   return true;
+}
+
+std::size_t CoalitionBook::sharesIn(std::uint64_t round) const {
+  const auto it = rounds_.find(round);
+  if (it == rounds_.end()) return 0;
+  return std::size_t(std::count_if(fellows_.begin(), fellows_.end(),
+                                   [&](std::uint32_t f) { return whole(it->second, f); }));
 }
 
 const std::map<std::uint32_t, std::vector<float>>& CoalitionBook::pooled(

@@ -31,6 +31,8 @@ class CoalitionBook {
 
   // Every live fellow's share for `round` has come in whole.
   bool sharesComplete(std::uint64_t round, std::span<const std::uint32_t> live) const;
+  // How many fellows' shares for `round` have come in whole, live or not.
+  std::size_t sharesIn(std::uint64_t round) const;
   // The honest vectors the fellows shared for `round`, by honest peer id.
   const std::map<std::uint32_t, std::vector<float>>& pooled(std::uint64_t round) const;
   // The leader's crafted vector for `round` (for everyone, or for `target`), if it came.
@@ -64,6 +66,8 @@ class CoalitionBook {
     std::optional<std::vector<float>> crafted;
     std::map<std::uint32_t, std::vector<float>> crafted_for;  // by target
   };
+  // `fellow`'s share for the round has come in whole.
+  static bool whole(const Round& r, std::uint32_t fellow);
 
   std::vector<std::uint32_t> fellows_;
   std::size_t dim_;

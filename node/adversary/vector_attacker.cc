@@ -121,6 +121,7 @@ bool VectorAttacker::endRound(std::uint64_t t, std::vector<std::uint32_t>& heard
     host_.applyBroadcast(t, heard, record);
     record.attack_known = leaf_attack_.attack_known;
     record.attack_computed = leaf_attack_.attack_computed;
+    record.coalition_short = leaf_attack_.coalition_short;
     return false;
   }
   if (coalition_) {
@@ -240,6 +241,7 @@ void VectorAttacker::awaitCoalition(std::uint64_t t, std::vector<std::uint32_t> 
     return;
   }
   coalition_timer_->cancel();
+  record.coalition_short = !ready || coalition_->sharesIn(t) < coalition_->fellows().size();
   // An inject may have switched it away from a vector attack meanwhile.
   if (spec_.kind == Misbehaviour::kVector) sendAttack(t, heard, record);
   if (host_.hubMode()) {  // a leaf's attack: sent at the round's start, the broadcast to come

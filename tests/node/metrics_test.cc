@@ -91,6 +91,7 @@ TEST(Metrics, RoundRecordRoundTripsThroughItsOneReader) {
   r.equivocators = {7};
   r.attack_known = 3;
   r.attack_computed = true;
+  r.coalition_short = true;
   r.deadline_hit = true;
   r.quorum_close = true;
   r.round_seconds = 0.125;
@@ -98,6 +99,7 @@ TEST(Metrics, RoundRecordRoundTripsThroughItsOneReader) {
   ASSERT_TRUE(back);
   EXPECT_EQ(roundRecordJson(3, *back), roundRecordJson(3, r));
   EXPECT_EQ(back->attack_known, 3u);
+  EXPECT_TRUE(back->coalition_short);
   EXPECT_EQ(back->local_steps, 420u);
   EXPECT_EQ(back->bytes_downlink_total, 11u);
   // Unknowns are written as null and read back as unknown; no evaluation, no test fields.
