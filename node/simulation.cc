@@ -5,6 +5,7 @@
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/null_sink.h>
 #include <spdlog/spdlog.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -33,6 +34,13 @@ net::Clock::TimePoint atSeconds(double s) {
 }
 
 double secondsOf(net::Clock::TimePoint t) { return Seconds(t.time_since_epoch()).count(); }
+
+// Every thread's CPU time so far, user and system.
+double processCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
 
 // One peer slot: the node now and its JSON lines not yet written.
 struct Slot {
@@ -377,6 +385,8 @@ SimulationResult simulate(SimulationSetup s) {
   const auto limit = atSeconds(last_fault + 60 +
                                double(rounds + 2) * double(s.config.rounds.deadline_ms) / 1000.0 +
                                double(rounds + 2) * Seconds(s.compute_time).count());
+  const auto rounds_wall_start = std::chrono::steady_clock::now();
+  const double rounds_cpu_start = processCpuSeconds();
   for (double next = s.sample_every_seconds;;) {
     const auto until = std::min(
         limit, s.sample_every_seconds > 0 ? atSeconds(next) : net::Clock::TimePoint::max());
@@ -386,6 +396,9 @@ SimulationResult simulate(SimulationSetup s) {
     next += s.sample_every_seconds;
   }
   sample();
+  result.rounds_cpu_seconds = processCpuSeconds() - rounds_cpu_start;
+  result.rounds_wall_seconds =
+      Seconds(std::chrono::steady_clock::now() - rounds_wall_start).count();
 
   result.virtual_seconds = secondsOf(scheduler.now());
   result.events = scheduler.eventsRun();

@@ -91,6 +91,9 @@ struct SimulationResult {
   std::set<std::uint32_t> byzantine;
   std::vector<std::uint32_t> finished, diverged, crashed;  // crashed: down at the end
   double virtual_seconds = 0, wall_seconds = 0;
+  // The rounds alone (no data loading, no node building, no models written): wall time and the
+  // whole process's CPU time, so per-round costs are measured without the start-up.
+  double rounds_wall_seconds = 0, rounds_cpu_seconds = 0;
   std::uint64_t events = 0, windows = 0, peer_rounds = 0;
   unsigned threads = 0;
 };

@@ -157,13 +157,14 @@ std::string simulationJson(const SimulateOutcome& o) {
   for (const auto& [at, mib] : o.rss_mib) rss.push_back(fmt::format("[{:.3f}, {:.1f}]", at, mib));
   return fmt::format(
       "{{\"peers\": {}, \"threads\": {}, \"peer_rounds\": {}, \"virtual_seconds\": {:.6f}, "
-      "\"wall_seconds\": {:.3f}, \"peer_rounds_per_second\": {:.1f}, \"events\": {}, "
+      "\"wall_seconds\": {:.3f}, \"rounds_wall_seconds\": {:.3f}, \"rounds_cpu_seconds\": {:.3f}, "
+      "\"peer_rounds_per_second\": {:.1f}, \"events\": {}, "
       "\"windows\": {}, \"peak_rss_mib\": {:.1f}, \"crashed\": [{}], \"diverged\": [{}], "
       "\"rss_mib\": [{}]}}",
-      s.peers, s.threads, s.peer_rounds, s.virtual_seconds, s.wall_seconds,
-      s.wall_seconds > 0 ? double(s.peer_rounds) / s.wall_seconds : 0.0, s.events, s.windows,
-      double(o.peak_rss_kib) / 1024.0, fmt::join(s.crashed, ","), fmt::join(s.diverged, ","),
-      fmt::join(rss, ", "));
+      s.peers, s.threads, s.peer_rounds, s.virtual_seconds, s.wall_seconds, s.rounds_wall_seconds,
+      s.rounds_cpu_seconds, s.wall_seconds > 0 ? double(s.peer_rounds) / s.wall_seconds : 0.0,
+      s.events, s.windows, double(o.peak_rss_kib) / 1024.0, fmt::join(s.crashed, ","),
+      fmt::join(s.diverged, ","), fmt::join(rss, ", "));
 }
 
 }  // namespace phalanx::tools
