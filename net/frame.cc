@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "base/bytes.h"
+#include "net/signing.h"
 
 namespace phalanx::net {
 namespace {
@@ -30,7 +31,8 @@ bool validHello(const v1::Hello& h) {
 bool validRound(const v1::RoundMessage& m) {
   return v1::RoundMessage::Kind_IsValid(m.kind()) &&
          m.kind() != v1::RoundMessage::KIND_UNSPECIFIED && m.codec() <= 255 &&
-         m.signature().size() <= kMaxSignatureBytes;
+         m.signature().size() <= kMaxSignatureBytes &&
+         (m.digest().empty() || m.digest().size() == kDigestBytes);
 }
 
 bool validDigest(const v1::RoundDigest& d) {
@@ -38,8 +40,15 @@ bool validDigest(const v1::RoundDigest& d) {
   if (n != d.hashes_size() || n > kMaxDigestEntries) return false;
   if (d.signatures_size() != 0 && d.signatures_size() != n) return false;
   const auto small = [](const std::string& s) { return s.size() <= kMaxSignatureBytes; };
-  if (!std::all_of(d.signatures().begin(), d.signatures().end(), small)) return false;
-  return !d.has_proof() || (small(d.proof().signature_a()) && small(d.proof().signature_b()));
+  const auto digest = [](const std::string& s) { return s.size() == kDigestBytes; };
+  if (!std::all_of(d.signatures().begin(), d.signatures().end(), small) ||
+      !std::all_of(d.hashes().begin(), d.hashes().end(), digest)) {
+    return false;
+  }
+  if (!d.has_proof()) return true;
+  const auto& p = d.proof();
+  return small(p.signature_a()) && small(p.signature_b()) && digest(p.digest_a()) &&
+         digest(p.digest_b());
 }
 
 std::size_t maxFrameBytes(std::uint64_t dim) { return std::size_t(8 * dim) + kEnvelopeOverhead; }
@@ -145,19 +154,17 @@ std::optional<RoundLayout> roundLayout(std::span<const std::uint8_t> head, std::
         return std::nullopt;
       return RoundLayout{*fields_at, field_start - *fields_at, std::size_t(in.CurrentPosition())};
     }
-    // Before it only the varint fields 1..5, shift_step (fixed32), the digest (fixed64) and
-    // the signature (a short length-delimited field).
+    // Before it only the varint fields 1..5, shift_step (fixed32), the signature and the
+    // digest (short length-delimited fields).
     const std::uint32_t field = tag >> 3, wire = tag & 7;
     if (field >= 1 && field <= 5 && wire == 0) {
       if (!in.ReadVarint64(&value)) return std::nullopt;
     } else if (field == 7 && wire == 5) {
       std::uint32_t fixed = 0;
       if (!in.ReadLittleEndian32(&fixed)) return std::nullopt;
-    } else if (field == 8 && wire == 1) {
-      if (!in.ReadLittleEndian64(&value)) return std::nullopt;
-    } else if (field == 9 && wire == 2) {
-      if (!in.ReadVarint64(&value) || value > kMaxSignatureBytes || !in.Skip(int(value)))
-        return std::nullopt;
+    } else if ((field == 9 || field == 10) && wire == 2) {
+      const std::uint64_t most = field == 9 ? kMaxSignatureBytes : kDigestBytes;
+      if (!in.ReadVarint64(&value) || value > most || !in.Skip(int(value))) return std::nullopt;
     } else {
       return std::nullopt;
     }

@@ -6,11 +6,13 @@
 // depends on the random nonce: simulated runs stay bit-identical.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <expected>
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -18,10 +20,21 @@
 
 namespace phalanx::net {
 
+// What a statement says a vector is: SHA-256 of its float32 bytes. A statement binds its vector
+// only as far as no signer can find two vectors with one digest, so the digest is cryptographic
+// (with a 64-bit or non-cryptographic hash an equivocator makes two vectors that share one, and
+// signs once for both).
+inline constexpr std::size_t kDigestBytes = 32;
+using Digest = std::array<std::uint8_t, kDigestBytes>;
+Digest vectorDigest(std::span<const float> values);
+// A digest as a wire field carries it; nullopt unless exactly kDigestBytes long.
+std::optional<Digest> digestOf(std::string_view bytes);
+std::string_view bytesOf(const Digest& digest);
+
 // The bytes a statement signs: a context string, the run's domain (its configuration digest:
 // a statement of another run proves nothing in this one), the sender, the round and the digest.
 std::vector<std::uint8_t> statementBytes(std::string_view domain, std::uint32_t sender,
-                                         std::uint64_t round, std::uint64_t digest);
+                                         std::uint64_t round, const Digest& digest);
 
 namespace detail {
 struct Pkey;  // an OpenSSL EVP_PKEY, freed with the last owner
@@ -38,7 +51,7 @@ class SigningKey {
   static std::expected<SigningKey, std::string> load(const std::filesystem::path& file);
 
   std::string sign(std::string_view domain, std::uint32_t sender, std::uint64_t round,
-                   std::uint64_t digest) const;
+                   const Digest& digest) const;
   std::shared_ptr<const VerifyKey> publicKey() const;
 
  private:
@@ -50,9 +63,9 @@ class SigningKey {
 class VerifyKey {
  public:
   bool verify(std::string_view domain, std::uint32_t sender, std::uint64_t round,
-              std::uint64_t digest, std::span<const std::uint8_t> signature) const;
+              const Digest& digest, std::span<const std::uint8_t> signature) const;
   bool verify(std::string_view domain, std::uint32_t sender, std::uint64_t round,
-              std::uint64_t digest, const std::string& signature) const;
+              const Digest& digest, std::string_view signature) const;
 
   explicit VerifyKey(std::shared_ptr<detail::Pkey> key) : key_(std::move(key)) {}
 

@@ -195,7 +195,7 @@ class TcpTransport::Session : public std::enable_shared_from_this<Session> {
   static constexpr std::size_t kDirectMin = 64u << 10;  // frames this large take readHead()
   static constexpr std::size_t kReadChunk = 1u << 20;   // a large body's reads, each a sign of life
   static constexpr std::size_t kFirstChunk = 4u << 10;  // a body's first read, at most
-  std::array<std::uint8_t, 192> head_{};                // the header with a signature
+  std::array<std::uint8_t, 256> head_{};                // the header with a signature and a digest
   std::size_t pending_ = 0;                             // the large frame's body size
   std::deque<Outgoing> queue_;
   std::vector<std::vector<std::uint8_t>> spare_;

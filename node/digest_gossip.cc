@@ -9,16 +9,24 @@ namespace {
 
 void addStatement(net::v1::RoundDigest& d, const Statement& s) {
   d.add_senders(s.sender);
-  d.add_hashes(s.digest);
+  d.add_hashes(std::string(net::bytesOf(s.digest)));
   d.add_signatures(s.signature);
+}
+
+// An empty report of `round`'s statements as this node heard them (one hop).
+net::v1::Envelope reportOf(std::uint64_t round) {
+  net::v1::Envelope envelope;
+  envelope.mutable_digest()->set_round(round);
+  envelope.mutable_digest()->set_hops(1);
+  return envelope;
 }
 
 void putStatement(net::v1::EquivocationProof& p, const Proof& proof) {
   p.set_sender(proof.a.sender);
   p.set_round(proof.a.round);
-  p.set_digest_a(proof.a.digest);
+  p.set_digest_a(std::string(net::bytesOf(proof.a.digest)));
   p.set_signature_a(proof.a.signature);
-  p.set_digest_b(proof.b.digest);
+  p.set_digest_b(std::string(net::bytesOf(proof.b.digest)));
   p.set_signature_b(proof.b.signature);
 }
 
@@ -56,19 +64,18 @@ std::vector<std::uint32_t> DigestGossip::screen(
     std::uint64_t open) {
   if (!active()) return heard;
   detector_.advance(t);
-  net::v1::Envelope envelope;
+  net::v1::Envelope envelope = reportOf(t);
   net::v1::RoundDigest& digest = *envelope.mutable_digest();
-  digest.set_round(t);
-  digest.set_hops(1);
   std::vector<std::uint32_t> kept;
   for (const std::uint32_t j : heard) {
     const auto m = messages.find(j);
-    const std::uint64_t h = vectorDigest(exchange.statementRow(j));
     if (m == messages.end() || m->second.signature().empty()) {
       ++rejections_[net::Refusal::kUnsigned];
       continue;
     }
-    if (m->second.digest() != h) {  // not the vector it signed, or this replica went astray
+    const Digest h = vectorDigest(exchange.statementRow(j));
+    // Not the vector it signed, or this replica went astray.
+    if (m->second.digest() != net::bytesOf(h)) {
       ++rejections_[net::Refusal::kStatementMismatch];
       exchange.askForKeyframe(j, t);
       continue;
@@ -84,12 +91,12 @@ std::vector<std::uint32_t> DigestGossip::screen(
 
 void DigestGossip::witness(const net::v1::RoundMessage& m, std::span<const float> row,
                            std::uint64_t open) {
-  if (!active() || m.signature().empty() || m.digest() != vectorDigest(row)) return;
-  const Statement s{m.sender(), m.round(), m.digest(), m.signature()};
+  if (!active() || m.signature().empty()) return;
+  const Digest h = vectorDigest(row);
+  if (m.digest() != net::bytesOf(h)) return;
+  const Statement s{m.sender(), m.round(), h, m.signature()};
   handle(detector_.own(s), s.sender, s.round, open);
-  net::v1::Envelope envelope;
-  envelope.mutable_digest()->set_round(s.round);
-  envelope.mutable_digest()->set_hops(1);
+  net::v1::Envelope envelope = reportOf(s.round);
   addStatement(*envelope.mutable_digest(), s);
   broadcast(envelope, self_);
 }
@@ -98,8 +105,10 @@ void DigestGossip::take(std::uint32_t reporter, const net::v1::RoundDigest& d, s
   if (!active()) return;
   if (d.has_proof()) {
     const auto& p = d.proof();
-    const Proof proof{{p.sender(), p.round(), p.digest_a(), p.signature_a()},
-                      {p.sender(), p.round(), p.digest_b(), p.signature_b()}};
+    const auto a = net::digestOf(p.digest_a()), b = net::digestOf(p.digest_b());
+    if (!a || !b) return;
+    const Proof proof{{p.sender(), p.round(), *a, p.signature_a()},
+                      {p.sender(), p.round(), *b, p.signature_b()}};
     if (detector_.proof(reporter, proof)) {
       logConviction(p.sender(), p.round(), open, true);
       ++metrics_.proofs_sent_total;
@@ -109,7 +118,8 @@ void DigestGossip::take(std::uint32_t reporter, const net::v1::RoundDigest& d, s
     }
     return;
   }
-  if (d.signatures_size() != d.senders_size()) return;  // unsigned: no evidence
+  if (d.signatures_size() != d.senders_size() || d.hashes_size() != d.senders_size())
+    return;  // unsigned: no evidence
   // A reporter's own claim of hops is only trusted downwards: it can make a statement travel
   // less far, and at most `reach` edges whatever it says.
   const std::uint64_t hops = std::max<std::uint64_t>(d.hops(), 1);
@@ -119,12 +129,12 @@ void DigestGossip::take(std::uint32_t reporter, const net::v1::RoundDigest& d, s
   onward.set_hops(std::uint32_t(std::min<std::uint64_t>(hops + 1, UINT32_MAX)));
   for (int k = 0; k < d.senders_size(); ++k) {
     const std::uint32_t sender = d.senders(k);
-    if (sender == self_ || sender == reporter) continue;
-    const auto outcome =
-        detector_.report(reporter, sender, d.round(), d.hashes(k), d.signatures(k));
+    const auto digest = net::digestOf(d.hashes(k));
+    if (sender == self_ || sender == reporter || !digest) continue;
+    const auto outcome = detector_.report(reporter, sender, d.round(), *digest, d.signatures(k));
     handle(outcome, sender, d.round(), open);
     if (outcome.fresh && hops < reach(sender))
-      addStatement(onward, {sender, d.round(), d.hashes(k), d.signatures(k)});
+      addStatement(onward, {sender, d.round(), *digest, d.signatures(k)});
   }
   if (onward.senders_size() > 0) {
     metrics_.statements_relayed_total += std::uint64_t(onward.senders_size());

@@ -28,13 +28,13 @@
 
 namespace phalanx::node {
 
-// XXH3-64 of the vector's float32 bytes: what a statement signs.
-std::uint64_t vectorDigest(std::span<const float> values);
+using net::Digest;
+using net::vectorDigest;
 
 struct Statement {
   std::uint32_t sender = 0;
   std::uint64_t round = 0;
-  std::uint64_t digest = 0;
+  Digest digest{};
   std::string signature;
 };
 
@@ -67,7 +67,7 @@ class EquivocationDetector {
   }
   // The same without a Statement: an agreeing report (the common case) allocates nothing.
   Outcome report(std::uint32_t reporter, std::uint32_t sender, std::uint64_t round,
-                 std::uint64_t digest, std::string_view signature);
+                 const Digest& digest, std::string_view signature);
   // A proof a neighbour sent: true when it convicts its sender now (checked; one per reporter
   // and sender is looked at).
   bool proof(std::uint32_t reporter, const Proof& p);
@@ -86,14 +86,14 @@ class EquivocationDetector {
 
  private:
   struct Entry {
-    std::uint64_t digest;
+    Digest digest;
     std::string signature;
     bool firsthand;            // from the sender's own message
     std::optional<bool> good;  // unset: not checked yet
   };
   struct Slot {
     std::vector<Entry> entries;
-    std::set<std::pair<std::uint32_t, std::uint64_t>> reported;  // (reporter, digest)
+    std::set<std::pair<std::uint32_t, Digest>> reported;  // (reporter, digest)
     bool caught = false;
   };
   static constexpr std::size_t kMaxEntries = 8;
@@ -102,7 +102,7 @@ class EquivocationDetector {
   Outcome add(std::uint32_t sender, std::uint64_t round, Slot& slot, Entry entry);
   Outcome settle(std::uint32_t sender, std::uint64_t round, Slot& slot);
   // nullopt: no key for `sender`.
-  std::optional<bool> check(std::uint32_t sender, std::uint64_t round, std::uint64_t digest,
+  std::optional<bool> check(std::uint32_t sender, std::uint64_t round, const Digest& digest,
                             const std::string& signature);
   void convict(std::uint32_t sender, std::uint64_t round);
 

@@ -36,7 +36,7 @@ void RoundWire::setSigner(std::shared_ptr<const net::SigningKey> key, std::strin
   signed_rounds_ = std::move(rounds);
 }
 
-RoundWire::Statement RoundWire::signedFor(std::uint64_t round, std::uint64_t digest) {
+RoundWire::Statement RoundWire::signedFor(std::uint64_t round, const net::Digest& digest) {
   // A restarted peer may redo rounds it signed before its crash, with other vectors: signing
   // them again would prove it an equivocator. It sends nothing for them instead (no signature).
   if (signed_rounds_ && !signed_rounds_->mayLog(round)) return Statement{round, digest, {}};
@@ -46,7 +46,7 @@ RoundWire::Statement RoundWire::signedFor(std::uint64_t round, std::uint64_t dig
 
 void RoundWire::state(std::uint64_t round, std::span<const float> row) {
   if (!key_) return;
-  const std::uint64_t digest = vectorDigest(row);
+  const net::Digest digest = vectorDigest(row);
   if (stated_ && stated_->round == round && stated_->digest == digest) return;
   stated_ = signedFor(round, digest);
   by_payload_.clear();
@@ -73,7 +73,7 @@ bool RoundWire::attachStatement(net::v1::RoundMessage& header,
     statement = &it->second;
   }
   if (statement->signature.empty()) return false;
-  header.set_digest(statement->digest);
+  header.set_digest(std::string(net::bytesOf(statement->digest)));
   header.set_signature(statement->signature);
   return true;
 }

@@ -62,14 +62,14 @@ class RoundWire {
  private:
   struct Statement {
     std::uint64_t round = 0;
-    std::uint64_t digest = 0;
+    net::Digest digest{};
     std::string signature;
   };
   // The statement `header` carries: false when it may not be signed (a round signed before a
   // restart) and must not be sent.
   bool attachStatement(net::v1::RoundMessage& header, const net::Transport::Payload& payload,
                        bool own);
-  Statement signedFor(std::uint64_t round, std::uint64_t digest);
+  Statement signedFor(std::uint64_t round, const net::Digest& digest);
 
   std::uint32_t self_;
   std::size_t dim_;

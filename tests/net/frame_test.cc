@@ -96,6 +96,19 @@ TEST(Frame, MalformedEmptyAndInvalidBodies) {
   share.mutable_coalition()->set_count(5000);
   const auto cb = encodeFrame(share);
   EXPECT_EQ(parseBody(std::span(cb).subspan(kLengthBytes)).error(), FrameError::kInvalid);
+  // A statement's digest is SHA-256's 32 bytes, in a round message and in reports alike.
+  auto short_digest = roundMessage(1, 1, "");
+  short_digest.mutable_round()->set_digest(std::string(8, 'h'));
+  const auto sd = encodeFrame(short_digest);
+  EXPECT_EQ(parseBody(std::span(sd).subspan(kLengthBytes)).error(), FrameError::kInvalid);
+  v1::Envelope report;
+  report.mutable_digest()->add_senders(3);
+  report.mutable_digest()->add_hashes(std::string(8, 'h'));
+  const auto rb = encodeFrame(report);
+  EXPECT_EQ(parseBody(std::span(rb).subspan(kLengthBytes)).error(), FrameError::kInvalid);
+  report.mutable_digest()->set_hashes(0, std::string(32, 'h'));
+  const auto good_report = encodeFrame(report);
+  EXPECT_TRUE(parseBody(std::span(good_report).subspan(kLengthBytes)).has_value());
   share.mutable_coalition()->set_count(3);
   const auto ok = encodeFrame(share);
   EXPECT_TRUE(parseBody(std::span(ok).subspan(kLengthBytes)).has_value());
@@ -161,6 +174,23 @@ TEST(Frame, RoundLayoutFindsThePayloadOnlyWhenItEndsTheBody) {
   ASSERT_TRUE(fields.ParseFromArray(head.data() + layout->fields_at, int(layout->fields_size)));
   EXPECT_EQ(fields.round(), 300u);
   EXPECT_FALSE(roundLayout(head, body + 1).has_value());  // the payload would not end the body
+  // A statement (signature, 32-byte digest) is part of the head; a longer digest is not.
+  header.set_signature(std::string(64, 's'));
+  header.set_digest(std::string(32, 'd'));
+  std::vector<std::uint8_t> signed_frame;
+  appendRoundFrameHead(header, 100000, signed_frame);
+  const auto signed_head = std::span(signed_frame).subspan(kLengthBytes);
+  const auto signed_layout = roundLayout(signed_head, signed_frame.size() - kLengthBytes + 100000);
+  ASSERT_TRUE(signed_layout.has_value());
+  ASSERT_TRUE(fields.ParseFromArray(signed_head.data() + signed_layout->fields_at,
+                                    int(signed_layout->fields_size)));
+  EXPECT_EQ(fields.digest(), std::string(32, 'd'));
+  header.set_digest(std::string(33, 'd'));
+  std::vector<std::uint8_t> long_digest;
+  appendRoundFrameHead(header, 100000, long_digest);
+  EXPECT_FALSE(roundLayout(std::span(long_digest).subspan(kLengthBytes),
+                           long_digest.size() - kLengthBytes + 100000)
+                   .has_value());
   v1::Envelope beat;
   beat.mutable_heartbeat()->set_round(1);
   const auto hb = encodeFrame(beat);

@@ -19,6 +19,13 @@ namespace {
 
 constexpr std::string_view kRun = "run-digest";
 
+// A digest named by a number (its first bytes), for statements about no particular vector.
+Digest dg(std::uint64_t n) {
+  Digest d{};
+  for (std::size_t k = 0; k < 8; ++k) d[k] = std::uint8_t(n >> (8 * k));
+  return d;
+}
+
 struct Keys {
   net::SigningKey alice = net::SigningKey::generate();  // peer 9: the one under watch
   net::SigningKey mallory = net::SigningKey::generate();
@@ -28,7 +35,7 @@ struct Keys {
     (*ring)[4] = mallory.publicKey();
   }
   Statement by9(std::uint64_t round, std::uint64_t digest) const {
-    return {9, round, digest, alice.sign(kRun, 9, round, digest)};
+    return {9, round, dg(digest), alice.sign(kRun, 9, round, dg(digest))};
   }
 };
 
@@ -42,20 +49,20 @@ TEST(Equivocation, DigestIsOfTheBytes) {
 
 TEST(Signing, ASignatureHoldsForItsStatementOnly) {
   const Keys k;
-  const std::string sig = k.alice.sign(kRun, 9, 5, 111);
+  const std::string sig = k.alice.sign(kRun, 9, 5, dg(111));
   EXPECT_EQ(sig.size(), 64u);  // r || s of P-256, whatever the nonce
   const auto key = k.alice.publicKey();
-  EXPECT_TRUE(key->verify(kRun, 9, 5, 111, sig));
-  EXPECT_FALSE(key->verify(kRun, 9, 5, 112, sig));                    // another digest
-  EXPECT_FALSE(key->verify(kRun, 9, 6, 111, sig));                    // another round
-  EXPECT_FALSE(key->verify(kRun, 8, 5, 111, sig));                    // another sender
-  EXPECT_FALSE(key->verify("other run", 9, 5, 111, sig));             // another run
-  EXPECT_FALSE(k.mallory.publicKey()->verify(kRun, 9, 5, 111, sig));  // another key
+  EXPECT_TRUE(key->verify(kRun, 9, 5, dg(111), sig));
+  EXPECT_FALSE(key->verify(kRun, 9, 5, dg(112), sig));                    // another digest
+  EXPECT_FALSE(key->verify(kRun, 9, 6, dg(111), sig));                    // another round
+  EXPECT_FALSE(key->verify(kRun, 8, 5, dg(111), sig));                    // another sender
+  EXPECT_FALSE(key->verify("other run", 9, 5, dg(111), sig));             // another run
+  EXPECT_FALSE(k.mallory.publicKey()->verify(kRun, 9, 5, dg(111), sig));  // another key
   std::string flipped = sig;
   flipped[10] ^= 1;
-  EXPECT_FALSE(key->verify(kRun, 9, 5, 111, flipped));
-  EXPECT_FALSE(key->verify(kRun, 9, 5, 111, std::string()));
-  EXPECT_FALSE(key->verify(kRun, 9, 5, 111, std::string(64, '\xff')));  // s beyond the order
+  EXPECT_FALSE(key->verify(kRun, 9, 5, dg(111), flipped));
+  EXPECT_FALSE(key->verify(kRun, 9, 5, dg(111), std::string()));
+  EXPECT_FALSE(key->verify(kRun, 9, 5, dg(111), std::string(64, '\xff')));  // s beyond the order
 }
 
 TEST(Equivocation, TwoSignedDifferentStatementsConvictWithAProofOthersCheck) {
@@ -83,7 +90,7 @@ TEST(Equivocation, ForgedReportsConvictNobodyAndCostOneCheckEach) {
   EquivocationDetector d(k.ring, std::string(kRun));
   d.own(k.by9(5, 111));
   for (std::uint32_t liar = 1; liar <= 6; ++liar) {  // any number of liars
-    Statement forged{9, 5, 100 + liar, k.mallory.sign(kRun, 9, 5, 100 + liar)};
+    Statement forged{9, 5, dg(100 + liar), k.mallory.sign(kRun, 9, 5, dg(100 + liar))};
     const auto out = d.report(liar, forged);
     EXPECT_FALSE(out.convicted);
     EXPECT_FALSE(out.fresh);                         // not relayed
@@ -93,11 +100,11 @@ TEST(Equivocation, ForgedReportsConvictNobodyAndCostOneCheckEach) {
   EXPECT_EQ(d.signaturesChecked(), 1u + 6u);  // the own statement once, each forgery once
   EXPECT_EQ(d.signaturesRefused(), 6u);
   // A forged proof convicts nobody either.
-  const Proof forged{k.by9(5, 111), {9, 5, 333, k.mallory.sign(kRun, 9, 5, 333)}};
+  const Proof forged{k.by9(5, 111), {9, 5, dg(333), k.mallory.sign(kRun, 9, 5, dg(333))}};
   EXPECT_FALSE(d.proof(1, forged));
   EXPECT_FALSE(d.convicted(9));
   // Unsigned reports are no evidence at all.
-  EXPECT_FALSE(d.report(7, Statement{9, 5, 444, ""}).convicted);
+  EXPECT_FALSE(d.report(7, Statement{9, 5, dg(444), ""}).convicted);
 }
 
 TEST(Equivocation, AFalseSignatureFromTheSenderItselfConvictsItHere) {
@@ -105,7 +112,7 @@ TEST(Equivocation, AFalseSignatureFromTheSenderItselfConvictsItHere) {
   EquivocationDetector d(k.ring, std::string(kRun));
   // Peer 9 sent this node vector 111 under a signature that does not hold; nothing to check
   // until some statement disagrees.
-  EXPECT_FALSE(d.own(Statement{9, 5, 111, std::string(64, '\1')}).convicted);
+  EXPECT_FALSE(d.own(Statement{9, 5, dg(111), std::string(64, '\1')}).convicted);
   const auto out = d.report(2, k.by9(5, 222));
   EXPECT_TRUE(out.convicted);
   EXPECT_FALSE(out.proof.has_value());  // nobody else can be shown it
@@ -114,7 +121,7 @@ TEST(Equivocation, AFalseSignatureFromTheSenderItselfConvictsItHere) {
 TEST(Equivocation, WithoutTheSendersKeyNothingIsConvicted) {
   const Keys k;
   EquivocationDetector d(std::make_shared<net::KeyRing>(), std::string(kRun));
-  d.own(Statement{9, 5, 111, std::string(64, '\1')});
+  d.own(Statement{9, 5, dg(111), std::string(64, '\1')});
   EXPECT_FALSE(d.report(2, k.by9(5, 222)).convicted);
   EXPECT_FALSE(d.proof(3, Proof{k.by9(6, 1), k.by9(6, 2)}));
   EXPECT_FALSE(d.convicted(9));
