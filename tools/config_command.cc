@@ -4,9 +4,11 @@
 #include <spdlog/spdlog.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "node/config.h"
@@ -20,7 +22,21 @@ struct ConfigOptions {
   std::string file;
   std::vector<std::string> sets;
   bool json = false;
+  bool show_secrets = false;
 };
+
+// The fields whose values open something (control.token opens /control and /model): shown as
+// <redacted> unless asked for, since a resolved config is pasted into issues and chats.
+constexpr std::string_view kSecretFields[] = {"control.token"};
+constexpr std::string_view kRedacted = "<redacted>";
+
+void redact(base::FieldLog& fields) {
+  for (auto& f : fields) {
+    const bool secret = std::find(std::begin(kSecretFields), std::end(kSecretFields), f.path) !=
+                        std::end(kSecretFields);
+    if (secret && f.value != "\"\"" && !f.value.empty()) f.value = kRedacted;
+  }
+}
 
 // A field's YAML flow value as JSON: numbers and booleans as such, quoted text as text.
 nlohmann::json jsonOf(const YAML::Node& n) {
@@ -43,7 +59,8 @@ nlohmann::json jsonOf(const YAML::Node& n) {
 
 int runShow(const ConfigOptions& o) {
   try {
-    const base::FieldLog fields = node::loadConfigFields(o.file, o.sets);
+    base::FieldLog fields = node::loadConfigFields(o.file, o.sets);
+    if (!o.show_secrets) redact(fields);
     if (!o.json) {
       fmt::print("# {} resolved: every field, defaults filled in\n{}", o.file,
                  node::resolvedYaml(fields));
@@ -75,6 +92,8 @@ Command addConfigCommand(CLI::App& root) {
   show->add_option("--set", o->sets, "override a config field: path=value")
       ->allow_extra_args(false);
   show->add_flag("--json", o->json, "one JSON object: field path -> value");
+  show->add_flag("--show-secrets", o->show_secrets,
+                 "print control.token as it is (otherwise <redacted>)");
   CLI::App* reference = app->add_subcommand("reference", "print docs/CONFIG.md");
   return {app, [o, show, reference] {
             if (show->parsed()) return runShow(*o);

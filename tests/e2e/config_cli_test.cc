@@ -39,6 +39,24 @@ TEST(ConfigCli, ShowPrintsTheResolvedConfigAsYamlOrJson) {
               ::testing::MatchesRegex("[0-9-]+T[0-9:.]+ error phalanx: .*"));
 }
 
+TEST(ConfigCli, ShowRedactsTheControlTokenUnlessAskedFor) {
+  const std::string config = sourceDir() + "/configs/demo.yaml";
+  const std::string set = " --set control.token=s3cret-value";
+  const auto yaml = runProcess(phalanxBinary() + " config show " + config + set);
+  ASSERT_EQ(yaml.exit_code, 0) << yaml.output;
+  EXPECT_THAT(yaml.output, HasSubstr("token: <redacted>"));
+  EXPECT_THAT(yaml.output, ::testing::Not(HasSubstr("s3cret-value")));
+  const auto json = runProcess(phalanxBinary() + " config show " + config + set + " --json");
+  ASSERT_EQ(json.exit_code, 0) << json.output;
+  EXPECT_EQ(nlohmann::json::parse(json.output)["control.token"], "<redacted>");
+  const auto shown =
+      runProcess(phalanxBinary() + " config show " + config + set + " --show-secrets");
+  EXPECT_THAT(shown.output, HasSubstr("s3cret-value"));
+  // No token: nothing to hide, and the empty value stays what it is.
+  const auto none = runProcess(phalanxBinary() + " config show " + config + " --json");
+  EXPECT_EQ(nlohmann::json::parse(none.output)["control.token"], "");
+}
+
 TEST(ConfigCli, MistypedOptionsSubcommandsAndAttacksGetTheClosestNameAndExit2) {
   const std::string args = " --topology " + sourceDir() + "/topologies/ring-8.yaml --config " +
                            sourceDir() + "/configs/demo.yaml --out /nonexistent/never";
