@@ -8,6 +8,7 @@
 #include <cctype>
 #include <filesystem>
 #include <optional>
+#include <regex>
 
 #include "net/certs.h"
 #include "tools/launch.h"
@@ -17,6 +18,7 @@ namespace {
 
 constexpr const char* kConfigDir = "/etc/phalanx";
 constexpr const char* kDataDir = "/var/lib/phalanx";
+constexpr int kImageUser = 10001;  // the Dockerfile's user and group
 constexpr const char* kCertsDir = "/etc/phalanx/certs";
 
 // RFC 1123 label: lower-case letters, digits and '-', starting and ending alphanumeric. Pod
@@ -29,6 +31,13 @@ bool dnsLabel(const std::string& s, std::size_t max) {
   };
   return ok(s.front()) && ok(s.back()) &&
          std::all_of(s.begin(), s.end(), [&](char c) { return ok(c) || c == '-'; });
+}
+
+// A Kubernetes resource quantity as people write them: a positive decimal number with at most
+// one suffix (m, k, M, G, T, Ki, Mi, Gi, Ti).
+bool quantity(const std::string& s) {
+  static const std::regex form(R"(([0-9]+(\.[0-9]+)?|\.[0-9]+)(m|k|M|G|T|P|Ki|Mi|Gi|Ti|Pi)?)");
+  return std::regex_match(s, form) && s.find_first_of("123456789") != std::string::npos;
 }
 
 constexpr const char* kStringTag = "tag:yaml.org,2002:str";
@@ -178,6 +187,9 @@ YAML::Node statefulSet(const topologies::Topology& t, const K8sRequest& r) {
   c["env"].push_back(rank);
   c["ports"].push_back(port("gossip", r.port, true));
   c["ports"].push_back(port("metrics", r.metrics_port, true));
+  c["resources"]["requests"]["cpu"] = text(r.cpu);
+  c["resources"]["requests"]["memory"] = text(r.memory);
+  c["resources"]["limits"]["memory"] = text(r.memory);
   c["readinessProbe"]["httpGet"]["path"] = "/metrics";
   c["readinessProbe"]["httpGet"]["port"] = "metrics";
   YAML::Node config_mount, data_mount;
@@ -195,6 +207,11 @@ YAML::Node statefulSet(const topologies::Topology& t, const K8sRequest& r) {
     certs_mount["readOnly"] = true;
     c["volumeMounts"].push_back(certs_mount);
   }
+  // The image runs as user 10001 (Dockerfile); the volume is made writable to its group.
+  pod["spec"]["securityContext"]["runAsNonRoot"] = true;
+  pod["spec"]["securityContext"]["runAsUser"] = kImageUser;
+  pod["spec"]["securityContext"]["runAsGroup"] = kImageUser;
+  pod["spec"]["securityContext"]["fsGroup"] = kImageUser;
   pod["spec"]["containers"].push_back(c);
   YAML::Node config_volume;
   config_volume["name"] = "config";
@@ -247,6 +264,13 @@ std::expected<std::string, std::string> k8sManifests(const topologies::Topology&
   if (r.image.empty()) return std::unexpected("--image: required");
   if (r.port == 0 || r.metrics_port == 0 || r.port == r.metrics_port) {
     return std::unexpected("--port and --metrics-port: two different ports, neither 0");
+  }
+  for (const auto& [option, value] :
+       {std::pair{"--cpu", &r.cpu}, {"--memory", &r.memory}, {"--storage", &r.storage}}) {
+    if (!quantity(*value)) {
+      return std::unexpected(fmt::format(
+          "{} {}: not a Kubernetes quantity (e.g. 500m, 2, 1Gi, 512Mi)", option, *value));
+    }
   }
   YAML::Emitter out;
   std::vector<YAML::Node> docs{configMap(t, r)};

@@ -25,6 +25,12 @@ struct K8sRequest {
   std::vector<std::string> sets;  // --set overrides, given to every pod
   std::uint64_t rounds = 0;       // 0: rounds.count
   std::string storage = "1Gi";    // each pod's volume for node-K.jsonl, its log, checkpoints
+  // Each pod's requests (the scheduler places it where they fit) and its memory limit (equal to
+  // the request: a peer that outgrows it is restarted and resumes, instead of starving others).
+  // The defaults fit the shipped configs' MLP with the Fashion-MNIST set in memory (239 MiB
+  // peak for `phalanx train --config configs/demo.yaml`).
+  std::string cpu = "1";
+  std::string memory = "1Gi";
   // security: tls — the cluster's certificate files by name (ca.pem, node-<id>.pem,
   // node-<id>.key; never ca.key), in a Secret mounted read-only at /etc/phalanx/certs, which
   // every pod's security.dir names. Empty: the config brings its own, or says none.
@@ -39,7 +45,7 @@ std::string podHost(const K8sRequest& r, std::size_t ordinal);
 topologies::Topology podTopology(const topologies::Topology& t, const K8sRequest& r);
 
 // The three manifests as one multi-document YAML stream. Errors: a name or namespace that is
-// not a DNS label, no image, equal ports.
+// not a DNS label, no image, equal ports, a CPU, memory or storage that is not a quantity.
 std::expected<std::string, std::string> k8sManifests(const topologies::Topology& t,
                                                      const K8sRequest& r);
 

@@ -105,6 +105,10 @@ Command addK8sCommand(CLI::App& root) {
       ->needs(byzantine);
   app->add_option("--storage", o->request.storage, "each pod's volume (jsonl, log, checkpoints)")
       ->capture_default_str();
+  app->add_option("--cpu", o->request.cpu, "each pod's CPU request (cores, or 500m)")
+      ->capture_default_str();
+  app->add_option("--memory", o->request.memory, "each pod's memory request and limit (2Gi)")
+      ->capture_default_str();
   app->add_option("--certs", o->certs,
                   "security: tls (the default): the cluster's certificates from this folder "
                   "(`phalanx certs DIR --topology T.yaml`; keeps its CA for later nodes) in the "

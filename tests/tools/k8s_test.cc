@@ -122,6 +122,14 @@ TEST(K8s, ServiceAndStatefulSetAgreeOnPortsLabelsAndPods) {
   const YAML::Node& c = pod["spec"]["containers"][0];
   EXPECT_EQ(c["image"].as<std::string>(), r.image);
   EXPECT_EQ(portsOf(c["ports"], "containerPort"), ports);
+  // Not root, and the volume writable to the image's user (Dockerfile: 10001).
+  EXPECT_TRUE(pod["spec"]["securityContext"]["runAsNonRoot"].as<bool>());
+  EXPECT_EQ(pod["spec"]["securityContext"]["fsGroup"].as<int>(), 10001);
+  // Requests the scheduler places pods by; the memory limit equals the request.
+  EXPECT_EQ(c["resources"]["requests"]["cpu"].as<std::string>(), r.cpu);
+  EXPECT_EQ(c["resources"]["requests"]["memory"].as<std::string>(), r.memory);
+  EXPECT_EQ(c["resources"]["limits"]["memory"].as<std::string>(), r.memory);
+  EXPECT_EQ(c["resources"]["requests"]["cpu"].Tag(), "!");  // "1" is a quantity, not an int
   EXPECT_EQ(c["env"][0]["name"].as<std::string>(), "PHALANX_RANK");
   EXPECT_EQ(c["env"][0]["valueFrom"]["fieldRef"]["fieldPath"].as<std::string>(),
             "metadata.labels['apps.kubernetes.io/pod-index']");
@@ -160,6 +168,17 @@ TEST(K8s, RefusesNamesKubernetesRefuses) {
   r = request();
   r.metrics_port = r.port;
   EXPECT_THAT(k8sManifests(t, r).error(), HasSubstr("two different ports"));
+  for (const char* bad : {"", "0", "1.5 Gi", "-1", "2GB", "lots", "1e3"}) {
+    r = request();
+    r.memory = bad;
+    EXPECT_THAT(k8sManifests(t, r).error(), HasSubstr("--memory")) << bad;
+  }
+  for (const char* good : {"500m", "2", "0.5", "1Gi", "512Mi", "1.5G"}) {
+    r = request();
+    r.cpu = good;
+    r.memory = good;
+    EXPECT_TRUE(k8sManifests(t, r).has_value()) << good;
+  }
 }
 
 TEST(K8s, TheCertificatesAreASecretEveryPodMountsReadOnlyAsItsSecurityDir) {
