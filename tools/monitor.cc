@@ -214,7 +214,10 @@ RunSummary summarizeLive(const MonitorFigures& f, std::span<const MonitorSample>
     s.series.accuracy_max.push_back(m.accuracy_max);
   }
   s.byzantine_leakage = f.byzantine_leakage;
-  s.detection_rate = std::isfinite(f.byzantine_leakage) ? 1 - f.byzantine_leakage : kNaN;
+  // Scrapes count vectors, not peer-rounds: detection_rate (honest peer-rounds that excluded a
+  // Byzantine vector they mixed) is not 1 - leakage, and only the jsonl records give it.
+  s.detection_rate = kNaN;
+  s.honest_excluded = kNaN;
   s.compression_ratio = f.compression_ratio;
   s.round_seconds_mean = f.round_seconds;
   // The scrape has no per-round times: no percentiles from it.
@@ -243,12 +246,7 @@ std::string Monitor::table(double elapsed) const {
   out += fmt::format("  {:<34}{}\n", "consensus distance", show(f.consensus_distance, "{:.4g}"));
   out += fmt::format("  {:<34}{}\n", "Byzantine leakage (kept/mixed)",
                      show(f.byzantine_leakage, "{:.3f}"));
-  out += fmt::format(
-      "  {:<34}{}\n", "detection (excluded/mixed)",
-      std::isfinite(f.byzantine_leakage) ? show(1 - f.byzantine_leakage, "{:.3f}") : "-");
-  out += fmt::format(
-      "  {:<34}{}\n", "wire bytes vs dense fp32",
-      std::isfinite(f.compression_ratio) ? show(f.compression_ratio, "{:.1f}x fewer") : "-");
+  out += fmt::format("  {:<34}{}\n", "wire bytes vs dense fp32", versusDense(f.compression_ratio));
   out += fmt::format("  {:<34}{}\n", "round time (mean)", show(f.round_seconds, "{:.3f} s"));
   out += fmt::format("  {:<34}{}\n", "dead or unreachable peers", down.empty() ? "none" : down);
   return out;

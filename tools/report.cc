@@ -25,7 +25,9 @@ constexpr const char* kSvgStyle =
     ".tick { font-size: 11px; fill: #444; } .label { font-size: 12px; } "
     ".plot { fill: #fafafa; stroke: #888; } .grid { stroke: #e3e3e3; }";
 
-constexpr int kWidth = 640, kHeight = 320, kLeft = 70, kRight = 20, kTop = 36, kBottom = 46;
+// The legend sits between the title and the plot, where no data can be under it.
+constexpr int kWidth = 640, kHeight = 320, kLeft = 70, kRight = 20, kTop = 46, kBottom = 46;
+constexpr int kLegendY = 30;
 
 std::string number(double v) {
   if (v == 0) return "0";
@@ -37,9 +39,9 @@ std::string number(double v) {
 
 }  // namespace
 
-std::vector<double> niceTicks(double lo, double hi, int target) {
+std::vector<double> niceTicks(double lo, double hi, int target, double min_step) {
   if (!(hi > lo)) hi = lo + 1;
-  const double raw = (hi - lo) / std::max(target, 1);
+  const double raw = std::max((hi - lo) / std::max(target, 1), min_step);
   const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
   double step = 10 * magnitude;
   for (const double m : {1.0, 2.0, 5.0}) {
@@ -81,21 +83,33 @@ std::string svgChart(const Chart& c) {
   if (!std::isfinite(x0)) {
     return out + fmt::format("<text x='{}' y='{}'>no data</text></svg>\n", kLeft, kHeight / 2);
   }
-  if (x1 == x0) x1 = x0 + 1;
-  if (y1 == y0) {
-    y0 -= 0.5;
-    y1 += 0.5;
+  // Rounds and steps are whole numbers: their ticks too (one evaluation is one tick, mid-axis).
+  bool whole_x = true;
+  for (const auto& s : c.series) {
+    for (std::size_t i = 0; i < s.x.size(); ++i)
+      whole_x &= !drawable(s.x[i], s.y[i]) || s.x[i] == std::round(s.x[i]);
   }
-  // Round tick values: the x axis from the first to the last point; the y axis fixed where the
-  // figure has bounds, else widened to whole ticks (whole decades on a log axis).
-  std::vector<double> x_ticks = niceTicks(x0, x1);
+  if (x1 == x0) {
+    x0 -= whole_x ? 1 : 0.5;
+    x1 += whole_x ? 1 : 0.5;
+  }
+  if (y1 == y0) {
+    y0 -= std::max(0.5 * std::abs(y0), 0.05);
+    y1 += std::max(0.5 * std::abs(y1), 0.05);
+  }
+  // Round tick values: the x axis from the first to the last point; the y axis widened to
+  // whole ticks (whole decades on a log axis), inside the figure's bounds where it has them.
+  std::vector<double> x_ticks = niceTicks(x0, x1, 5, whole_x ? 1.0 : 0.0);
   std::erase_if(x_ticks,
                 [&](double t) { return t < x0 - 1e-9 * (x1 - x0) || t > x1 + 1e-9 * (x1 - x0); });
   std::vector<double> y_ticks;
-  if (c.y_bounds) {
-    y0 = ty(c.y_bounds->first);
-    y1 = ty(c.y_bounds->second);
-    y_ticks = niceTicks(y0, y1);
+  if (c.y_bounds && !c.log_y) {
+    const double lo = c.y_bounds->first, hi = c.y_bounds->second;
+    y_ticks = niceTicks(std::max(y0, lo), std::min(y1, hi));
+    std::erase_if(y_ticks, [&](double t) { return t < lo - 1e-12 || t > hi + 1e-12; });
+    if (y_ticks.size() < 2) y_ticks = niceTicks(lo, hi);
+    y0 = y_ticks.front();
+    y1 = y_ticks.back();
   } else if (c.log_y) {
     y0 = std::floor(y0);
     y1 = std::max(std::ceil(y1), y0 + 1);
@@ -150,7 +164,7 @@ std::string svgChart(const Chart& c) {
     out += fmt::format(
         "<rect x='{:.0f}' y='{}' width='12' height='4' fill='{}'/><text x='{:.0f}' y='{}' "
         "class='tick'>{}</text>\n",
-        lx, kTop + 8, s.colour, lx + 16, kTop + 13, escapeHtml(s.name));
+        lx, kLegendY, s.colour, lx + 16, kLegendY + 5, escapeHtml(s.name));
   }
   return out + "</svg>\n";
 }
@@ -328,11 +342,9 @@ std::string summaryTiles(const RunSummary& s, const RunSummary* baseline) {
        "share of honest peer-rounds that excluded a Byzantine vector they mixed"},
       {"Byzantine leakage", shown(s.byzantine_leakage, "{:.3f}"),
        "share of the Byzantine vectors mixed that the honest rules kept"},
-      {"wire bytes",
-       std::isfinite(s.compression_ratio) && s.compression_ratio > 0
-           ? fmt::format("{:.1f}× fewer", s.compression_ratio)
-           : std::string("—"),
-       "than the same messages as dense fp32"},
+      {"honest vectors excluded", shown(s.honest_excluded, "{:.3f}"),
+       "share of the honest vectors mixed that the honest rules left out (the rule's price)"},
+      {"wire bytes", versusDense(s.compression_ratio), "than the same messages as dense fp32"},
       {"consensus distance", shown(s.consensus_distance, "{:.3g}"),
        "(1/h) Σ ‖x_i − x̄‖² over the honest models, last measured"},
       {"rounds", std::to_string(s.rounds),

@@ -27,13 +27,15 @@ struct Chart {
   std::string title, x_label, y_label;
   std::vector<Series> series;
   bool log_y = false;
-  // The y axis spans exactly these bounds (what the figure can be: [0, 1] for shares and
-  // accuracies); unset: the data's range widened to round tick values.
+  // What the figure can be ([0, 1] for shares and accuracies): the y axis spans the data's
+  // range widened to round tick values, never beyond these (0.98-0.99 accuracies get an axis
+  // of their own, not a sliver under the legend of a [0, 1] one).
   std::optional<std::pair<double, double>> y_bounds;
 };
-// Round tick values over [lo, hi]: steps of 1, 2 or 5 times a power of ten, about `target` of
-// them, the first at or below lo and the last at or above hi.
-std::vector<double> niceTicks(double lo, double hi, int target = 5);
+// Round tick values over [lo, hi]: steps of 1, 2 or 5 times a power of ten (at least
+// `min_step`: 1 for rounds), about `target` of them, the first at or below lo and the last at
+// or above hi.
+std::vector<double> niceTicks(double lo, double hi, int target = 5, double min_step = 0);
 // A standalone SVG document: axes, round tick values, a legend, its own style.
 std::string svgChart(const Chart& chart);
 

@@ -109,6 +109,7 @@ RunSummary summarize(std::span<const PeerHistory> peers, std::span<const Monitor
   double uplink = 0, downlink = 0, downlink_dense = 0;
   std::vector<double> round_times;
   std::uint64_t byz_mixed = 0, byz_kept = 0, detect_rounds = 0, detected = 0;
+  std::uint64_t honest_mixed = 0, honest_out = 0;
   std::map<std::uint64_t, std::vector<double>> accuracy_by_round, bytes_by_round, time_by_round;
   std::map<std::uint64_t, std::uint64_t> steps_by_round;
   std::map<std::uint64_t, std::pair<int, int>> detection_by_round;  // detected, mixing one
@@ -135,7 +136,11 @@ RunSummary summarize(std::span<const PeerHistory> peers, std::span<const Monitor
         const bool out = base::containsId(r.excluded, j);
         heard[j].second += 1;
         heard[j].first += out ? 1 : 0;
-        if (!base::containsId(byzantine, j)) continue;
+        if (!base::containsId(byzantine, j)) {
+          ++honest_mixed;
+          honest_out += out;
+          continue;
+        }
         ++mixed_here;
         excluded_here += out;
       }
@@ -179,6 +184,7 @@ RunSummary summarize(std::span<const PeerHistory> peers, std::span<const Monitor
   }
   s.byzantine_leakage = byz_mixed > 0 ? double(byz_kept) / double(byz_mixed) : kNaN;
   s.detection_rate = detect_rounds > 0 ? double(detected) / double(detect_rounds) : kNaN;
+  s.honest_excluded = honest_mixed > 0 ? double(honest_out) / double(honest_mixed) : kNaN;
   s.compression_ratio = sent > 0 ? dense / sent : kNaN;
   const bool hub = uplink > 0 || downlink > 0;
   s.uplink_bytes = hub ? uplink : kNaN;
@@ -232,6 +238,7 @@ std::string summaryJson(const RunSummary& s) {
   j["consensus_distance"] = numberOrNull(s.consensus_distance);
   j["byzantine_leakage"] = numberOrNull(s.byzantine_leakage);
   j["detection_rate"] = numberOrNull(s.detection_rate);
+  j["honest_excluded"] = numberOrNull(s.honest_excluded);
   j["compression_ratio"] = numberOrNull(s.compression_ratio);
   j["round_seconds_mean"] = numberOrNull(s.round_seconds_mean);
   j["round_seconds_p50"] = numberOrNull(s.round_seconds_p50);
@@ -268,6 +275,7 @@ std::optional<RunSummary> summaryFromJson(const std::string& json) {
   s.consensus_distance = numberOr(j, "consensus_distance", kNaN);
   s.byzantine_leakage = numberOr(j, "byzantine_leakage", kNaN);
   s.detection_rate = numberOr(j, "detection_rate", kNaN);
+  s.honest_excluded = numberOr(j, "honest_excluded", kNaN);
   s.compression_ratio = numberOr(j, "compression_ratio", kNaN);
   s.round_seconds_mean = numberOr(j, "round_seconds_mean", kNaN);
   s.round_seconds_p50 = numberOr(j, "round_seconds_p50", kNaN);
@@ -324,6 +332,13 @@ std::set<std::uint32_t> parseIdList(const std::string& text) {
   const auto ids = base::parseIds(text);
   if (!ids) throw std::invalid_argument(ids.error());
   return {ids->begin(), ids->end()};
+}
+
+std::string versusDense(double ratio) {
+  if (!std::isfinite(ratio) || ratio <= 0) return "-";
+  if (ratio >= 1.1) return fmt::format("{:.1f}x fewer", ratio);
+  if (ratio >= 1) return fmt::format("{:.1f} % fewer", 100 * (1 - 1 / ratio));
+  return fmt::format("{:.1f} % more", 100 * (1 / ratio - 1));
 }
 
 }  // namespace phalanx::tools

@@ -81,6 +81,9 @@ struct RunSummary {
   double consensus_distance = 0;  // the last measured; NaN when never measured
   double byzantine_leakage = 0;   // Byzantine vectors kept / Byzantine vectors mixed (honest rules)
   double detection_rate = 0;  // honest peer-rounds excluding a Byzantine vector / those mixing one
+  // Honest vectors excluded / honest vectors mixed (honest rules): the price of the rule, e.g.
+  // NNA leaving out peers whose Dirichlet shard pulls them away. NaN when no honest one was mixed.
+  double honest_excluded = 0;
   double compression_ratio = 0;  // Σ dense fp32 bytes / Σ wire bytes over honest peers
   double round_seconds_mean = 0;
   // Over every honest peer-round, nearest rank (the ceil(q·n)-th smallest): the tail a WAN or
@@ -103,11 +106,16 @@ RunSummary summarize(std::span<const PeerHistory> peers, std::span<const Monitor
                      std::vector<std::uint32_t> crashed);
 
 // The summary as one JSON object: honest_accuracy_mean, honest_accuracy_min,
-// honest_accuracy_max, consensus_distance, byzantine_leakage, detection_rate,
+// honest_accuracy_max, consensus_distance, byzantine_leakage, detection_rate, honest_excluded,
 // compression_ratio, round_seconds_mean, round_seconds_p50, round_seconds_p99,
 // round_seconds_max, uplink_bytes, downlink_bytes, downlink_dense_bytes, rounds, crashed,
 // diverged, byzantine (null for NaN).
 std::string summaryJson(const RunSummary& s);
+
+// A compression ratio (dense fp32 bytes / wire bytes) as people read it: "27.5x fewer", "2.0 %
+// fewer", "2.0 % more" (an uncompressed run's headers and statements cost a little more than
+// dense fp32), "-" when unknown.
+std::string versusDense(double ratio);
 // The headline figures back from summaryJson's text (the series and exclusion shares are not
 // in it); NaN where null, nullopt when it is not such an object.
 std::optional<RunSummary> summaryFromJson(const std::string& json);

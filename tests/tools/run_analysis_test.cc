@@ -54,6 +54,8 @@ TEST(RunAnalysis, SummaryFiguresByHand) {
   // Byzantine vector mixed in 4 honest peer-rounds (peer 3 never mixed it), excluded in 3.
   EXPECT_DOUBLE_EQ(s.byzantine_leakage, 0.25);
   EXPECT_DOUBLE_EQ(s.detection_rate, 0.75);
+  // Honest vectors mixed in 5 honest peer-rounds, one of them left out (peer 0 dropped 1).
+  EXPECT_DOUBLE_EQ(s.honest_excluded, 0.2);
   // Σ dense / Σ sent over honest peers' last rounds: (2000 + 2000 + 1000) / (200 + 200 + 100).
   EXPECT_DOUBLE_EQ(s.compression_ratio, 10.0);
   EXPECT_DOUBLE_EQ(s.consensus_distance, 0.25);  // the last finite sample
@@ -71,7 +73,7 @@ TEST(RunAnalysis, SummaryFiguresByHand) {
   const std::string json = summaryJson(s);
   for (const char* key :
        {"honest_accuracy_mean", "honest_accuracy_min", "consensus_distance", "byzantine_leakage",
-        "detection_rate", "compression_ratio", "rounds", "crashed"}) {
+        "detection_rate", "honest_excluded", "compression_ratio", "rounds", "crashed"}) {
     EXPECT_THAT(json, HasSubstr(std::string("\"") + key + "\"")) << key;
   }
 }
@@ -413,17 +415,38 @@ TEST(Report, TicksAreRoundStepsThatCoverTheRange) {
   for (std::size_t k = 0; k < unit.size(); ++k) EXPECT_NEAR(unit[k], 0.2 * double(k), 1e-12);
 }
 
-TEST(Report, AccuracyAndDetectionAxesSpanZeroToOne) {
-  // Accuracies between 0.5 and 0.6: the axis still runs from 0 to 1.
-  const Chart c{.title = "a",
-                .x_label = "round",
-                .y_label = "accuracy",
-                .series = {{"mean", "#000", {0, 10}, {0.5, 0.6}}},
-                .y_bounds = std::pair{0.0, 1.0}};
-  const std::string svg = svgChart(c);
-  EXPECT_THAT(svg, HasSubstr("text-anchor='end'>0</text>"));
+TEST(Report, BytesAgainstDenseSayMoreWhenThereAreMore) {
+  EXPECT_EQ(versusDense(27.53), "27.5x fewer");
+  EXPECT_EQ(versusDense(1.05), "4.8 % fewer");
+  EXPECT_EQ(versusDense(1 / 1.02), "2.0 % more");  // uncompressed: headers and statements
+  EXPECT_EQ(versusDense(std::nan("")), "-");
+  EXPECT_EQ(versusDense(0), "-");
+}
+
+TEST(Report, BoundedAxesZoomToTheDataWithinTheirBounds) {
+  // Accuracies between 0.982 and 0.991: an axis of their own, not a sliver of [0, 1].
+  Chart c{.title = "a",
+          .x_label = "round",
+          .y_label = "accuracy",
+          .series = {{"mean", "#000", {0, 10}, {0.982, 0.991}}},
+          .y_bounds = std::pair{0.0, 1.0}};
+  std::string svg = svgChart(c);
+  EXPECT_THAT(svg, HasSubstr("text-anchor='end'>0.982</text>"));
+  EXPECT_THAT(svg, ::testing::Not(HasSubstr("text-anchor='end'>0</text>")));
+  // Never past the bounds: a share near 1 does not get a tick at 1.2.
+  c.series = {{"share", "#000", {0, 10}, {0.1, 0.95}}};
+  svg = svgChart(c);
   EXPECT_THAT(svg, HasSubstr("text-anchor='end'>1</text>"));
-  EXPECT_THAT(svg, HasSubstr("text-anchor='end'>0.4</text>"));
+  EXPECT_THAT(svg, ::testing::Not(HasSubstr(">1.2</text>")));
+  // One evaluation: one round tick in the middle, not 199 199 199 200 200 200.
+  c.series = {{"mean", "#000", {199}, {0.8}}};
+  svg = svgChart(c);
+  EXPECT_THAT(svg, HasSubstr("text-anchor='middle'>199</text>"));
+  EXPECT_THAT(svg, HasSubstr("<circle"));
+  const std::string tick = "text-anchor='middle'>199</text>";
+  EXPECT_EQ(svg.find(tick), svg.rfind(tick));  // once
+  // The legend is above the plot, where no data is.
+  EXPECT_THAT(svg, HasSubstr("<rect x='80' y='30' width='12'"));
 }
 
 TEST(Report, SummaryTilesShowTheFiguresAndTheCleanBaseline) {
