@@ -19,7 +19,7 @@ Command addMonitorCommand(CLI::App& root) {
   app->add_option("--summary", o->summary, "write the summary JSON here");
   app->add_option("--report", o->report, "write the HTML report here");
   app->add_option("--png", o->png,
-                  "also write each plot as DIR/NAME.svg and DIR/NAME.png (via chromium)");
+                  "also write each plot as DIR/NAME.svg and DIR/NAME.png (via rsvg-convert)");
   app->add_option("--config", o->config,
                   "the run's config, shown in the report (its control.token reads /model)")
       ->check(CLI::ExistingFile);

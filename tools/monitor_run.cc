@@ -34,27 +34,34 @@ using Clock = std::chrono::steady_clock;
 volatile std::sig_atomic_t g_stop = 0;
 void onStop(int) { g_stop = 1; }
 
-// The report's plots as DIR/NAME.svg, rasterised to DIR/NAME.png by headless Chromium
-// (Debian's chromium package) when it is installed.
-void writePngs(const fs::path& dir, const std::vector<NamedChart>& charts) {
+// The report's plots as DIR/NAME.svg, rasterised to DIR/NAME.png by librsvg's rsvg-convert
+// (Debian's librsvg2-bin: a few MB and milliseconds, where a browser takes hundreds). False when
+// a PNG could not be made (said why); the SVGs are written either way.
+bool writePngs(const fs::path& dir, const std::vector<NamedChart>& charts) {
   fs::create_directories(dir);
-  const bool chromium = std::system("command -v chromium >/dev/null 2>&1") == 0;
+  const bool rsvg = std::system("command -v rsvg-convert >/dev/null 2>&1") == 0;
+  bool ok = rsvg;
   for (const auto& chart : charts) {
-    const fs::path svg = fs::absolute(dir / (chart.name + ".svg"));
+    const fs::path svg = dir / (chart.name + ".svg");
     std::ofstream(svg) << chart.svg;
-    if (!chromium) continue;
-    const std::string command = fmt::format(
-        "chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=640,320 "
-        "--screenshot={} {} >/dev/null 2>&1",
-        shellQuote((dir / (chart.name + ".png")).string()), shellQuote("file://" + svg.string()));
-    if (std::system(command.c_str()) != 0)
-      spdlog::warn("monitor --png: chromium failed on {}", svg.string());
+    if (!rsvg) continue;
+    const std::string command =
+        fmt::format("rsvg-convert --background-color=white -o {} {}",
+                    shellQuote((dir / (chart.name + ".png")).string()), shellQuote(svg.string()));
+    if (std::system(command.c_str()) != 0) {
+      spdlog::error("monitor --png: rsvg-convert failed on {}", svg.string());
+      ok = false;
+    }
   }
-  if (!chromium)
-    spdlog::warn("monitor --png: chromium is not installed; wrote the SVGs only, to {}",
-                 dir.string());
-  else
+  if (!rsvg) {
+    spdlog::error(
+        "monitor --png: rsvg-convert is not installed (Debian: librsvg2-bin); wrote the SVGs "
+        "only, to {}",
+        dir.string());
+  } else if (ok) {
     fmt::print("plots: {}/*.png\n", dir.string());
+  }
+  return ok;
 }
 
 // A finished launch's folder read back: the peers' JSON lines, the monitor's samples, and
@@ -84,7 +91,8 @@ std::optional<Folder> readFolder(const fs::path& dir, const std::string& byzanti
   return f;
 }
 
-void writeOutputs(const MonitorOptions& o, const RunSummary& summary,
+// False when an output could not be made (the PNGs).
+bool writeOutputs(const MonitorOptions& o, const RunSummary& summary,
                   std::span<const MonitorSample> samples, const std::string& config_text,
                   const std::string& command) {
   const std::string json = summaryJson(summary);
@@ -109,8 +117,10 @@ void writeOutputs(const MonitorOptions& o, const RunSummary& summary,
     fmt::print("report: {}\n", o.report);
   }
   if (!o.png.empty()) {
-    writePngs(fs::path(o.png), reportCharts(summary, samples, baseline ? &*baseline : nullptr));
+    return writePngs(fs::path(o.png),
+                     reportCharts(summary, samples, baseline ? &*baseline : nullptr));
   }
+  return true;
 }
 
 int prometheusConfig(const std::string& file) {
@@ -138,9 +148,10 @@ int fromFolder(const MonitorOptions& o) {
     spdlog::error("monitor --from {}: no node-K.jsonl files there", o.from);
     return kExitBadInput;
   }
-  writeOutputs(o, folder->summary, folder->samples, readTextFile(dir / "config.yaml"),
-               readTextFile(dir / "command.txt"));
-  return kExitOk;
+  const bool written =
+      writeOutputs(o, folder->summary, folder->samples, readTextFile(dir / "config.yaml"),
+                   readTextFile(dir / "command.txt"));
+  return written ? kExitOk : kExitFailure;
 }
 
 int live(const MonitorOptions& o) {
@@ -177,9 +188,10 @@ int live(const MonitorOptions& o) {
   const RunSummary summary =
       summarizeLive(monitor.figures(), samples,
                     std::vector<std::uint32_t>(crashed.begin(), crashed.end()), byzantine);
-  writeOutputs(o, summary, samples, o.config.empty() ? "" : readTextFile(o.config),
-               "phalanx monitor --topology " + o.topology);
-  return kExitOk;
+  const bool written =
+      writeOutputs(o, summary, samples, o.config.empty() ? "" : readTextFile(o.config),
+                   "phalanx monitor --topology " + o.topology);
+  return written ? kExitOk : kExitFailure;
 }
 
 }  // namespace

@@ -132,6 +132,27 @@ TEST(ToolsCli, LaunchReportsAnInjectedCrashAndTheDetectionFollowsAnAttackSwitch)
   const auto rebuilt = nlohmann::json::parse(again_file, nullptr, false);
   EXPECT_EQ(rebuilt["detection_rate"], summary["detection_rate"]);
   EXPECT_EQ(rebuilt["crashed"], summary["crashed"]);
+  // Each plot as SVG and PNG (rsvg-convert): real PNGs of the chart's size.
+  const fs::path plots = dir.path() / "plots";
+  const auto png_run =
+      runProcess(phalanxBinary() + " monitor --from " + out.string() + " --png " + plots.string());
+  ASSERT_EQ(png_run.exit_code, 0) << png_run.output;
+  for (const char* name : {"accuracy", "consensus", "detection", "accuracy-vs-bytes"}) {
+    const fs::path plot = plots / (std::string(name) + ".png");
+    ASSERT_TRUE(fs::exists(plot)) << plot;
+    std::ifstream in(plot, std::ios::binary);
+    char head[24] = {};
+    in.read(head, sizeof head);
+    EXPECT_EQ(std::string(head + 1, 3), "PNG") << plot;
+    const auto be32 = [&](int at) {
+      return (unsigned(std::uint8_t(head[at])) << 24) |
+             (unsigned(std::uint8_t(head[at + 1])) << 16) |
+             (unsigned(std::uint8_t(head[at + 2])) << 8) | unsigned(std::uint8_t(head[at + 3]));
+    };
+    EXPECT_EQ(be32(16), 640u) << plot;  // IHDR width and height: the SVG's
+    EXPECT_EQ(be32(20), 320u) << plot;
+    EXPECT_TRUE(fs::exists(plots / (std::string(name) + ".svg")));
+  }
 
   // The report renders in headless Chromium: every plot and the heatmap are in the DOM, and a
   // screenshot comes out.
