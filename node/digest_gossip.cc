@@ -1,8 +1,7 @@
 #include "node/digest_gossip.h"
 
-#include <deque>
-
 #include "base/text.h"
+#include "topologies/analysis.h"
 
 namespace phalanx::node {
 namespace {
@@ -34,25 +33,15 @@ void putStatement(net::v1::EquivocationProof& p, const Proof& proof) {
 
 std::uint64_t DigestGossip::reach(std::uint32_t sender) {
   if (const auto it = reach_.find(sender); it != reach_.end()) return it->second;
-  // Breadth-first from each neighbour of the sender, the sender removed.
+  // From each neighbour of the sender to the others, the sender removed.
   const std::vector<std::uint32_t>& around = topology_.neighbours(sender);
   const std::uint64_t none = topology_.size();
   std::uint64_t longest = 1;
   for (const std::uint32_t from : around) {
-    std::map<std::uint32_t, std::uint64_t> dist{{from, 0}};
-    std::deque<std::uint32_t> queue{from};
-    while (!queue.empty()) {
-      const std::uint32_t u = queue.front();
-      queue.pop_front();
-      for (const std::uint32_t v : topology_.neighbours(u)) {
-        if (v == sender || dist.contains(v)) continue;
-        dist[v] = dist[u] + 1;
-        queue.push_back(v);
-      }
-    }
+    const auto hops = topologies::hopsFrom(topology_, from, sender);
     for (const std::uint32_t to : around) {
-      const auto d = dist.find(to);
-      longest = std::max(longest, d == dist.end() ? none : d->second);
+      const auto d = hops.find(to);
+      longest = std::max<std::uint64_t>(longest, d == hops.end() ? none : d->second);
     }
   }
   return reach_[sender] = longest;

@@ -5,11 +5,27 @@
 #include <Eigen/Eigenvalues>
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <limits>
 #include <numeric>
 #include <string_view>
 
 namespace phalanx::topologies {
+
+std::map<NodeId, std::size_t> hopsFrom(const Topology& topology, NodeId from,
+                                       std::optional<NodeId> avoid) {
+  std::map<NodeId, std::size_t> hops{{from, 0}};
+  std::deque<NodeId> queue{from};
+  while (!queue.empty()) {
+    const NodeId u = queue.front();
+    queue.pop_front();
+    for (const NodeId v : topology.neighbours(u)) {
+      if (v == avoid) continue;
+      if (hops.emplace(v, hops[u] + 1).second) queue.push_back(v);
+    }
+  }
+  return hops;
+}
 namespace {
 
 std::size_t root(std::vector<std::size_t>& parent, std::size_t x) {

@@ -4,6 +4,8 @@
 
 #include <Eigen/Core>
 #include <cstddef>
+#include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -11,6 +13,11 @@
 #include "topologies/topology.h"
 
 namespace phalanx::topologies {
+
+// Hops from `from` to every node it reaches, by breadth-first search, never through `avoid`
+// (the node removed: what its neighbours can reach without it).
+std::map<NodeId, std::size_t> hopsFrom(const Topology& topology, NodeId from,
+                                       std::optional<NodeId> avoid = std::nullopt);
 
 // Connected components of the graph on nodes 0..n-1 (an isolated node is one component).
 std::size_t componentCount(std::size_t n, const std::vector<Edge>& edges);

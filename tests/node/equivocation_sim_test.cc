@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <deque>
 #include <map>
 #include <numeric>
 #include <set>
@@ -17,6 +16,7 @@
 #include "tests/support/process.h"
 #include "tests/support/sim_run.h"
 #include "tests/support/temp_dir.h"
+#include "topologies/analysis.h"
 #include "topologies/topology.h"
 
 namespace phalanx::node {
@@ -56,16 +56,8 @@ std::set<std::uint32_t> honestConvicted(const SimRun& r, const std::set<std::uin
 std::uint64_t diameterOf(const topologies::Topology& t) {
   std::uint64_t longest = 0;
   for (const auto& from : t.nodes()) {
-    std::map<std::uint32_t, std::uint64_t> dist{{from.id, 0}};
-    std::deque<std::uint32_t> queue{from.id};
-    while (!queue.empty()) {
-      const std::uint32_t u = queue.front();
-      queue.pop_front();
-      longest = std::max(longest, dist[u]);
-      for (const std::uint32_t v : t.neighbours(u)) {
-        if (dist.emplace(v, dist[u] + 1).second) queue.push_back(v);
-      }
-    }
+    for (const auto& [_, hops] : topologies::hopsFrom(t, from.id))
+      longest = std::max<std::uint64_t>(longest, hops);
   }
   return longest;
 }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <numbers>
 #include <set>
 #include <string>
@@ -57,6 +58,15 @@ TEST(TopologyFile, ParsesNodesEdgesAndBudgets) {
   EXPECT_EQ(t.budgetOf(10), 1u);
   EXPECT_EQ(t.budgetOf(11), 0u);  // per-node override
   EXPECT_THROW(t.node(13), TopologyError);
+}
+
+TEST(Analysis, HopsFromANodeAndAroundAnother) {
+  const Topology t = parseTopology(kPath3, "t.yaml");  // 10 - 11 - 12
+  const std::map<NodeId, std::size_t> all{{10, 0}, {11, 1}, {12, 2}};
+  EXPECT_EQ(hopsFrom(t, 10), all);
+  // Without 11, 10 reaches nobody: what 11's neighbours see of each other when it is removed.
+  const std::map<NodeId, std::size_t> alone{{10, 0}};
+  EXPECT_EQ(hopsFrom(t, 10, NodeId{11}), alone);
 }
 
 TEST(TopologyFile, WritesYamlThatReadsBackTheSame) {
