@@ -29,6 +29,8 @@ Command addInjectCommand(CLI::App& root) {
   app->add_option("--run", o->run,
                   "the --out folder of the launch that started the peer: process faults, and the "
                   "control token it wrote there (DIR/control.token)");
+  app->add_flag("--json", o->json,
+                "one JSON object (node, fault, outcome: applied, delivered or signalled)");
   app->add_option("fault", o->fault, "the fault and its argument, e.g. drop 0.3")
       ->required()
       ->expected(1, 2);

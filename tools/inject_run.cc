@@ -32,6 +32,23 @@ std::optional<pid_t> launchedPid(const std::filesystem::path& run, std::uint32_t
   return std::nullopt;
 }
 
+// What inject did: a line for people, or with --json one object — node, fault, outcome
+// ("applied": the node confirmed it; "delivered": a crash's connection closed under the
+// request; "signalled": a process fault sent) and `where` (pid or remote host).
+void said(const InjectOptions& o, const std::string& fault, const std::string& outcome,
+          const nlohmann::json& where, const std::string& line) {
+  if (!o.json) {
+    fmt::print("{}\n", line);
+    return;
+  }
+  nlohmann::ordered_json j;
+  j["node"] = o.node;
+  j["fault"] = fault;
+  j["outcome"] = outcome;
+  if (!where.is_null()) j["where"] = where;
+  fmt::print("{}\n", j.dump());
+}
+
 }  // namespace
 
 int runInject(const InjectOptions& o) {
@@ -64,8 +81,10 @@ int runInject(const InjectOptions& o) {
                       it->second.ssh.back());
         return kExitFailure;
       }
-      fmt::print("node {}: {} (on {}, pid in {})\n", o.node, verb, it->second.ssh.back(),
-                 it->second.pid_file);
+      said(o, verb, "signalled",
+           {{"host", it->second.ssh.back()}, {"pid_file", it->second.pid_file}},
+           fmt::format("node {}: {} (on {}, pid in {})", o.node, verb, it->second.ssh.back(),
+                       it->second.pid_file));
       return kExitOk;
     }
     if (!pid) {
@@ -77,7 +96,8 @@ int runInject(const InjectOptions& o) {
       spdlog::error("inject {}: node {} (pid {}): {}", verb, o.node, *pid, std::strerror(errno));
       return kExitFailure;
     }
-    fmt::print("node {}: {} (pid {})\n", o.node, verb, *pid);
+    said(o, verb, "signalled", {{"pid", *pid}},
+         fmt::format("node {}: {} (pid {})", o.node, verb, *pid));
     return kExitOk;
   }
   // Parsed here, before anything is sent: a typo is the operator's to fix, not the node's.
@@ -124,7 +144,8 @@ int runInject(const InjectOptions& o) {
     // closed under it), which a node that was never reached cannot say.
     if (std::holds_alternative<node::fault::Crash>(*fault) &&
         r.error() != httplib::Error::Connection && r.error() != httplib::Error::ConnectionTimeout) {
-      fmt::print("node {}: crash (the connection closed before an answer)\n", o.node);
+      said(o, command, "delivered", nullptr,
+           fmt::format("node {}: crash (the connection closed before an answer)", o.node));
       return kExitOk;
     }
     spdlog::error("inject: node {} at {}:{} did not answer ({})", o.node, spec.host,
@@ -132,7 +153,7 @@ int runInject(const InjectOptions& o) {
     return kExitFailure;
   }
   if (r->status == 200) {
-    fmt::print("node {}: {}\n", o.node, command);
+    said(o, command, "applied", nullptr, fmt::format("node {}: {}", o.node, command));
     return kExitOk;
   }
   if (r->status == 504) {

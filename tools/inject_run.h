@@ -13,6 +13,7 @@ struct InjectOptions {
   std::string topology, config, token, token_file, run;
   std::uint32_t node = 0;
   std::vector<std::string> fault;
+  bool json = false;  // what was done as one JSON object, not a line for people
 };
 
 // Parses the fault, finds the token (--token, --token-file, --config, or --run's

@@ -85,8 +85,17 @@ TEST(ToolsCli, LaunchReportsAnInjectedCrashAndTheDetectionFollowsAnAttackSwitch)
   const auto crash = runProcess(inject + "--node 3 crash");
   EXPECT_EQ(crash.exit_code, 0) << crash.output;
   ASSERT_TRUE(waitForRounds(out / "node-0.jsonl", 120, 120s)) << launch.get().output;
-  const auto switched = runProcess(inject + "--node 9 attack signflip");
+  const auto switched = runProcess(inject + "--node 9 attack signflip --json");
   EXPECT_EQ(switched.exit_code, 0) << switched.output;
+  {  // --json: one object saying what the node confirmed
+    const std::string out_text = switched.output;
+    const auto said = nlohmann::json::parse(
+        out_text.substr(out_text.rfind('{', out_text.find_last_not_of("\n"))), nullptr, false);
+    ASSERT_FALSE(said.is_discarded()) << out_text;
+    EXPECT_EQ(said["node"], 9);
+    EXPECT_EQ(said["fault"], "attack signflip");
+    EXPECT_EQ(said["outcome"], "applied");
+  }
   const std::uint64_t switch_round =
       jsonLines(out / "node-0.jsonl").back()["round"].get<std::uint64_t>();
   const auto bad = runProcess(inject + "--node 9 drop 7");
