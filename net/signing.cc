@@ -50,7 +50,8 @@ const EVP_MD* digestFor(EVP_PKEY* key) { return isEd25519(key) ? nullptr : EVP_s
 
 Digest vectorDigest(std::span<const float> values) {
   // OpenSSL's SHA-256 (SHA-NI where the CPU has it): the fastest collision-resistant hash a
-  // Debian library offers here (1.6 GB/s against BLAKE2b's 1.0; tools/dev/statements-bench).
+  // Debian library offers here (`openssl speed -evp sha256 -bytes 318040`: 1.69 GB/s; the
+  // same with blake2b512: 1.20).
   Digest out{};
   unsigned int size = 0;
   if (EVP_Digest(values.data(), values.size_bytes(), out.data(), &size, EVP_sha256(), nullptr) !=

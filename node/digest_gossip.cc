@@ -62,7 +62,7 @@ std::vector<std::uint32_t> DigestGossip::screen(
       ++rejections_[net::Refusal::kUnsigned];
       continue;
     }
-    const Digest h = vectorDigest(exchange.statementRow(j));
+    const Digest h = net::vectorDigest(exchange.statementRow(j));
     // Not the vector it signed, or this replica went astray.
     if (m->second.digest() != net::bytesOf(h)) {
       ++rejections_[net::Refusal::kStatementMismatch];
@@ -81,7 +81,7 @@ std::vector<std::uint32_t> DigestGossip::screen(
 void DigestGossip::witness(const net::v1::RoundMessage& m, std::span<const float> row,
                            std::uint64_t open) {
   if (!active() || m.signature().empty()) return;
-  const Digest h = vectorDigest(row);
+  const Digest h = net::vectorDigest(row);
   if (m.digest() != net::bytesOf(h)) return;
   const Statement s{m.sender(), m.round(), h, m.signature()};
   handle(detector_.own(s), s.sender, s.round, open);

@@ -28,8 +28,7 @@
 
 namespace phalanx::node {
 
-using net::Digest;
-using net::vectorDigest;
+using net::Digest;  // a statement's digest: net::vectorDigest of the vector
 
 struct Statement {
   std::uint32_t sender = 0;

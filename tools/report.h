@@ -29,7 +29,8 @@ struct Chart {
   bool log_y = false;
   // What the figure can be ([0, 1] for shares and accuracies): the y axis spans the data's
   // range widened to round tick values, never beyond these (0.98-0.99 accuracies get an axis
-  // of their own, not a sliver under the legend of a [0, 1] one).
+  // of their own, not a sliver under the legend of a [0, 1] one). Linear axes only: a log axis
+  // spans whole decades of its data.
   std::optional<std::pair<double, double>> y_bounds;
 };
 // Round tick values over [lo, hi]: steps of 1, 2 or 5 times a power of ten (at least

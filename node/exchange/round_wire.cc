@@ -46,7 +46,7 @@ RoundWire::Statement RoundWire::signedFor(std::uint64_t round, const net::Digest
 
 void RoundWire::state(std::uint64_t round, std::span<const float> row) {
   if (!key_) return;
-  const net::Digest digest = vectorDigest(row);
+  const net::Digest digest = net::vectorDigest(row);
   if (stated_ && stated_->round == round && stated_->digest == digest) return;
   stated_ = signedFor(round, digest);
   by_payload_.clear();
@@ -67,8 +67,9 @@ bool RoundWire::attachStatement(net::v1::RoundMessage& header,
       scratch_.resize(dim_);
       if (!compress::decode(*payload, scratch_))
         return true;  // unreadable: its receivers refuse it
-      it = by_payload_.insert_or_assign(payload.get(), signedFor(round, vectorDigest(scratch_)))
-               .first;
+      it =
+          by_payload_.insert_or_assign(payload.get(), signedFor(round, net::vectorDigest(scratch_)))
+              .first;
     }
     statement = &it->second;
   }

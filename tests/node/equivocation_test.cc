@@ -41,10 +41,11 @@ struct Keys {
 
 TEST(Equivocation, DigestIsOfTheBytes) {
   const std::vector<float> a{1.0f, 2.0f}, b{1.0f, 2.0f}, c{1.0f, 2.0000002f};
-  EXPECT_EQ(vectorDigest(a), vectorDigest(b));
-  EXPECT_NE(vectorDigest(a), vectorDigest(c));
+  EXPECT_EQ(net::vectorDigest(a), net::vectorDigest(b));
+  EXPECT_NE(net::vectorDigest(a), net::vectorDigest(c));
   const std::vector<float> zero{0.0f}, negative_zero{-0.0f};
-  EXPECT_NE(vectorDigest(zero), vectorDigest(negative_zero));  // bit for bit, not by value
+  EXPECT_NE(net::vectorDigest(zero),
+            net::vectorDigest(negative_zero));  // bit for bit, not by value
 }
 
 TEST(Signing, ASignatureHoldsForItsStatementOnly) {

@@ -400,7 +400,7 @@ struct TestKeys {
     }
   }
   void sign(net::v1::RoundMessage& m, std::span<const float> v) const {
-    const net::Digest d = vectorDigest(v);
+    const net::Digest d = net::vectorDigest(v);
     m.set_digest(std::string(net::bytesOf(d)));
     m.set_signature(keys[m.sender()].sign(kRun, m.sender(), m.round(), d));
   }
@@ -436,8 +436,8 @@ net::v1::RoundDigest reportOf(const TestKeys& keys, std::uint32_t sender,
   report.set_round(t);
   report.set_hops(hops);
   report.add_senders(sender);
-  report.add_hashes(std::string(net::bytesOf(vectorDigest(y))));
-  report.add_signatures(keys.keys[sender].sign(kRun, sender, t, vectorDigest(y)));
+  report.add_hashes(std::string(net::bytesOf(net::vectorDigest(y))));
+  report.add_signatures(keys.keys[sender].sign(kRun, sender, t, net::vectorDigest(y)));
   return report;
 }
 
@@ -452,7 +452,7 @@ TEST(DigestGossip, SignedStatementsGoOutAndTwoDifferentOnesConvictWithAProof) {
   ASSERT_EQ(transport.envelopes.size(), 2u);  // to every live neighbour
   const net::v1::RoundDigest& sent = transport.envelopes[0].second.digest();
   EXPECT_EQ(sent.senders(0), 1u);
-  EXPECT_EQ(sent.hashes(0), net::bytesOf(vectorDigest(y1)));
+  EXPECT_EQ(sent.hashes(0), net::bytesOf(net::vectorDigest(y1)));
   EXPECT_EQ(sent.signatures(0), messages.at(1).signature());
   EXPECT_EQ(digests.detector().signaturesChecked(), 0u);
   // Neighbour 2 holds another vector that 1 signed for round 0: a proof, flooded.
