@@ -33,18 +33,7 @@ void putStatement(net::v1::EquivocationProof& p, const Proof& proof) {
 
 std::uint64_t DigestGossip::reach(std::uint32_t sender) {
   if (const auto it = reach_.find(sender); it != reach_.end()) return it->second;
-  // From each neighbour of the sender to the others, the sender removed.
-  const std::vector<std::uint32_t>& around = topology_.neighbours(sender);
-  const std::uint64_t none = topology_.size();
-  std::uint64_t longest = 1;
-  for (const std::uint32_t from : around) {
-    const auto hops = topologies::hopsFrom(topology_, from, sender);
-    for (const std::uint32_t to : around) {
-      const auto d = hops.find(to);
-      longest = std::max<std::uint64_t>(longest, d == hops.end() ? none : d->second);
-    }
-  }
-  return reach_[sender] = longest;
+  return reach_[sender] = topologies::detourLength(topology_, sender);
 }
 
 std::vector<std::uint32_t> DigestGossip::screen(
@@ -62,14 +51,14 @@ std::vector<std::uint32_t> DigestGossip::screen(
       ++rejections_[net::Refusal::kUnsigned];
       continue;
     }
-    const Digest h = net::vectorDigest(exchange.statementRow(j));
+    const auto claimed = net::digestOf(m->second.digest());
     // Not the vector it signed, or this replica went astray.
-    if (m->second.digest() != net::bytesOf(h)) {
+    if (!claimed || !net::digestMatches(memo_, exchange.statementRow(j), *claimed)) {
       ++rejections_[net::Refusal::kStatementMismatch];
       exchange.askForKeyframe(j, t);
       continue;
     }
-    const Statement s{j, t, h, m->second.signature()};
+    const Statement s{j, t, *claimed, m->second.signature()};
     addStatement(digest, s);
     handle(detector_.own(s), j, t, open);
     if (!detector_.convicted(j) || !exclude_) kept.push_back(j);
@@ -81,9 +70,9 @@ std::vector<std::uint32_t> DigestGossip::screen(
 void DigestGossip::witness(const net::v1::RoundMessage& m, std::span<const float> row,
                            std::uint64_t open) {
   if (!active() || m.signature().empty()) return;
-  const Digest h = net::vectorDigest(row);
-  if (m.digest() != net::bytesOf(h)) return;
-  const Statement s{m.sender(), m.round(), h, m.signature()};
+  const auto claimed = net::digestOf(m.digest());
+  if (!claimed || !net::digestMatches(memo_, row, *claimed)) return;
+  const Statement s{m.sender(), m.round(), *claimed, m.signature()};
   handle(detector_.own(s), s.sender, s.round, open);
   net::v1::Envelope envelope = reportOf(s.round);
   addStatement(*envelope.mutable_digest(), s);

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "net/digest_memo.h"
 #include "net/proto/phalanx.pb.h"
 #include "net/refusal.h"
 #include "node/equivocation.h"
@@ -35,6 +36,7 @@ class DigestGossip {
     std::shared_ptr<const net::KeyRing> keys;  // null: this peer holds none (nothing is signed)
     std::string domain;                        // the run's (net::statementBytes)
     bool exclude;                              // mixing.exclude_equivocators
+    net::DigestMemo* memo = nullptr;           // shared digests (the simulation); null: none
   };
   DigestGossip(Setup setup, RoundWire& wire, NodeMetrics& metrics,
                std::map<net::Refusal, std::uint64_t>& rejections, spdlog::logger& log)
@@ -43,6 +45,7 @@ class DigestGossip {
         topology_(setup.topology),
         keys_(setup.keys),
         exclude_(setup.exclude),
+        memo_(setup.memo),
         wire_(wire),
         metrics_(metrics),
         rejections_(rejections),
@@ -81,6 +84,7 @@ class DigestGossip {
   const topologies::Topology& topology_;
   std::shared_ptr<const net::KeyRing> keys_;
   bool exclude_;
+  net::DigestMemo* memo_;
   RoundWire& wire_;
   NodeMetrics& metrics_;
   std::map<net::Refusal, std::uint64_t>& rejections_;

@@ -19,7 +19,8 @@ HonestRound::HonestRound(const PeerSetup& setup, const std::vector<std::uint32_t
                 .topology = *setup.topology,
                 .keys = setup.signing_key ? setup.keys : nullptr,
                 .domain = configDigest(setup.config, learner.identity(), learner.dimension()),
-                .exclude = setup.config.mixing.exclude_equivocators},
+                .exclude = setup.config.mixing.exclude_equivocators,
+                .memo = setup.digest_memo.get()},
                wire, metrics, rejections, log) {}
 
 std::chrono::microseconds HonestRound::computeTime() const {

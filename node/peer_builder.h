@@ -18,6 +18,7 @@
 #include "compress/accordion.h"
 #include "compress/compressor.h"
 #include "net/round_gate.h"
+#include "net/digest_memo.h"
 #include "net/signing.h"
 #include "net/transport.h"
 #include "node/adversary/adversary.h"
@@ -66,6 +67,9 @@ struct PeerSetup {
   // checks its peers' statements with. Null key: nothing is signed or checked (security: none).
   std::shared_ptr<const net::SigningKey> signing_key;
   std::shared_ptr<const net::KeyRing> keys;
+  // Statement digests shared by every peer of this process (the simulation: net/digest_memo.h);
+  // null: each peer hashes what it checks.
+  std::shared_ptr<net::DigestMemo> digest_memo;
 };
 
 // A run's training data as its peers share it out (the daemon loads it for its one peer, the

@@ -307,6 +307,12 @@ SimulationResult simulate(SimulationSetup s) {
     }
   }
 
+  // A round's vectors are hashed once, by their senders; each receiver compares bytes
+  // (net/digest_memo.h). A round's worth and a quarter more: the receivers of one round run in
+  // the windows after its senders, before the next round's vectors push it out.
+  const auto digest_memo =
+      s.config.security.statements ? std::make_shared<net::DigestMemo>(n + n / 4) : nullptr;
+
   const auto start = [&](Slot& slot, bool resume) {
     PeerSetup setup{
         .config = s.config,
@@ -322,7 +328,8 @@ SimulationResult simulate(SimulationSetup s) {
         .compute_time = s.compute_time,
         .log = loggerFor(slot.id),
         .signing_key = signing[slot.actor],
-        .keys = keys};
+        .keys = keys,
+        .digest_memo = digest_memo};
     giveShard(setup, run, n, slot.actor);
     // The crashed incarnation goes first: its timers and posted work are guarded, and its
     // endpoint must be gone before the new one takes the id.
@@ -402,6 +409,10 @@ SimulationResult simulate(SimulationSetup s) {
 
   result.virtual_seconds = secondsOf(scheduler.now());
   result.events = scheduler.eventsRun();
+  if (digest_memo) {
+    result.digests_hashed = digest_memo->counters().hashed;
+    result.digests_compared = digest_memo->counters().compared;
+  }
   result.windows = scheduler.windows();
   for (auto& slot : slots) {
     slot.flush();

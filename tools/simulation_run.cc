@@ -159,11 +159,11 @@ std::string simulationJson(const SimulateOutcome& o) {
       "{{\"peers\": {}, \"threads\": {}, \"peer_rounds\": {}, \"virtual_seconds\": {:.6f}, "
       "\"wall_seconds\": {:.3f}, \"rounds_wall_seconds\": {:.3f}, \"rounds_cpu_seconds\": {:.3f}, "
       "\"peer_rounds_per_second\": {:.1f}, \"events\": {}, "
-      "\"windows\": {}, \"peak_rss_mib\": {:.1f}, \"crashed\": [{}], \"diverged\": [{}], "
+      "\"digests_hashed\": {}, \"digests_compared\": {}, \"windows\": {}, \"peak_rss_mib\": {:.1f}, \"crashed\": [{}], \"diverged\": [{}], "
       "\"rss_mib\": [{}]}}",
       s.peers, s.threads, s.peer_rounds, s.virtual_seconds, s.wall_seconds, s.rounds_wall_seconds,
       s.rounds_cpu_seconds, s.wall_seconds > 0 ? double(s.peer_rounds) / s.wall_seconds : 0.0,
-      s.events, s.windows, double(o.peak_rss_kib) / 1024.0, fmt::join(s.crashed, ","),
+      s.events, s.digests_hashed, s.digests_compared, s.windows, double(o.peak_rss_kib) / 1024.0, fmt::join(s.crashed, ","),
       fmt::join(s.diverged, ","), fmt::join(rss, ", "));
 }
 

@@ -26,6 +26,42 @@ std::map<NodeId, std::size_t> hopsFrom(const Topology& topology, NodeId from,
   }
   return hops;
 }
+std::size_t detourLength(const Topology& topology, NodeId node) {
+  const std::vector<NodeId>& around = topology.neighbours(node);
+  constexpr std::size_t kUnseen = std::numeric_limits<std::size_t>::max();
+  std::vector<std::size_t> hops(topology.size(), kUnseen);
+  std::vector<std::size_t> touched;
+  std::size_t longest = 1;
+  for (const NodeId from : around) {
+    for (const std::size_t i : touched) hops[i] = kUnseen;
+    touched.clear();
+    std::size_t found = 0, farthest = 0;
+    const auto visit = [&](NodeId v, std::size_t h) {
+      const std::size_t i = topology.indexOf(v);
+      if (hops[i] != kUnseen) return false;
+      hops[i] = h;
+      touched.push_back(i);
+      if (std::binary_search(around.begin(), around.end(), v)) {
+        ++found;
+        farthest = h;  // breadth-first: the last one found is the farthest
+      }
+      return true;
+    };
+    std::deque<NodeId> queue{from};
+    visit(from, 0);
+    while (!queue.empty() && found < around.size()) {
+      const NodeId u = queue.front();
+      queue.pop_front();
+      const std::size_t next = hops[topology.indexOf(u)] + 1;
+      for (const NodeId v : topology.neighbours(u)) {
+        if (v != node && visit(v, next)) queue.push_back(v);
+      }
+    }
+    longest = std::max(longest, found < around.size() ? topology.size() : farthest);
+  }
+  return longest;
+}
+
 namespace {
 
 std::size_t root(std::vector<std::size_t>& parent, std::size_t x) {

@@ -19,6 +19,12 @@ namespace phalanx::topologies {
 std::map<NodeId, std::size_t> hopsFrom(const Topology& topology, NodeId from,
                                        std::optional<NodeId> avoid = std::nullopt);
 
+// The longest, over pairs of `node`'s neighbours, of the shortest path between the two that
+// does not pass `node`, in edges (at least 1); the node count when `node`'s removal cuts two of
+// them apart. Each search stops once it has found every neighbour: a local question on a large
+// graph costs a few hops, not the graph.
+std::size_t detourLength(const Topology& topology, NodeId node);
+
 // Connected components of the graph on nodes 0..n-1 (an isolated node is one component).
 std::size_t componentCount(std::size_t n, const std::vector<Edge>& edges);
 

@@ -89,6 +89,8 @@ bool Topology::contains(NodeId id) const {
 }
 
 std::size_t Topology::indexOf(NodeId id) const {
+  // Generated topologies number their nodes 0..n-1: the id is the position.
+  if (id < nodes_.size() && nodes_[id].id == id) return id;
   auto it = std::lower_bound(nodes_.begin(), nodes_.end(), id,
                              [](const NodeSpec& a, NodeId v) { return a.id < v; });
   if (it == nodes_.end() || it->id != id) {

@@ -30,8 +30,10 @@ bool RoundWire::send(std::uint32_t peer, std::uint64_t round, net::v1::RoundMess
 }
 
 void RoundWire::setSigner(std::shared_ptr<const net::SigningKey> key, std::string domain,
-                          std::unique_ptr<SignedRounds> rounds) {
+                          std::unique_ptr<SignedRounds> rounds,
+                          std::shared_ptr<net::DigestMemo> memo) {
   key_ = std::move(key);
+  memo_ = std::move(memo);
   domain_ = std::move(domain);
   signed_rounds_ = std::move(rounds);
 }
@@ -46,7 +48,7 @@ RoundWire::Statement RoundWire::signedFor(std::uint64_t round, const net::Digest
 
 void RoundWire::state(std::uint64_t round, std::span<const float> row) {
   if (!key_) return;
-  const net::Digest digest = net::vectorDigest(row);
+  const net::Digest digest = net::digestVia(memo_.get(), row);
   if (stated_ && stated_->round == round && stated_->digest == digest) return;
   stated_ = signedFor(round, digest);
   by_payload_.clear();
@@ -67,9 +69,10 @@ bool RoundWire::attachStatement(net::v1::RoundMessage& header,
       scratch_.resize(dim_);
       if (!compress::decode(*payload, scratch_))
         return true;  // unreadable: its receivers refuse it
-      it =
-          by_payload_.insert_or_assign(payload.get(), signedFor(round, net::vectorDigest(scratch_)))
-              .first;
+      it = by_payload_
+               .insert_or_assign(payload.get(),
+                                 signedFor(round, net::digestVia(memo_.get(), scratch_)))
+               .first;
     }
     statement = &it->second;
   }

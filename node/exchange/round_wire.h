@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "net/proto/phalanx.pb.h"
+#include "net/digest_memo.h"
 #include "net/signing.h"
 #include "net/transport.h"
 #include "node/metrics.h"
@@ -34,8 +35,9 @@ class RoundWire {
   void setLie(Lie lie) { lie_ = std::move(lie); }
   // Sign every round message with `key` (docs/PROTOCOL.md "Equivocation"); `rounds`, when
   // given, keeps the rounds already signed across restarts, so that none is signed twice.
+  // `memo`: digests shared with the other peers of this process (a simulation); null: none.
   void setSigner(std::shared_ptr<const net::SigningKey> key, std::string domain,
-                 std::unique_ptr<SignedRounds> rounds);
+                 std::unique_ptr<SignedRounds> rounds, std::shared_ptr<net::DigestMemo> memo);
   bool signs() const { return key_ != nullptr; }
   // The vector every receiver of round `round`'s messages holds for this peer after them (its
   // public replica): signed once, its statement travels in each of the round's messages. Without
@@ -78,6 +80,7 @@ class RoundWire {
   Lie lie_;
   std::map<std::uint32_t, std::uint64_t> next_sequence_;  // per neighbour
   std::shared_ptr<const net::SigningKey> key_;
+  std::shared_ptr<net::DigestMemo> memo_;
   std::string domain_;  // the run's (net::statementBytes)
   std::unique_ptr<SignedRounds> signed_rounds_;
   std::optional<Statement> stated_;  // the round's public vector, signed

@@ -69,6 +69,30 @@ TEST(Analysis, HopsFromANodeAndAroundAnother) {
   EXPECT_EQ(hopsFrom(t, 10, NodeId{11}), alone);
 }
 
+// Against the definition: a search from every neighbour over the whole graph around the node.
+TEST(Analysis, DetourLengthIsTheLongestPathBetweenNeighboursAroundTheNode) {
+  const std::pair<GraphKind, std::size_t> graphs[] = {
+      {GraphKind::kTorus, 30}, {GraphKind::kRing, 7}, {GraphKind::kComplete, 5},
+      {GraphKind::kErdosRenyi, 40}, {GraphKind::kTwoCliques, 12}};
+  for (const auto& [kind, n] : graphs) {
+    SCOPED_TRACE(n);
+    const Topology t(numberedNodes(n, {}), *generateEdges(kind, n, {.p = 0.1, .seed = 2}), 1);
+    for (const auto& n : t.nodes()) {
+      std::size_t want = 1;
+      for (const NodeId a : t.neighbours(n.id)) {
+        const auto hops = hopsFrom(t, a, n.id);
+        for (const NodeId b : t.neighbours(n.id)) {
+          want = std::max(want, hops.contains(b) ? hops.at(b) : t.size());
+        }
+      }
+      EXPECT_EQ(detourLength(t, n.id), want) << "node " << n.id;
+    }
+  }
+  const Topology path = parseTopology(kPath3, "t.yaml");  // 10 - 11 - 12: 11 cuts them apart
+  EXPECT_EQ(detourLength(path, 11), 3u);
+  EXPECT_EQ(detourLength(path, 10), 1u);
+}
+
 TEST(TopologyFile, WritesYamlThatReadsBackTheSame) {
   const Topology t = parseTopology(kPath3, "t.yaml");
   const std::string yaml = toYaml(t, "first line\nsecond");

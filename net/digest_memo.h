@@ -1,0 +1,55 @@
+// Statement digests one process has computed, by content (DESIGN.md "Simulation"): in
+// `phalanx simulate` a sender and each receiver of its vector would hash the same 318 KB, so
+// the first one's SHA-256 is kept with a copy of the bytes and the others compare bytes
+// instead (memcmp runs ~10x faster than SHA-256 here). An answer is never taken on trust: it
+// is given only for bytes equal to those hashed, so every outcome is the one vectorDigest gives.
+#pragma once
+
+#include <cstddef>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "net/signing.h"
+
+namespace phalanx::net {
+
+class DigestMemo {
+ public:
+  // Holds at most `capacity` vectors, the oldest forgotten first (a forgotten one is hashed
+  // again by its next asker).
+  explicit DigestMemo(std::size_t capacity) : capacity_(capacity) {}
+
+  // vectorDigest(values), kept for later askers.
+  Digest digest(std::span<const float> values);
+  // Whether vectorDigest(values) == claimed: by comparing bytes when `claimed` is held.
+  bool matches(std::span<const float> values, const Digest& claimed);
+
+  struct Counters {
+    std::size_t hashed = 0, compared = 0;  // SHA-256 computed; answered by comparison
+  };
+  Counters counters() const;
+
+ private:
+  struct DigestHash {
+    std::size_t operator()(const Digest& d) const;
+  };
+  using Held = std::shared_ptr<const std::vector<float>>;
+  Held find(const Digest& digest) const;
+  void keep(const Digest& digest, std::span<const float> values);
+
+  std::size_t capacity_;
+  mutable std::mutex mutex_;
+  std::unordered_map<Digest, Held, DigestHash> held_;
+  std::deque<Digest> order_;  // oldest first
+  Counters counters_;
+};
+
+// With a memo when there is one (the simulation), plain vectorDigest otherwise.
+Digest digestVia(DigestMemo* memo, std::span<const float> values);
+bool digestMatches(DigestMemo* memo, std::span<const float> values, const Digest& claimed);
+
+}  // namespace phalanx::net
