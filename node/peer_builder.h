@@ -17,8 +17,8 @@
 
 #include "compress/accordion.h"
 #include "compress/compressor.h"
-#include "net/round_gate.h"
 #include "net/digest_memo.h"
+#include "net/round_gate.h"
 #include "net/signing.h"
 #include "net/transport.h"
 #include "node/adversary/adversary.h"

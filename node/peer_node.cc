@@ -53,7 +53,8 @@ PeerNode::PeerNode(net::Clock* clock, asio::io_context* io, PeerSetup setup,
   metrics_.node = setup_.id;
   wire_.setLie([this](const net::v1::RoundMessage& header) { return conduct_->lieAbout(header); });
   const Resumed resumed = setup_.checkpoint_dir.empty() ? Resumed{} : restoreCheckpoint();
-  if (setup_.signing_key) wire_.setSigner(setup_.signing_key, configDigest(), signedRounds(), setup_.digest_memo);
+  if (setup_.signing_key)
+    wire_.setSigner(setup_.signing_key, configDigest(), signedRounds(), setup_.digest_memo);
   const net::TransportConfig tc =
       transportConfig(setup_, dimension(), configDigest(), transportPeers());
   transport_ = std::make_unique<net::FaultyTransport>(

@@ -430,6 +430,14 @@ SimulationResult simulate(SimulationSetup s) {
   if (s.out.empty() && checkpoints) fs::remove_all(checkpoint_root);
   sink->flush();
   result.wall_seconds = Seconds(std::chrono::steady_clock::now() - wall_start).count();
+  if (s.floor_steps > 0) {  // after the run's own wall time
+    std::vector<std::size_t> honest;
+    for (const auto& slot : slots) {
+      if (!result.byzantine.contains(slot.id)) honest.push_back(slot.actor);
+    }
+    result.floor =
+        measureComputeFloor(s.config, run, n, honest, scheduler.threads(), s.floor_steps);
+  }
   return result;
 }
 

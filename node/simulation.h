@@ -13,12 +13,14 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "net/memory_transport.h"
+#include "node/compute_floor.h"
 #include "node/config.h"
 #include "node/fault_command.h"
 #include "node/peer_node.h"
@@ -77,6 +79,9 @@ struct SimulationSetup {
   // round opens): about a Fashion-MNIST MLP step and mix on one core.
   std::chrono::microseconds compute_time{2000};
   std::vector<SimulatedFault> faults;
+  // > 0: after the rounds, this many local steps on each of a few fresh learners of honest
+  // peers' shards, timed on the same threads: the compute floor (node/compute_floor.h).
+  std::uint64_t floor_steps = 0;
   double sample_every_seconds = 0;  // `on_sample` this often in virtual time (0: at the end)
   // Between windows (nothing runs): every node as it is now, by id.
   std::function<void(double seconds, const std::map<std::uint32_t, const PeerNode*>& nodes)>
@@ -98,6 +103,7 @@ struct SimulationResult {
   // Statement digests (net/digest_memo.h): SHA-256 computed, and checks answered by comparing
   // bytes with a vector hashed before.
   std::uint64_t digests_hashed = 0, digests_compared = 0;
+  std::optional<ComputeFloor> floor;  // when floor_steps > 0
   unsigned threads = 0;
 };
 

@@ -102,6 +102,11 @@ Command addSimulateCommand(CLI::App& root) {
   app->add_option("--sample-every", o->sample_every_seconds,
                   "consensus distance every S virtual seconds (default: at the end)")
       ->check(CLI::NonNegativeNumber);
+  app->add_option("--floor", o->floor_steps,
+                  "after the rounds, time N local steps on each of a few fresh learners on the "
+                  "same threads: simulation.json then gives the compute floor and the run's "
+                  "share of it (e.g. --floor 200)")
+      ->check(CLI::PositiveNumber);
   app->add_flag("--force", o->force,
                 "--out may hold an earlier run: its files (node-K.*, summary.json, ...) are "
                 "deleted first instead of being read as part of this one");

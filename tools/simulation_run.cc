@@ -67,6 +67,7 @@ SimulateOutcome runSimulation(const SimulateRequest& r) {
   setup.out = r.out;
   setup.write_models = r.write_models;
   setup.eval_samples = r.eval_samples;
+  setup.floor_steps = r.floor_steps;
   setup.compute_time = std::chrono::microseconds(std::int64_t(r.compute_ms * 1000));
   setup.sample_every_seconds = r.sample_every_seconds;
   const fs::path out_dir = r.out;
@@ -155,16 +156,31 @@ std::string simulationJson(const SimulateOutcome& o) {
   const auto& s = o.result;
   std::vector<std::string> rss;
   for (const auto& [at, mib] : o.rss_mib) rss.push_back(fmt::format("[{:.3f}, {:.1f}]", at, mib));
+  std::string floor;
+  if (s.floor) {
+    // The rounds' own rate (no loading, no building) against local steps alone.
+    const double rate =
+        s.rounds_wall_seconds > 0 ? double(s.peer_rounds) / s.rounds_wall_seconds : 0.0;
+    floor = fmt::format(
+        "\"floor\": {{\"learners\": {}, \"steps\": {}, \"wall_seconds\": {:.3f}, "
+        "\"steps_per_second\": {:.1f}, \"peer_rounds_per_second\": {:.1f}}}, "
+        "\"rounds_peer_rounds_per_second\": {:.1f}, \"share_of_floor\": {:.4f}, ",
+        s.floor->learners, s.floor->steps, s.floor->wall_seconds, s.floor->steps_per_second,
+        s.floor->peer_rounds_per_second, rate,
+        s.floor->peer_rounds_per_second > 0 ? rate / s.floor->peer_rounds_per_second : 0.0);
+  }
   return fmt::format(
       "{{\"peers\": {}, \"threads\": {}, \"peer_rounds\": {}, \"virtual_seconds\": {:.6f}, "
       "\"wall_seconds\": {:.3f}, \"rounds_wall_seconds\": {:.3f}, \"rounds_cpu_seconds\": {:.3f}, "
       "\"peer_rounds_per_second\": {:.1f}, \"events\": {}, "
-      "\"digests_hashed\": {}, \"digests_compared\": {}, \"windows\": {}, \"peak_rss_mib\": {:.1f}, \"crashed\": [{}], \"diverged\": [{}], "
+      "\"digests_hashed\": {}, \"digests_compared\": {}, \"windows\": {}, {}\"peak_rss_mib\": "
+      "{:.1f}, \"crashed\": [{}], \"diverged\": [{}], "
       "\"rss_mib\": [{}]}}",
       s.peers, s.threads, s.peer_rounds, s.virtual_seconds, s.wall_seconds, s.rounds_wall_seconds,
       s.rounds_cpu_seconds, s.wall_seconds > 0 ? double(s.peer_rounds) / s.wall_seconds : 0.0,
-      s.events, s.digests_hashed, s.digests_compared, s.windows, double(o.peak_rss_kib) / 1024.0, fmt::join(s.crashed, ","),
-      fmt::join(s.diverged, ","), fmt::join(rss, ", "));
+      s.events, s.digests_hashed, s.digests_compared, s.windows, floor,
+      double(o.peak_rss_kib) / 1024.0, fmt::join(s.crashed, ","), fmt::join(s.diverged, ","),
+      fmt::join(rss, ", "));
 }
 
 }  // namespace phalanx::tools

@@ -34,6 +34,7 @@ struct SimulateRequest {
   unsigned threads = 0;
   std::size_t eval_samples = 0;
   double sample_every_seconds = 0;  // consensus-distance samples in virtual time (0: the end)
+  std::uint64_t floor_steps = 0;    // > 0: measure the compute floor after the rounds
   bool write_models = true;
   bool force = false;  // --out may hold an earlier run, whose files are deleted first
   // A progress line on stderr (peer-rounds, rate, ETA), redrawn twice a second; by default only

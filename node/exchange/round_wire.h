@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "net/proto/phalanx.pb.h"
 #include "net/digest_memo.h"
+#include "net/proto/phalanx.pb.h"
 #include "net/signing.h"
 #include "net/transport.h"
 #include "node/metrics.h"

@@ -41,14 +41,15 @@ TEST(SimulateCli, TwoRunsWriteTheSameRecordsAndAReport) {
                            "/configs/experiments/smoke-base.yaml --rounds 40 --set "
                            "rounds.quorum=true --set compression.codec=topk --set "
                            "compression.density=0.1 --byzantine 5 --attack alie --out ";
-  // The second with one thread and a slow peer whose neighbours' deadlines fire.
+  // The second with one thread, the compute floor measured after its rounds (which must not
+  // change them), and a slow peer whose neighbours' deadlines fire.
   const auto faults = dir.path() / "faults.txt";
   std::ofstream(faults) << "0.05 3 slow 2500\n0.3 3 heal\n";
   const auto a = runProcess(base + (dir.path() / "a").string() + " --faults " + faults.string() +
                             " --progress");
   ASSERT_EQ(a.exit_code, 0) << a.output;
   const auto b = runProcess(base + (dir.path() / "b").string() + " --faults " + faults.string() +
-                            " --threads 1");
+                            " --threads 1 --floor 20");
   ASSERT_EQ(b.exit_code, 0) << b.output;
   // The progress line: asked for, it ends at every peer-round; by default (stderr not a
   // terminal) there is none.
@@ -75,6 +76,17 @@ TEST(SimulateCli, TwoRunsWriteTheSameRecordsAndAReport) {
   const auto sim = jsonFile(dir.path() / "a" / "simulation.json");
   EXPECT_EQ(sim["peers"].get<int>(), 16);
   EXPECT_EQ(sim["peer_rounds"].get<int>(), 16 * 40);
+  EXPECT_FALSE(sim.contains("floor"));
+  // Eight learners (8 per thread, of the fifteen honest peers), 20 local steps each.
+  const auto floor = jsonFile(dir.path() / "b" / "simulation.json");
+  EXPECT_EQ(floor["floor"]["learners"].get<int>(), 8);
+  EXPECT_EQ(floor["floor"]["steps"].get<int>(), 160);
+  EXPECT_GT(floor["floor"]["peer_rounds_per_second"].get<double>(), 0);
+  EXPECT_GT(floor["share_of_floor"].get<double>(), 0);
+  EXPECT_NEAR(floor["share_of_floor"].get<double>(),
+              floor["rounds_peer_rounds_per_second"].get<double>() /
+                  floor["floor"]["peer_rounds_per_second"].get<double>(),
+              1e-3);
 }
 
 TEST(SimulateCli, GivesWhatLaunchGivesOnTheSameSynchronousConfig) {

@@ -71,9 +71,11 @@ TEST(Analysis, HopsFromANodeAndAroundAnother) {
 
 // Against the definition: a search from every neighbour over the whole graph around the node.
 TEST(Analysis, DetourLengthIsTheLongestPathBetweenNeighboursAroundTheNode) {
-  const std::pair<GraphKind, std::size_t> graphs[] = {
-      {GraphKind::kTorus, 30}, {GraphKind::kRing, 7}, {GraphKind::kComplete, 5},
-      {GraphKind::kErdosRenyi, 40}, {GraphKind::kTwoCliques, 12}};
+  const std::pair<GraphKind, std::size_t> graphs[] = {{GraphKind::kTorus, 30},
+                                                      {GraphKind::kRing, 7},
+                                                      {GraphKind::kComplete, 5},
+                                                      {GraphKind::kErdosRenyi, 40},
+                                                      {GraphKind::kTwoCliques, 12}};
   for (const auto& [kind, n] : graphs) {
     SCOPED_TRACE(n);
     const Topology t(numberedNodes(n, {}), *generateEdges(kind, n, {.p = 0.1, .seed = 2}), 1);
