@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <filesystem>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>
@@ -20,6 +22,7 @@ struct CertsOptions {
   std::string dir, topology, ids;
   std::uint32_t n = 0;
   int days = 825;
+  bool json = false;
 };
 
 int runCerts(const CertsOptions& o) {
@@ -44,6 +47,21 @@ int runCerts(const CertsOptions& o) {
   if (auto written = net::writeClusterCerts(o.dir, ids, o.days); !written) {
     spdlog::error("certs: {}", written.error());
     return kExitFailure;
+  }
+  if (o.json) {
+    nlohmann::ordered_json j;
+    const std::filesystem::path dir = o.dir;
+    j["ca"] = {{"certificate", (dir / "ca.pem").string()}, {"key", (dir / "ca.key").string()}};
+    nlohmann::json nodes = nlohmann::json::array();
+    for (const std::uint32_t id : ids) {
+      nodes.push_back({{"id", id},
+                       {"certificate", (dir / fmt::format("node-{}.pem", id)).string()},
+                       {"key", (dir / fmt::format("node-{}.key", id)).string()}});
+    }
+    j["nodes"] = std::move(nodes);
+    j["days"] = o.days;
+    fmt::print("{}\n", j.dump());
+    return kExitOk;
   }
   fmt::print(
       "certs: the cluster CA and {} node certificate(s) in {} (keys 0600). Each host needs "
@@ -70,6 +88,7 @@ Command addCertsCommand(CLI::App& root) {
   n->excludes(ids);
   app->add_option("--days", o->days, "how long the certificates last (default 825)")
       ->check(CLI::Range(1, 36500));
+  app->add_flag("--json", o->json, "print the files written as one JSON object (ca, nodes)");
   app->callback([app] {
     if (app->count("--topology") + app->count("--n") + app->count("--ids") == 0)
       throw CLI::RequiredError("--topology, --n or --ids");

@@ -33,6 +33,9 @@ Command addExperimentCommand(CLI::App& root) {
       ->check(CLI::PositiveNumber);
   app->add_option("--base-port", o->base_port,
                   "first port (each job slot uses 500 from here; default 20000)");
+  app->add_flag("--json", o->json,
+                "print one JSON object at the end (files written, every cell's record) instead "
+                "of the lines for people");
   addChoiceOption(app, "--engine", o->engine, kEngines,
                   "launch: real processes (default); simulate: every peer in one process, "
                   "virtual time (reproducible, no ports)");

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <thread>
@@ -274,8 +275,29 @@ int runGrid(const GridRunOptions& o) {
     names.push_back(name);
   }
   std::ofstream(out / "results.md") << resultsMarkdown(grid, results, names);
-  fmt::print("results: {}\n         {}\n", (out / "results.csv").string(),
-             (out / "results.md").string());
+  if (o.json) {
+    nlohmann::ordered_json j;
+    j["files"] = {{"csv", (out / "results.csv").string()},
+                  {"markdown", (out / "results.md").string()}};
+    nlohmann::ordered_json plots = nlohmann::ordered_json::array();
+    for (const auto& name : names) plots.push_back((out / "plots" / name).string());
+    j["files"]["plots"] = std::move(plots);
+    j["all_ran"] = all_ran && !interrupted();
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const CellResult& r : results) {
+      nlohmann::ordered_json cell{{"name", r.cell.name()}};
+      // The record's own writer (tools/cell_record.h): one format for a cell's figures.
+      const auto record = nlohmann::ordered_json::parse(cellRecordJson({.result = r}));
+      for (const auto& [k, v] : record.items()) cell[k] = v;
+      cell.erase("exit_code");  // not kept past the cell's run
+      list.push_back(std::move(cell));
+    }
+    j["cells"] = std::move(list);
+    fmt::print("{}\n", j.dump());
+  } else {
+    fmt::print("results: {}\n         {}\n", (out / "results.csv").string(),
+               (out / "results.md").string());
+  }
   return all_ran && !interrupted() ? kExitOk : kExitFailure;
 }
 

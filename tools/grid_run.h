@@ -25,6 +25,7 @@ struct GridRunOptions {
   std::uint16_t base_port = 20000;
   std::uint64_t rounds = 0;  // 0: the grid's
   Engine engine = Engine::kLaunch;
+  bool json = false;  // the tables' files and every cell's record as one JSON object
   // What each cell runs (`phalanx launch|simulate ...`): this executable by default; a test
   // names the built binary.
   std::string phalanx = selfExecutable();

@@ -64,6 +64,9 @@ Command addLaunchCommand(CLI::App& root) {
                   "the interpreter for --script (default: the one this build found)");
   app->add_option("script_args", o->script_args, "arguments for --script (after --)");
   app->add_flag("--dry-run", o->dry_run, "print each peer's command and start nothing");
+  app->add_flag("--json", o->json,
+                "print one JSON object at the end (summary, files) and the live table on "
+                "stderr");
   app->add_flag("--force", o->force,
                 "--out may hold an earlier run: its files (node-K.*, summary.json, ...) are "
                 "deleted first instead of being read as part of this one");

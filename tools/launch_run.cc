@@ -16,6 +16,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <set>
 #include <string>
@@ -382,7 +383,7 @@ int runLaunch(const LaunchRunOptions& o) {
   Monitor monitor(topology, byzantine, token);
   std::ofstream samples_file(fs::path(o.out) / "monitor.jsonl");
   std::vector<MonitorSample> samples;
-  const bool tty = isatty(STDOUT_FILENO);
+  const bool tty = isatty(o.json ? STDERR_FILENO : STDOUT_FILENO);
   const auto started = Clock::now();
   auto next_scrape = started;
   // SIGTERM, then SIGKILL for a peer still running this much later.
@@ -432,12 +433,14 @@ int runLaunch(const LaunchRunOptions& o) {
       samples.push_back(monitor.sample(elapsed));
       samples_file << monitorSampleJson(samples.back()) << '\n' << std::flush;
       const std::string table = monitor.table(elapsed);
+      // Under --json stdout carries the one result object: the table is for people, on stderr.
+      std::FILE* screen = o.json ? stderr : stdout;
       if (tty) {
-        fmt::print("\x1b[H\x1b[J{}", table);
+        fmt::print(screen, "\x1b[H\x1b[J{}", table);
       } else if (int(elapsed) % 10 == 0) {
-        fmt::print("{}", table);
+        fmt::print(screen, "{}", table);
       }
-      std::fflush(stdout);
+      std::fflush(screen);
       next_scrape = Clock::now() + std::chrono::milliseconds(std::int64_t(o.monitor_every * 1000));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -489,8 +492,16 @@ int runLaunch(const LaunchRunOptions& o) {
       {.title = fmt::format("phalanx run: {}", fs::path(o.config).filename().string()),
        .config_text = readTextFile(o.config),
        .command = plan.command_line});
-  fmt::print("\n{}\nsummary: {}\nreport:  {}\n", json, (fs::path(o.out) / "summary.json").string(),
-             (fs::path(o.out) / "report.html").string());
+  const std::string summary_file = (fs::path(o.out) / "summary.json").string(),
+                    report_file = (fs::path(o.out) / "report.html").string();
+  if (o.json) {
+    nlohmann::ordered_json j;
+    j["summary"] = nlohmann::json::parse(json);
+    j["files"] = {{"summary", summary_file}, {"report", report_file}};
+    fmt::print("{}\n", j.dump());
+  } else {
+    fmt::print("\n{}\nsummary: {}\nreport:  {}\n", json, summary_file, report_file);
+  }
   if (interrupted()) return kExitFailure;
   return honest_ok ? kExitOk : kExitFailure;
 }

@@ -24,6 +24,8 @@ struct LaunchRunOptions {
   std::vector<std::string> script_args;
   double monitor_every = 1.0;
   bool dry_run = false;
+  // The outcome as one JSON object on stdout; the live table goes to stderr.
+  bool json = false;
   bool force = false;  // out may hold an earlier run, whose files are deleted first
   double churn = 0;    // kills per minute among the honest local peers; 0: none
   double churn_down = 5;

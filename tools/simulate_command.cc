@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -38,8 +39,19 @@ int runSimulate(const SimulateRequest& r) {
     spdlog::error("{}", e.what());
     return kExitBadInput;
   }
-  fmt::print("{}\n{}\nsummary: {}/summary.json\nreport:  {}/report.html\n", outcome.summary_json,
-             simulationJson(outcome), r.out, r.out);
+  if (r.json) {
+    // One object: the run's summary and the simulation's own figures, as the files hold them.
+    nlohmann::ordered_json j;
+    j["summary"] = nlohmann::json::parse(outcome.summary_json);
+    j["simulation"] = nlohmann::json::parse(simulationJson(outcome));
+    j["files"] = {{"summary", r.out + "/summary.json"},
+                  {"report", r.out + "/report.html"},
+                  {"simulation", r.out + "/simulation.json"}};
+    fmt::print("{}\n", j.dump());
+  } else {
+    fmt::print("{}\n{}\nsummary: {}/summary.json\nreport:  {}/report.html\n", outcome.summary_json,
+               simulationJson(outcome), r.out, r.out);
+  }
   const auto& result = outcome.result;
   const auto honest = [&](std::uint32_t id) { return !result.byzantine.contains(id); };
   const bool honest_ok = std::none_of(result.crashed.begin(), result.crashed.end(), honest) &&
@@ -107,6 +119,9 @@ Command addSimulateCommand(CLI::App& root) {
                   "same threads: simulation.json then gives the compute floor and the run's "
                   "share of it (e.g. --floor 200)")
       ->check(CLI::PositiveNumber);
+  app->add_flag("--json", o->json,
+                "print one JSON object (summary, simulation, files) instead of the lines for "
+                "people");
   app->add_flag("--force", o->force,
                 "--out may hold an earlier run: its files (node-K.*, summary.json, ...) are "
                 "deleted first instead of being read as part of this one");

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -82,6 +83,17 @@ TEST(ExperimentCli, SmokeGridRunsFiltersAndResumes) {
   std::ifstream md2(dir.path() / "all" / "results.md");
   EXPECT_THAT(std::string(std::istreambuf_iterator<char>(md2), {}),
               HasSubstr("4 cells (3 ok, 0 failed, 1 did not run)"));
+  // --json: stdout is one object, the files and every cell's record.
+  const auto as_json = runProcess("(" + run + " --report-only --json 2>/dev/null)");
+  EXPECT_EQ(as_json.exit_code, 1);
+  const auto j = nlohmann::json::parse(as_json.output, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << as_json.output;
+  EXPECT_FALSE(j["all_ran"].get<bool>());
+  EXPECT_EQ(j["files"]["csv"], (dir.path() / "all" / "results.csv").string());
+  ASSERT_EQ(j["cells"].size(), 4u);
+  std::size_t ok = 0;
+  for (const auto& cell : j["cells"]) ok += cell["status"] == "ok";
+  EXPECT_EQ(ok, 3u);
 
   const auto filtered = runProcess(
       phalanxBinary() + " experiment --grid " + sourceDir() +

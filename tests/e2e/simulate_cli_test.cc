@@ -48,13 +48,19 @@ TEST(SimulateCli, TwoRunsWriteTheSameRecordsAndAReport) {
   const auto a = runProcess(base + (dir.path() / "a").string() + " --faults " + faults.string() +
                             " --progress");
   ASSERT_EQ(a.exit_code, 0) << a.output;
-  const auto b = runProcess(base + (dir.path() / "b").string() + " --faults " + faults.string() +
-                            " --threads 1 --floor 20");
+  // --json: stdout (stderr dropped here) is one object, the summary and simulation.json's own.
+  const auto b = runProcess("(" + base + (dir.path() / "b").string() + " --faults " +
+                            faults.string() + " --threads 1 --floor 20 --json 2>/dev/null)");
   ASSERT_EQ(b.exit_code, 0) << b.output;
   // The progress line: asked for, it ends at every peer-round; by default (stderr not a
   // terminal) there is none.
   EXPECT_THAT(a.output, HasSubstr("simulate: 640/640 peer-rounds (100%)"));
   EXPECT_THAT(b.output, ::testing::Not(HasSubstr("peer-rounds/s")));
+  const auto printed = nlohmann::json::parse(b.output, nullptr, false);
+  ASSERT_FALSE(printed.is_discarded()) << b.output;
+  EXPECT_EQ(printed["summary"]["rounds"], 40);
+  EXPECT_EQ(printed["simulation"]["peers"], 16);
+  EXPECT_EQ(printed["files"]["report"], (dir.path() / "b" / "report.html").string());
   // Every peer's log in the one format (base/log_format.h): time, level, who, message.
   const std::string log = readFile(dir.path() / "a" / "simulation.log");
   ASSERT_FALSE(log.empty());
