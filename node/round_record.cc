@@ -3,12 +3,17 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
-
-#include "node/json.h"
 
 namespace phalanx::node {
 namespace {
+
+// The records are written by hand, not by nlohmann (which reads them): their bytes are what
+// recorded runs are compared on (`tests/recorded/check`, docs/results), in one fixed layout
+// (", " and ": " separators, integral numbers without ".0"), at the rate of every peer-round of a
+// simulation. A non-finite number is null: JSON has no spelling for it.
+std::string jsonNumber(double v) { return std::isfinite(v) ? fmt::format("{}", v) : "null"; }
 
 std::string idList(const std::vector<std::uint32_t>& ids) {
   return fmt::format("[{}]", fmt::join(ids, ","));

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <optional>
 #include <random>
@@ -16,7 +17,6 @@
 #include "base/text.h"
 #include "compress/compressor.h"
 #include "compress/decode.h"
-#include "node/json.h"
 #include "node/npy.h"
 #include "robust/aggregator.h"
 #include "robust/attacks.h"
@@ -25,7 +25,11 @@
 namespace phalanx::tools {
 namespace {
 
-using node::jsonNumber;
+// One object per line, keys in the order given; NaN and infinities print as null.
+void printJson(const nlohmann::ordered_json& j) { fmt::print("{}\n", j.dump()); }
+
+// Milliseconds to the microsecond: more digits would be noise.
+double milliseconds(double ms) { return std::round(ms * 1000.0) / 1000.0; }
 
 double millisecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
@@ -112,17 +116,21 @@ int runLabAggregate(const LabAggregateOptions& o) {
   if (const int rc = writeVector(o.out, z); rc != kExitOk) return rc;
   if (o.json) {
     std::vector<int> kept(x.rows()), nonfinite(x.rows());
-    std::vector<std::string> distance(x.rows());
+    std::vector<double> distance(x.rows());
     for (std::size_t k = 0; k < order.size(); ++k) {
       kept[order[k]] = report->kept[k];
       nonfinite[order[k]] = report->nonfinite[k];
-      distance[order[k]] = jsonNumber(report->distance[k]);
+      distance[order[k]] = report->distance[k];
     }
-    fmt::print(
-        "{{\"rule\": \"{}\", \"rows\": {}, \"dim\": {}, \"b\": {}, \"pivot\": {}, "
-        "\"kept\": [{}], \"nonfinite\": [{}], \"distance\": [{}], \"ms\": {:.3f}}}\n",
-        (*agg)->name(), x.rows(), x.cols(), o.b, o.pivot, fmt::join(kept, ", "),
-        fmt::join(nonfinite, ", "), fmt::join(distance, ", "), ms);
+    printJson({{"rule", (*agg)->name()},
+               {"rows", x.rows()},
+               {"dim", x.cols()},
+               {"b", o.b},
+               {"pivot", o.pivot},
+               {"kept", kept},
+               {"nonfinite", nonfinite},
+               {"distance", distance},
+               {"ms", milliseconds(ms)}});
   }
   return kExitOk;
 }
@@ -194,10 +202,12 @@ int runLabAttack(const LabAttackOptions& o) {
   if (o.json) {
     double norm = 0;
     for (float v : a) norm += double(v) * v;
-    fmt::print(
-        "{{\"attack\": \"{}\", \"honest\": {}, \"dim\": {}, \"f\": {}, \"norm\": {}, "
-        "\"ms\": {:.3f}}}\n",
-        o.name, h.rows(), h.cols(), o.f, jsonNumber(std::sqrt(norm)), ms);
+    printJson({{"attack", o.name},
+               {"honest", h.rows()},
+               {"dim", h.cols()},
+               {"f", o.f},
+               {"norm", std::sqrt(norm)},
+               {"ms", milliseconds(ms)}});
   }
   return kExitOk;
 }
@@ -270,11 +280,14 @@ int runLabCompress(const LabCompressOptions& o) {
   const double encode_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
   const double decode_ms = std::chrono::duration<double, std::milli>(t2 - t1).count();
   if (o.json) {
-    fmt::print(
-        "{{\"codec\": \"{}\", \"dim\": {}, \"bytes\": {}, \"dense_bytes\": {}, "
-        "\"ratio\": {}, \"encode_ms\": {:.3f}, \"decode_ms\": {:.3f}, \"rel_error\": {}}}\n",
-        o.codec, y.size(), e.bytes.size(), std::size_t(dense_bytes), jsonNumber(ratio), encode_ms,
-        decode_ms, jsonNumber(rel_error));
+    printJson({{"codec", o.codec},
+               {"dim", y.size()},
+               {"bytes", e.bytes.size()},
+               {"dense_bytes", std::size_t(dense_bytes)},
+               {"ratio", ratio},
+               {"encode_ms", milliseconds(encode_ms)},
+               {"decode_ms", milliseconds(decode_ms)},
+               {"rel_error", rel_error}});
   } else {
     fmt::print(
         "{}: {} entries -> {} bytes (ratio {:.1f}x), encode {:.3f} ms, decode {:.3f} ms, "

@@ -8,12 +8,12 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <sstream>
 #include <string>
 
-#include "node/json.h"
 #include "tools/command.h"
 #include "tools/run_analysis.h"
 #include "topologies/analysis.h"
@@ -23,9 +23,6 @@
 
 namespace phalanx::tools {
 namespace {
-
-using node::jsonNumber;
-using node::jsonString;
 
 using namespace topologies;
 
@@ -61,29 +58,31 @@ std::string formatCheck(const TopologyCheck& c, const std::optional<BreakdownChe
 
 // The same as one JSON object.
 std::string checkToJson(const TopologyCheck& c, const std::optional<BreakdownCheck>& breakdown) {
-  std::string nodes;
+  nlohmann::ordered_json nodes = nlohmann::ordered_json::array();
   for (const auto& n : c.per_node) {
-    if (!nodes.empty()) nodes += ",";
-    nodes += fmt::format(R"({{"id":{},"degree":{},"budget":{},"tolerable":{}}})", n.id, n.degree,
-                         n.budget, n.tolerable);
+    nodes.push_back(
+        {{"id", n.id}, {"degree", n.degree}, {"budget", n.budget}, {"tolerable", n.tolerable}});
   }
-  std::string warnings;
-  for (const auto& w : c.warnings) warnings += (warnings.empty() ? "" : ",") + jsonString(w);
-  std::string cautions;
-  for (const auto& w : c.cautions) cautions += (cautions.empty() ? "" : ",") + jsonString(w);
-  return fmt::format(
-      R"({{"nodes":{},"edges":{},"min_degree":{},"mean_degree":{},"max_degree":{},)"
-      R"("connected":{},"components":{},"spectral_gap":{},"per_node":[{}],"breakdown":{},)"
-      R"("warnings":[{}],"cautions":[{}]}})",
-      c.nodes, c.edges, c.min_degree, c.mean_degree, c.max_degree,
-      c.components == 1 ? "true" : "false", c.components, jsonNumber(c.spectral_gap), nodes,
-      breakdown
-          ? fmt::format(R"({{"honest_connectivity":{},"byzantine_per_node":{},)"
-                        R"("worst_node":{},"ratio":{},"beyond":{}}})",
-                        jsonNumber(breakdown->honest_connectivity), breakdown->byzantine_per_node,
-                        breakdown->worst_node, jsonNumber(breakdown->ratio), breakdown->beyond())
-          : "null",
-      warnings, cautions);
+  nlohmann::ordered_json j{{"nodes", c.nodes},
+                           {"edges", c.edges},
+                           {"min_degree", c.min_degree},
+                           {"mean_degree", c.mean_degree},
+                           {"max_degree", c.max_degree},
+                           {"connected", c.components == 1},
+                           {"components", c.components},
+                           {"spectral_gap", c.spectral_gap},
+                           {"per_node", std::move(nodes)},
+                           {"breakdown", nullptr},
+                           {"warnings", c.warnings},
+                           {"cautions", c.cautions}};
+  if (breakdown) {
+    j["breakdown"] = {{"honest_connectivity", breakdown->honest_connectivity},
+                      {"byzantine_per_node", breakdown->byzantine_per_node},
+                      {"worst_node", breakdown->worst_node},
+                      {"ratio", breakdown->ratio},
+                      {"beyond", breakdown->beyond()}};
+  }
+  return j.dump();
 }
 
 // The command line that regenerates a generated file, written as its first comment line.
