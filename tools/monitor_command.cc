@@ -38,6 +38,9 @@ Command addMonitorCommand(CLI::App& root) {
       ->check(CLI::Range(0.05, 3600.0));
   app->add_option("--duration", o->duration,
                   "stop after this many seconds (default: until Ctrl-C)");
+  app->add_flag("--json", o->json,
+                "print one JSON object at the end (summary, files written) and the live table "
+                "on stderr");
   app->add_option("--prometheus-config", o->prometheus_config,
                   "print a Prometheus scrape configuration for this topology file and exit")
       ->check(CLI::ExistingFile);

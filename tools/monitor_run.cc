@@ -37,7 +37,7 @@ void onStop(int) { g_stop = 1; }
 // The report's plots as DIR/NAME.svg, rasterised to DIR/NAME.png by librsvg's rsvg-convert
 // (Debian's librsvg2-bin: a few MB and milliseconds, where a browser takes hundreds). False when
 // a PNG could not be made (said why); the SVGs are written either way.
-bool writePngs(const fs::path& dir, const std::vector<NamedChart>& charts) {
+bool writePngs(const fs::path& dir, const std::vector<NamedChart>& charts, bool quiet) {
   fs::create_directories(dir);
   const bool rsvg = std::system("command -v rsvg-convert >/dev/null 2>&1") == 0;
   bool ok = rsvg;
@@ -58,7 +58,7 @@ bool writePngs(const fs::path& dir, const std::vector<NamedChart>& charts) {
         "monitor --png: rsvg-convert is not installed (Debian: librsvg2-bin); wrote the SVGs "
         "only, to {}",
         dir.string());
-  } else if (ok) {
+  } else if (ok && !quiet) {
     fmt::print("plots: {}/*.png\n", dir.string());
   }
   return ok;
@@ -96,7 +96,7 @@ bool writeOutputs(const MonitorOptions& o, const RunSummary& summary,
                   std::span<const MonitorSample> samples, const std::string& config_text,
                   const std::string& command) {
   const std::string json = summaryJson(summary);
-  fmt::print("{}\n", json);
+  if (!o.json) fmt::print("{}\n", json);
   if (!o.summary.empty()) std::ofstream(o.summary) << json << '\n';
   std::optional<RunSummary> baseline;
   if (!o.baseline.empty()) {
@@ -114,13 +114,27 @@ bool writeOutputs(const MonitorOptions& o, const RunSummary& summary,
                                            .command = command,
                                            .summary_json = json,
                                            .baseline = baseline});
-    fmt::print("report: {}\n", o.report);
+    if (!o.json) fmt::print("report: {}\n", o.report);
   }
+  bool ok = true;
+  nlohmann::ordered_json files = nlohmann::ordered_json::object();
+  if (!o.summary.empty()) files["summary"] = o.summary;
+  if (!o.report.empty()) files["report"] = o.report;
   if (!o.png.empty()) {
-    return writePngs(fs::path(o.png),
-                     reportCharts(summary, samples, baseline ? &*baseline : nullptr));
+    const auto charts = reportCharts(summary, samples, baseline ? &*baseline : nullptr);
+    ok = writePngs(fs::path(o.png), charts, o.json);
+    nlohmann::ordered_json pngs = nlohmann::ordered_json::array();
+    for (const auto& chart : charts)
+      pngs.push_back((fs::path(o.png) / (chart.name + ".png")).string());
+    if (ok) files["plots"] = std::move(pngs);
   }
-  return true;
+  if (o.json) {
+    nlohmann::ordered_json j;
+    j["summary"] = nlohmann::json::parse(json);
+    j["files"] = std::move(files);
+    fmt::print("{}\n", j.dump());
+  }
+  return ok;
 }
 
 int prometheusConfig(const std::string& file) {
@@ -168,7 +182,9 @@ int live(const MonitorOptions& o) {
   std::signal(SIGTERM, onStop);
   std::vector<MonitorSample> samples;
   std::set<std::uint32_t> seen_up, crashed;
-  const bool tty = isatty(STDOUT_FILENO);
+  // Under --json stdout carries the one result object: the table is for people, on stderr.
+  std::FILE* screen = o.json ? stderr : stdout;
+  const bool tty = isatty(fileno(screen));
   const auto started = Clock::now();
   while (!g_stop) {
     monitor.scrape();
@@ -180,8 +196,8 @@ int live(const MonitorOptions& o) {
       if (!p.up && seen_up.contains(p.id)) crashed.insert(p.id);  // answered once, gone now
       any_up |= p.up;
     }
-    fmt::print("{}{}", tty ? "\x1b[H\x1b[J" : "\n", monitor.table(elapsed));
-    std::fflush(stdout);
+    fmt::print(screen, "{}{}", tty ? "\x1b[H\x1b[J" : "\n", monitor.table(elapsed));
+    std::fflush(screen);
     if ((!any_up && !seen_up.empty()) || (o.duration > 0 && elapsed >= o.duration)) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(std::int64_t(o.every * 1000)));
   }

@@ -11,6 +11,8 @@ struct MonitorOptions {
   std::string topology, byzantine, summary, report, from, prometheus_config, config, png, token,
       token_file, baseline;
   double every = 1.0, duration = 0;
+  // The outcome as one JSON object on stdout (summary, files); the live table on stderr.
+  bool json = false;
 };
 
 // Runs what `o` asks for (live, --from, --prometheus-config); the exit code.

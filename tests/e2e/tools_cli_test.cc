@@ -141,11 +141,19 @@ TEST(ToolsCli, LaunchReportsAnInjectedCrashAndTheDetectionFollowsAnAttackSwitch)
   const auto rebuilt = nlohmann::json::parse(again_file, nullptr, false);
   EXPECT_EQ(rebuilt["detection_rate"], summary["detection_rate"]);
   EXPECT_EQ(rebuilt["crashed"], summary["crashed"]);
-  // Each plot as SVG and PNG (rsvg-convert): real PNGs of the chart's size.
+  // Each plot as SVG and PNG (rsvg-convert): real PNGs of the chart's size; with --json, stdout
+  // is one object naming them.
   const fs::path plots = dir.path() / "plots";
-  const auto png_run =
-      runProcess(phalanxBinary() + " monitor --from " + out.string() + " --png " + plots.string());
+  const auto png_run = runProcess("(" + phalanxBinary() + " monitor --from " + out.string() +
+                                  " --png " + plots.string() + " --json 2>/dev/null)");
   ASSERT_EQ(png_run.exit_code, 0) << png_run.output;
+  const auto printed = nlohmann::json::parse(png_run.output, nullptr, false);
+  ASSERT_FALSE(printed.is_discarded()) << png_run.output;
+  EXPECT_EQ(printed["summary"]["detection_rate"], summary["detection_rate"]);
+  ASSERT_GE(printed["files"]["plots"].size(), 4u);
+  for (const auto& png : printed["files"]["plots"]) {
+    EXPECT_TRUE(fs::exists(png.get<std::string>())) << png;
+  }
   for (const char* name : {"accuracy", "consensus", "detection", "accuracy-vs-bytes"}) {
     const fs::path plot = plots / (std::string(name) + ".png");
     ASSERT_TRUE(fs::exists(plot)) << plot;
