@@ -23,8 +23,11 @@ void DigestMemo::keep(const Digest& digest, std::span<const float> values) {
   ++counters_.hashed;
   if (!held_.emplace(digest, std::move(copy)).second) return;
   order_.push_back(digest);
-  while (order_.size() > std::max<std::size_t>(capacity_, 1)) {
-    held_.erase(order_.front());
+  bytes_ += values.size_bytes();
+  while (order_.size() > 1 && (order_.size() > capacity_ || bytes_ > max_bytes_)) {
+    const auto it = held_.find(order_.front());
+    bytes_ -= it->second->size() * sizeof(float);
+    held_.erase(it);
     order_.pop_front();
   }
 }

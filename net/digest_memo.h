@@ -19,9 +19,11 @@ namespace phalanx::net {
 
 class DigestMemo {
  public:
-  // Holds at most `capacity` vectors, the oldest forgotten first (a forgotten one is hashed
-  // again by its next asker).
-  explicit DigestMemo(std::size_t capacity) : capacity_(capacity) {}
+  // Holds at most `capacity` vectors and `max_bytes` of them, the oldest forgotten first (a
+  // forgotten one is hashed again by its next asker): memory a large simulation needs for its
+  // peers is not spent on saving hashes.
+  explicit DigestMemo(std::size_t capacity, std::size_t max_bytes = std::size_t{1} << 30)
+      : capacity_(capacity), max_bytes_(max_bytes) {}
 
   // vectorDigest(values), kept for later askers.
   Digest digest(std::span<const float> values);
@@ -41,7 +43,8 @@ class DigestMemo {
   Held find(const Digest& digest) const;
   void keep(const Digest& digest, std::span<const float> values);
 
-  std::size_t capacity_;
+  std::size_t capacity_, max_bytes_;
+  std::size_t bytes_ = 0;
   mutable std::mutex mutex_;
   std::unordered_map<Digest, Held, DigestHash> held_;
   std::deque<Digest> order_;  // oldest first

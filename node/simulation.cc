@@ -308,8 +308,8 @@ SimulationResult simulate(SimulationSetup s) {
   }
 
   // A round's vectors are hashed once, by their senders; each receiver compares bytes
-  // (net/digest_memo.h). A round's worth and a quarter more: the receivers of one round run in
-  // the windows after its senders, before the next round's vectors push it out.
+  // (net/digest_memo.h). A round's worth and a quarter more (the receivers of one round run in
+  // the windows after its senders, before the next round's vectors push it out), at most 1 GiB.
   const auto digest_memo =
       s.config.security.statements ? std::make_shared<net::DigestMemo>(n + n / 4) : nullptr;
 

@@ -40,6 +40,19 @@ TEST(DigestMemo, AnswersAsVectorDigestAndComparesBytesItHasHashed) {
   EXPECT_EQ(digestVia(nullptr, a), vectorDigest(a));
 }
 
+TEST(DigestMemo, KeepsNoMoreBytesThanAllowed) {
+  DigestMemo memo(100, 2 * 1000 * sizeof(float));  // two vectors' worth
+  const auto a = vectorOf(1), b = vectorOf(2), c = vectorOf(3);
+  memo.digest(a);
+  memo.digest(b);
+  memo.digest(c);  // a forgotten
+  EXPECT_TRUE(memo.matches(b, vectorDigest(b)));
+  EXPECT_TRUE(memo.matches(c, vectorDigest(c)));
+  EXPECT_EQ(memo.counters().compared, 2u);
+  EXPECT_TRUE(memo.matches(a, vectorDigest(a)));  // hashed again
+  EXPECT_EQ(memo.counters().compared, 2u);
+}
+
 TEST(DigestMemo, ForgetsTheOldestBeyondItsCapacityAndStillAnswersRight) {
   DigestMemo memo(2);
   const auto a = vectorOf(1), b = vectorOf(2), c = vectorOf(3);
