@@ -311,6 +311,7 @@ class Dissensus final : public Attack {
   explicit Dissensus(double eps) : eps_(eps) {}
   std::string_view name() const override { return "dissensus"; }
   bool perTarget() const override { return true; }
+  bool reentrant() const override { return true; }
   std::expected<void, std::string> craft(const AttackInput& in, std::span<float> out) override {
     const TargetView* t = in.target;
     if (t == nullptr) return std::unexpected("dissensus: needs the target's view");
@@ -343,6 +344,7 @@ class Spectral final : public Attack {
   explicit Spectral(const AttackConfig& c) : config_(c) {}
   std::string_view name() const override { return "spectral"; }
   bool perTarget() const override { return true; }
+  bool reentrant() const override { return true; }
   std::expected<void, std::string> craft(const AttackInput& in, std::span<float> out) override {
     const TargetView* t = in.target;
     if (t == nullptr) return std::unexpected("spectral: needs the target's view");

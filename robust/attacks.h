@@ -101,6 +101,9 @@ class Attack {
   virtual std::string_view name() const = 0;
   // True when the vector depends on the receiver (dissensus): craft once per target.
   virtual bool perTarget() const { return false; }
+  // True when craft keeps nothing from one call to the next (no random stream, no cache): calls
+  // for different targets may then run at once and give what they give one after another.
+  virtual bool reentrant() const { return false; }
 };
 
 std::expected<std::unique_ptr<Attack>, std::string> makeAttack(const AttackConfig& c);

@@ -1,8 +1,11 @@
 #include "node/adversary/vector_attacker.h"
 
 #include <fmt/format.h>
+#include <omp.h>
 
 #include <algorithm>
+#include <atomic>
+#include <thread>
 
 #include "base/text.h"
 #include "kernels/vector_ops.h"
@@ -351,16 +354,23 @@ void VectorAttacker::sendPerTarget(std::uint64_t t, const std::vector<std::uint3
   };
   std::vector<double> honest_fiedler;
   for (const std::uint32_t j : known.ids) honest_fiedler.push_back(fiedlerOf(j));
-  for (const std::uint32_t j : targets) {
-    const bool mine = base::containsId(neighbours, j);
-    if (const std::vector<float>* given = coalition_ ? coalition_->crafted(t, j) : nullptr;
-        given != nullptr) {
-      std::copy(given->begin(), given->end(), out.begin());
-      if (mine) host_.sendWhole(j, t, host_.wirePayload(out));
-      continue;
-    }
+  // Each target's view, in target order; the leader's vectors for the fellows are copied in.
+  struct Job {
+    std::uint32_t target = 0;
+    const std::vector<float>* given = nullptr;
     std::vector<std::span<const float>> around;
-    std::vector<double> w;
+    std::vector<double> weights;
+    robust::TargetView view;
+    std::vector<float> out;
+    std::string error;
+  };
+  std::vector<Job> jobs(targets.size());
+  std::size_t n = 0;
+  for (const std::uint32_t j : targets) {
+    Job& job = jobs[n++];
+    job.target = j;
+    job.given = coalition_ ? coalition_->crafted(t, j) : nullptr;
+    if (job.given != nullptr) continue;
     double byzantine_weight = 0;
     std::size_t byzantine_count = 0;
     for (const std::uint32_t k : topology.neighbours(j)) {
@@ -368,26 +378,67 @@ void VectorAttacker::sendPerTarget(std::uint64_t t, const std::vector<std::uint3
         byzantine_weight += topologies::metropolisWeight(topology, j, k);
         ++byzantine_count;
       } else if (const auto row = known.of(k); !row.empty()) {
-        around.push_back(row);
-        w.push_back(topologies::metropolisWeight(topology, j, k));
+        job.around.push_back(row);
+        job.weights.push_back(topologies::metropolisWeight(topology, j, k));
       }
     }
-    const robust::TargetView view{.target = known.of(j),
-                                  .honest_neighbours = around,
-                                  .honest_weights = w,
-                                  .byzantine_weight = byzantine_weight,
-                                  .byzantine_count = byzantine_count,
-                                  .budget = topology.budgetOf(j),
-                                  .fiedler = fiedlerOf(j)};
-    record.attack_computed = true;
-    if (auto ok = attack_->craft(
-            {.honest = known.rows, .target = &view, .honest_fiedler = honest_fiedler}, out);
-        !ok) {
-      host_.log().warn("round {}: attack {} on peer {}: {}", t, spec_.name(), j, ok.error());
+    job.view = {.target = known.of(j),
+                .honest_neighbours = job.around,
+                .honest_weights = job.weights,
+                .byzantine_weight = byzantine_weight,
+                .byzantine_count = byzantine_count,
+                .budget = topology.budgetOf(j),
+                .fiedler = fiedlerOf(j)};
+  }
+  // The searches (the leader's per-target line searches dominate a spectral round): on every
+  // core when the attack keeps no state between calls; each writes its own vector only, so the
+  // outcome is the serial one.
+  const auto craft = [&](Job& job) {
+    job.out.assign(host_.dimension(), 0.0f);
+    auto ok = attack_->craft(
+        {.honest = known.rows, .target = &job.view, .honest_fiedler = honest_fiedler}, job.out);
+    if (!ok) job.error = ok.error();
+  };
+  std::vector<Job*> to_craft;
+  for (Job& job : jobs) {
+    if (job.given == nullptr) to_craft.push_back(&job);
+  }
+  const std::size_t workers =
+      attack_->reentrant() ? std::min<std::size_t>(
+                                 to_craft.size(), std::max(1u, std::thread::hardware_concurrency()))
+                           : 1;
+  if (workers <= 1) {
+    for (Job* job : to_craft) craft(*job);
+  } else {
+    std::atomic<std::size_t> next = 0;
+    const auto work = [&] {
+      omp_set_num_threads(1);  // the cores are taken by the searches themselves
+      for (std::size_t k = next++; k < to_craft.size(); k = next++) craft(*to_craft[k]);
+    };
+    std::vector<std::thread> threads;
+    for (std::size_t w = 1; w < workers; ++w) threads.emplace_back(work);
+    const int own = omp_get_max_threads();  // this thread's setting outlives the round
+    work();
+    omp_set_num_threads(own);
+    for (auto& thread : threads) thread.join();
+  }
+  // Sent in target order, as one after another would have.
+  for (Job& job : jobs) {
+    const bool mine = base::containsId(neighbours, job.target);
+    if (job.given != nullptr) {
+      std::copy(job.given->begin(), job.given->end(), out.begin());
+      if (mine) host_.sendWhole(job.target, t, host_.wirePayload(out));
       continue;
     }
-    if (coalition_ && leader) toFellows(CoalitionBook::craftedMessage(t, out, j), j);
-    if (mine) host_.sendWhole(j, t, host_.wirePayload(out));
+    record.attack_computed = true;
+    if (!job.error.empty()) {
+      host_.log().warn("round {}: attack {} on peer {}: {}", t, spec_.name(), job.target,
+                       job.error);
+      continue;
+    }
+    if (coalition_ && leader)
+      toFellows(CoalitionBook::craftedMessage(t, job.out, job.target), job.target);
+    if (mine) host_.sendWhole(job.target, t, host_.wirePayload(job.out));
   }
 }
 
