@@ -43,14 +43,14 @@ int runSimulate(const SimulateRequest& r) {
     // One object: the run's summary and the simulation's own figures, as the files hold them.
     nlohmann::ordered_json j;
     j["summary"] = nlohmann::json::parse(outcome.summary_json);
-    j["simulation"] = nlohmann::json::parse(simulationJson(outcome));
+    j["simulation"] = simulationObject(outcome);
     j["files"] = {{"summary", r.out + "/summary.json"},
                   {"report", r.out + "/report.html"},
                   {"simulation", r.out + "/simulation.json"}};
     fmt::print("{}\n", j.dump());
   } else {
     fmt::print("{}\n{}\nsummary: {}/summary.json\nreport:  {}/report.html\n", outcome.summary_json,
-               simulationJson(outcome), r.out, r.out);
+               simulationObject(outcome).dump(), r.out, r.out);
   }
   const auto& result = outcome.result;
   const auto honest = [&](std::uint32_t id) { return !result.byzantine.contains(id); };

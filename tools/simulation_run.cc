@@ -12,6 +12,7 @@
 #include <fstream>
 #include <limits>
 #include <mutex>
+#include <nlohmann/json.hpp>
 
 #include "node/config.h"
 #include "tools/launch.h"
@@ -148,39 +149,51 @@ SimulateOutcome runSimulation(const SimulateRequest& r) {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   out.peak_rss_kib = usage.ru_maxrss;
-  std::ofstream(out_dir / "simulation.json") << simulationJson(out) << '\n';
+  std::ofstream(out_dir / "simulation.json") << simulationObject(out).dump() << '\n';
   return out;
 }
 
-std::string simulationJson(const SimulateOutcome& o) {
+nlohmann::ordered_json simulationObject(const SimulateOutcome& o) {
   const auto& s = o.result;
-  std::vector<std::string> rss;
-  for (const auto& [at, mib] : o.rss_mib) rss.push_back(fmt::format("[{:.3f}, {:.1f}]", at, mib));
-  std::string floor;
+  // Figures to the digits that mean something (timers, rates), not to double precision.
+  const auto digits = [](double v, int places) {
+    const double scale = std::pow(10.0, places);
+    return std::round(v * scale) / scale;
+  };
+  const double rate = s.wall_seconds > 0 ? double(s.peer_rounds) / s.wall_seconds : 0.0;
+  nlohmann::ordered_json j{{"peers", s.peers},
+                           {"threads", s.threads},
+                           {"peer_rounds", s.peer_rounds},
+                           {"virtual_seconds", digits(s.virtual_seconds, 6)},
+                           {"wall_seconds", digits(s.wall_seconds, 3)},
+                           {"rounds_wall_seconds", digits(s.rounds_wall_seconds, 3)},
+                           {"rounds_cpu_seconds", digits(s.rounds_cpu_seconds, 3)},
+                           {"peer_rounds_per_second", digits(rate, 1)},
+                           {"events", s.events},
+                           {"digests_hashed", s.digests_hashed},
+                           {"digests_compared", s.digests_compared},
+                           {"windows", s.windows}};
   if (s.floor) {
     // The rounds' own rate (no loading, no building) against local steps alone.
-    const double rate =
+    const double rounds_rate =
         s.rounds_wall_seconds > 0 ? double(s.peer_rounds) / s.rounds_wall_seconds : 0.0;
-    floor = fmt::format(
-        "\"floor\": {{\"learners\": {}, \"steps\": {}, \"wall_seconds\": {:.3f}, "
-        "\"steps_per_second\": {:.1f}, \"peer_rounds_per_second\": {:.1f}}}, "
-        "\"rounds_peer_rounds_per_second\": {:.1f}, \"share_of_floor\": {:.4f}, ",
-        s.floor->learners, s.floor->steps, s.floor->wall_seconds, s.floor->steps_per_second,
-        s.floor->peer_rounds_per_second, rate,
-        s.floor->peer_rounds_per_second > 0 ? rate / s.floor->peer_rounds_per_second : 0.0);
+    j["floor"] = {{"learners", s.floor->learners},
+                  {"steps", s.floor->steps},
+                  {"wall_seconds", digits(s.floor->wall_seconds, 3)},
+                  {"steps_per_second", digits(s.floor->steps_per_second, 1)},
+                  {"peer_rounds_per_second", digits(s.floor->peer_rounds_per_second, 1)}};
+    j["rounds_peer_rounds_per_second"] = digits(rounds_rate, 1);
+    j["share_of_floor"] = digits(
+        s.floor->peer_rounds_per_second > 0 ? rounds_rate / s.floor->peer_rounds_per_second : 0.0,
+        4);
   }
-  return fmt::format(
-      "{{\"peers\": {}, \"threads\": {}, \"peer_rounds\": {}, \"virtual_seconds\": {:.6f}, "
-      "\"wall_seconds\": {:.3f}, \"rounds_wall_seconds\": {:.3f}, \"rounds_cpu_seconds\": {:.3f}, "
-      "\"peer_rounds_per_second\": {:.1f}, \"events\": {}, "
-      "\"digests_hashed\": {}, \"digests_compared\": {}, \"windows\": {}, {}\"peak_rss_mib\": "
-      "{:.1f}, \"crashed\": [{}], \"diverged\": [{}], "
-      "\"rss_mib\": [{}]}}",
-      s.peers, s.threads, s.peer_rounds, s.virtual_seconds, s.wall_seconds, s.rounds_wall_seconds,
-      s.rounds_cpu_seconds, s.wall_seconds > 0 ? double(s.peer_rounds) / s.wall_seconds : 0.0,
-      s.events, s.digests_hashed, s.digests_compared, s.windows, floor,
-      double(o.peak_rss_kib) / 1024.0, fmt::join(s.crashed, ","), fmt::join(s.diverged, ","),
-      fmt::join(rss, ", "));
+  j["peak_rss_mib"] = digits(double(o.peak_rss_kib) / 1024.0, 1);
+  j["crashed"] = s.crashed;
+  j["diverged"] = s.diverged;
+  nlohmann::ordered_json rss = nlohmann::ordered_json::array();
+  for (const auto& [at, mib] : o.rss_mib) rss.push_back({digits(at, 3), digits(mib, 1)});
+  j["rss_mib"] = std::move(rss);
+  return j;
 }
 
 }  // namespace phalanx::tools

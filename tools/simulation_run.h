@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <utility>
@@ -60,6 +61,6 @@ SimulateOutcome runSimulation(const SimulateRequest& request);
 // The run's figures as one JSON object (simulation.json): peers, threads, virtual and wall
 // seconds, peer-rounds per wall second, events, peak RSS, resident MiB at each sample ([virtual s,
 // MiB]).
-std::string simulationJson(const SimulateOutcome& o);
+nlohmann::ordered_json simulationObject(const SimulateOutcome& o);
 
 }  // namespace phalanx::tools
