@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -527,6 +528,19 @@ std::string_view codecName(CodecId id) {
 
 std::expected<void, std::string> decode(std::span<const std::uint8_t> bytes, std::span<float> out) {
   return run(bytes, Target{.write = true, .add = false, .alpha = 1, .out = out});
+}
+
+std::optional<std::span<const float>> viewDense(std::span<const std::uint8_t> bytes,
+                                                std::size_t dim) {
+  const auto header = readHeader(bytes);
+  if (!header || header->codec != CodecId::kNone || header->dim != dim) return std::nullopt;
+  const auto values = bytes.subspan(kHeaderBytes);
+  if (values.size() != dim * sizeof(float) ||
+      reinterpret_cast<std::uintptr_t>(values.data()) % alignof(float) != 0 ||
+      !kernels::allFiniteFloat32Bytes(values)) {
+    return std::nullopt;
+  }
+  return std::span<const float>(reinterpret_cast<const float*>(values.data()), dim);
 }
 
 std::expected<void, std::string> decodeAdd(std::span<const std::uint8_t> bytes, float alpha,

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <expected>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -21,5 +22,13 @@ std::expected<void, std::string> decode(std::span<const std::uint8_t> bytes, std
 // codecs): how replicas and error-feedback states take a delta. On error out is untouched.
 std::expected<void, std::string> decodeAdd(std::span<const std::uint8_t> bytes, float alpha,
                                            std::span<float> out);
+
+// An uncompressed (fp32) message's `dim` values read in place, when it passes every check
+// decode() makes and its values are aligned for float: what decode() would write, without the
+// copy. nullopt otherwise — decode it instead, which says why it fails. The view lives as long
+// as `bytes`; the values are read through a float pointer into the byte buffer, as every
+// zero-copy reader of a wire format does (GCC and Clang let byte stores alias float loads).
+std::optional<std::span<const float>> viewDense(std::span<const std::uint8_t> bytes,
+                                                std::size_t dim);
 
 }  // namespace phalanx::compress

@@ -1,6 +1,7 @@
 // Statement digests one process has computed, by content (DESIGN.md "Simulation"): in
 // `phalanx simulate` a sender and each receiver of its vector would hash the same 318 KB, so
-// the first one's SHA-256 is kept with a copy of the bytes and the others compare bytes
+// the first one's SHA-256 is kept with the bytes (a reference to an immutable buffer where the
+// hasher has one, a copy otherwise) and the others compare bytes
 // instead (memcmp runs ~10x faster than SHA-256 here). An answer is never taken on trust: it
 // is given only for bytes equal to those hashed, so every outcome is the one vectorDigest gives.
 #pragma once
@@ -9,6 +10,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -25,8 +27,9 @@ class DigestMemo {
   explicit DigestMemo(std::size_t capacity, std::size_t max_bytes = std::size_t{1} << 30)
       : capacity_(capacity), max_bytes_(max_bytes) {}
 
-  // vectorDigest(values), kept for later askers.
-  Digest digest(std::span<const float> values);
+  // vectorDigest(values), kept for later askers. `owner`, when given, keeps `values` alive and
+  // unchanged: it is held instead of a copy.
+  Digest digest(std::span<const float> values, std::shared_ptr<const void> owner = nullptr);
   // Whether vectorDigest(values) == claimed: by comparing bytes when `claimed` is held.
   bool matches(std::span<const float> values, const Digest& claimed);
 
@@ -39,9 +42,12 @@ class DigestMemo {
   struct DigestHash {
     std::size_t operator()(const Digest& d) const;
   };
-  using Held = std::shared_ptr<const std::vector<float>>;
-  Held find(const Digest& digest) const;
-  void keep(const Digest& digest, std::span<const float> values);
+  struct Held {
+    std::shared_ptr<const void> owner;  // keeps `values` alive
+    std::span<const float> values;
+  };
+  std::optional<Held> find(const Digest& digest) const;
+  void keep(const Digest& digest, std::span<const float> values, std::shared_ptr<const void> owner);
 
   std::size_t capacity_, max_bytes_;
   std::size_t bytes_ = 0;
@@ -52,7 +58,8 @@ class DigestMemo {
 };
 
 // With a memo when there is one (the simulation), plain vectorDigest otherwise.
-Digest digestVia(DigestMemo* memo, std::span<const float> values);
+Digest digestVia(DigestMemo* memo, std::span<const float> values,
+                 std::shared_ptr<const void> owner = nullptr);
 bool digestMatches(DigestMemo* memo, std::span<const float> values, const Digest& claimed);
 
 }  // namespace phalanx::net

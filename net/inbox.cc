@@ -1,12 +1,14 @@
 #include "net/inbox.h"
 
+#include <algorithm>
+
 namespace phalanx::net {
 
 RoundInbox::RoundInbox(std::span<const std::uint32_t> neighbours, std::uint64_t first_round,
                        std::uint64_t window)
     : neighbours_(neighbours.begin(), neighbours.end()), open_(first_round), window_(window) {}
 
-Admission RoundInbox::add(v1::RoundMessage message) {
+Admission RoundInbox::add(Received message) {
   const std::uint64_t round = message.round();
   const std::uint32_t sender = message.sender();
   if (!neighbours_.contains(sender)) {
@@ -25,9 +27,10 @@ Admission RoundInbox::add(v1::RoundMessage message) {
   const auto it = slot.find(sender);
   if (it != slot.end()) {
     // Same content is a resend; anything else is two different stories for one round.
-    const bool same =
-        it->second.kind() == message.kind() && it->second.sequence() == message.sequence() &&
-        it->second.codec() == message.codec() && it->second.payload() == message.payload();
+    const bool same = it->second.kind() == message.kind() &&
+                      it->second.sequence() == message.sequence() &&
+                      it->second.codec() == message.codec() &&
+                      std::ranges::equal(it->second.payload(), message.payload());
     if (same) {
       ++counters_.duplicate;
       return Admission::kDuplicate;
@@ -63,8 +66,8 @@ std::size_t RoundInbox::heardCount() const {
   return it == rounds_.end() ? 0 : it->second.size();
 }
 
-std::map<std::uint32_t, v1::RoundMessage> RoundInbox::close() {
-  std::map<std::uint32_t, v1::RoundMessage> out;
+std::map<std::uint32_t, Received> RoundInbox::close() {
+  std::map<std::uint32_t, Received> out;
   if (auto it = rounds_.find(open_); it != rounds_.end()) {
     out = std::move(it->second);
     rounds_.erase(it);
@@ -73,8 +76,8 @@ std::map<std::uint32_t, v1::RoundMessage> RoundInbox::close() {
   return out;
 }
 
-std::vector<v1::RoundMessage> RoundInbox::advanceTo(std::uint64_t round) {
-  std::vector<v1::RoundMessage> skipped;
+std::vector<Received> RoundInbox::advanceTo(std::uint64_t round) {
+  std::vector<Received> skipped;
   if (round <= open_) return skipped;
   for (auto it = rounds_.begin(); it != rounds_.end() && it->first < round;) {
     for (auto& [_, m] : it->second) skipped.push_back(std::move(m));

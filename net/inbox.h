@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "net/proto/phalanx.pb.h"
+#include "net/received.h"
 
 namespace phalanx::net {
 
@@ -41,7 +41,7 @@ class RoundInbox {
              std::uint64_t window);
 
   // The transport has checked that message.sender() is the authenticated peer.
-  Admission add(v1::RoundMessage message);
+  Admission add(Received message);
 
   std::uint64_t openRound() const { return open_; }
 
@@ -54,12 +54,12 @@ class RoundInbox {
 
   // Closes the open round (at completion or at the deadline) and returns its messages by
   // sender; the next round opens. Later messages for it are stale.
-  std::map<std::uint32_t, v1::RoundMessage> close();
+  std::map<std::uint32_t, Received> close();
 
   // Moves the open round forward to `round` (a node catching up with its neighbours); the
   // messages buffered for the rounds it skips are returned in round order (they will enter no
   // mix, but a replica needs every delta; the caller counts what it does with them).
-  std::vector<v1::RoundMessage> advanceTo(std::uint64_t round);
+  std::vector<Received> advanceTo(std::uint64_t round);
   // Drops what `sender` sent for the open round and later ones (its connection was replaced:
   // those messages may have come from someone else).
   void forget(std::uint32_t sender);
@@ -72,7 +72,7 @@ class RoundInbox {
   std::set<std::uint32_t> neighbours_;
   std::uint64_t open_;
   std::uint64_t window_;
-  std::map<std::uint64_t, std::map<std::uint32_t, v1::RoundMessage>> rounds_;
+  std::map<std::uint64_t, std::map<std::uint32_t, Received>> rounds_;
   InboxCounters counters_;
   std::map<std::uint32_t, std::uint64_t> equivocations_;
 };

@@ -106,9 +106,9 @@ class MemoryTransport final : public Transport {
     head_.clear();  // what TCP writes before the payload, for its length only
     appendRoundFrameHead(header, payload_bytes, head_);
     const std::size_t bytes = head_.size() + payload_bytes;
+    // Every receiver reads the sender's own buffer: it is immutable once sent.
     deliverLater(peer, bytes, [header, payload](MemoryTransport& to, std::uint32_t from) {
-      v1::RoundMessage m = header;
-      if (payload) m.set_payload(payload->data(), payload->size());
+      Received m(header, payload);
       to.receiveRound(from, m);
     });
     return true;
@@ -247,9 +247,9 @@ class MemoryTransport final : public Transport {
     transmit(from, std::move(beat));
   }
 
-  void receiveRound(std::uint32_t from, v1::RoundMessage& m) {
+  void receiveRound(std::uint32_t from, Received& m) {
     if (!up_.contains(from)) return;
-    if (!validRound(m)) {
+    if (!validRound(m.header())) {
       ++stats_.rejected[Refusal::kInvalid];
       return;
     }

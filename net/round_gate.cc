@@ -33,7 +33,7 @@ void RoundGate::noteRound(std::uint32_t sender, std::uint64_t round) {
   }
 }
 
-Admission RoundGate::add(v1::RoundMessage&& message) {
+Admission RoundGate::add(Received&& message) {
   const std::uint32_t sender = message.sender();
   const std::uint64_t round = message.round();
   const bool for_open = round == inbox_.openRound();

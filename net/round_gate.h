@@ -40,7 +40,7 @@ enum class Close : std::uint8_t {
   kBehind,    // more than b live neighbours had finished the round after this one: catch up
 };
 
-using RoundMessages = std::map<std::uint32_t, v1::RoundMessage>;  // by sender
+using RoundMessages = std::map<std::uint32_t, Received>;  // by sender
 
 struct RoundResult {
   std::uint64_t round = 0;
@@ -90,7 +90,7 @@ class RoundGate {
             GateConfig config, std::uint64_t first_round);
 
   // Feed every RoundMessage the transport delivers.
-  Admission add(v1::RoundMessage&& message);
+  Admission add(Received&& message);
 
   // Waits for the open round; `done` runs once, on completion, at quorum or at the deadline,
   // and the next round opens. One wait at a time.
@@ -135,7 +135,7 @@ class RoundGate {
   // Called after every round and by a node about to start its first.
   bool catchUp();
   // The messages buffered for rounds a catch-up skipped, in round order, since the last call.
-  std::vector<v1::RoundMessage> takeSkipped() { return std::exchange(skipped_, {}); }
+  std::vector<Received> takeSkipped() { return std::exchange(skipped_, {}); }
 
   std::uint64_t openRound() const { return inbox_.openRound(); }
   const RoundInbox& inbox() const { return inbox_; }
@@ -191,7 +191,7 @@ class RoundGate {
     bool pace_pending;                   // its (deg − b)-th arrival has not been seen yet
   };
   std::deque<Closed> closed_;  // the last `window` rounds this gate closed
-  std::vector<v1::RoundMessage> skipped_;
+  std::vector<Received> skipped_;
 };
 
 }  // namespace phalanx::net

@@ -268,7 +268,9 @@ void TcpTransport::Session::deliver(v1::RoundMessage& m) {
     owner_.reject(Refusal::kNotPairConnection);
     return;
   }
-  if (owner_.handlers_.on_round) owner_.handlers_.on_round(peer_, m);
+  if (!owner_.handlers_.on_round) return;
+  Received received(std::move(m));  // the payload into a buffer of its own: the handler keeps it
+  owner_.handlers_.on_round(peer_, received);
 }
 
 void TcpTransport::Session::account(std::size_t bytes) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "net/proto/phalanx.pb.h"
+#include "net/received.h"
 #include "net/refusal.h"
 
 namespace phalanx::net {
@@ -51,9 +52,8 @@ struct TransportConfig {
 };
 
 struct TransportHandlers {
-  // The message lives in the session's receive buffer: move from it to keep it, otherwise
-  // its storage is reused for the next one.
-  std::function<void(std::uint32_t peer, v1::RoundMessage& message)> on_round;
+  // Move from the message to keep it (its payload is shared, never copied).
+  std::function<void(std::uint32_t peer, Received& message)> on_round;
   std::function<void(std::uint32_t peer, const v1::ResyncRequest& request)> on_resync;
   std::function<void(std::uint32_t peer, std::uint64_t round)> on_heartbeat;
   std::function<void(std::uint32_t peer, const v1::RoundDigest& digest)> on_digest;
@@ -99,7 +99,7 @@ std::optional<v1::Goodbye::Reason> checkHello(const TransportConfig& config, con
 // owner's actor), and every handler is called there.
 class Transport {
  public:
-  using Payload = std::shared_ptr<const std::vector<std::uint8_t>>;
+  using Payload = net::Payload;
   virtual ~Transport() = default;
 
   // Starts listening where there is something to listen on; returns the bound port (0: none).

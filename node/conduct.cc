@@ -31,7 +31,7 @@ void ByzantineConduct::takeDigest(std::uint32_t peer, const net::v1::RoundDigest
   if (sendsHonestVectors()) honest_.takeDigest(peer, digest, open);
 }
 
-void ByzantineConduct::witness(const net::v1::RoundMessage& m, std::uint64_t open) {
+void ByzantineConduct::witness(const net::Received& m, std::uint64_t open) {
   if (sendsHonestVectors()) honest_.witness(m, open);
 }
 

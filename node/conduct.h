@@ -38,7 +38,7 @@ class Conduct {
   virtual bool takeCoalition(std::uint32_t peer, const net::v1::Coalition& message) = 0;
   virtual void takeDigest(std::uint32_t peer, const net::v1::RoundDigest& digest,
                           std::uint64_t open) = 0;
-  virtual void witness(const net::v1::RoundMessage& m, std::uint64_t open) = 0;
+  virtual void witness(const net::Received& m, std::uint64_t open) = 0;
   // A link went down (a colluder's round held open for its fellows may be complete now).
   virtual void linkDown() = 0;
   // A copy of an outgoing round message to send first, under a lie.
@@ -98,9 +98,7 @@ class HonestConduct : public Conduct {
                   std::uint64_t open) override {
     honest_.takeDigest(peer, digest, open);
   }
-  void witness(const net::v1::RoundMessage& m, std::uint64_t open) override {
-    honest_.witness(m, open);
-  }
+  void witness(const net::Received& m, std::uint64_t open) override { honest_.witness(m, open); }
   void linkDown() override {}
   std::optional<net::v1::RoundMessage> lieAbout(const net::v1::RoundMessage&) const override {
     return std::nullopt;
@@ -156,7 +154,7 @@ class ByzantineConduct : public Conduct {
   }
   void takeDigest(std::uint32_t peer, const net::v1::RoundDigest& digest,
                   std::uint64_t open) override;
-  void witness(const net::v1::RoundMessage& m, std::uint64_t open) override;
+  void witness(const net::Received& m, std::uint64_t open) override;
   void linkDown() override { adversary_->linkDown(); }
   std::optional<net::v1::RoundMessage> lieAbout(
       const net::v1::RoundMessage& header) const override {

@@ -36,10 +36,10 @@ std::uint64_t DigestGossip::reach(std::uint32_t sender) {
   return reach_[sender] = topologies::detourLength(topology_, sender);
 }
 
-std::vector<std::uint32_t> DigestGossip::screen(
-    std::uint64_t t, const std::vector<std::uint32_t>& heard,
-    const std::map<std::uint32_t, net::v1::RoundMessage>& messages, RoundExchange& exchange,
-    std::uint64_t open) {
+std::vector<std::uint32_t> DigestGossip::screen(std::uint64_t t,
+                                                const std::vector<std::uint32_t>& heard,
+                                                const net::RoundMessages& messages,
+                                                RoundExchange& exchange, std::uint64_t open) {
   if (!active()) return heard;
   detector_.advance(t);
   net::v1::Envelope envelope = reportOf(t);
@@ -67,8 +67,7 @@ std::vector<std::uint32_t> DigestGossip::screen(
   return kept;
 }
 
-void DigestGossip::witness(const net::v1::RoundMessage& m, std::span<const float> row,
-                           std::uint64_t open) {
+void DigestGossip::witness(const net::Received& m, std::span<const float> row, std::uint64_t open) {
   if (!active() || m.signature().empty()) return;
   const auto claimed = net::digestOf(m.digest());
   if (!claimed || !net::digestMatches(memo_, row, *claimed)) return;

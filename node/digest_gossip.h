@@ -60,11 +60,11 @@ class DigestGossip {
   // (and a keyframe asked for); the statements out and into the detector; returns `heard` less
   // those and the peers convicted. `open`: the round the node is in.
   std::vector<std::uint32_t> screen(std::uint64_t t, const std::vector<std::uint32_t>& heard,
-                                    const std::map<std::uint32_t, net::v1::RoundMessage>& messages,
-                                    RoundExchange& exchange, std::uint64_t open);
+                                    const net::RoundMessages& messages, RoundExchange& exchange,
+                                    std::uint64_t open);
   // Message `m`, of an earlier round, moved its sender's replica to `row` outside any mix:
   // evidence all the same.
-  void witness(const net::v1::RoundMessage& m, std::span<const float> row, std::uint64_t open);
+  void witness(const net::Received& m, std::span<const float> row, std::uint64_t open);
   // A neighbour's report: statements to check and relay, or a proof.
   void take(std::uint32_t reporter, const net::v1::RoundDigest& digest, std::uint64_t open);
 

@@ -86,7 +86,7 @@ void HonestRound::takeDigest(std::uint32_t peer, const net::v1::RoundDigest& dig
   digests_.take(peer, digest, open);
 }
 
-void HonestRound::witness(const net::v1::RoundMessage& m, std::uint64_t open) {
+void HonestRound::witness(const net::Received& m, std::uint64_t open) {
   // The replica now holds the sender's vector for that round: evidence like any other.
   exchange_.refreshedRow(m.sender());
   digests_.witness(m, exchange_.statementRow(m.sender()), open);

@@ -58,7 +58,7 @@ class HonestRound {
 
   // Equivocation evidence: a neighbour's digest report; a vector applied outside any mix.
   void takeDigest(std::uint32_t peer, const net::v1::RoundDigest& digest, std::uint64_t open);
-  void witness(const net::v1::RoundMessage& m, std::uint64_t open);
+  void witness(const net::Received& m, std::uint64_t open);
   const EquivocationDetector& detector() const { return digests_.detector(); }
 
  private:

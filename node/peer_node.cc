@@ -109,7 +109,7 @@ PeerNode::Resumed PeerNode::restoreCheckpoint() {
 net::TransportHandlers PeerNode::transportHandlers() {
   return net::TransportHandlers{
       .on_round =
-          [this](std::uint32_t peer, net::v1::RoundMessage& m) {
+          [this](std::uint32_t peer, net::Received& m) {
             if (m.sender() == peer && m.round() < gate_->openRound()) {
               gate_->noteLate(peer, m.round());
             }
@@ -236,12 +236,12 @@ void PeerNode::runRound(std::uint64_t t) {
   gate_->wait([this](net::RoundResult&& result) { endRound(std::move(result)); });
 }
 
-bool PeerNode::applyLate(std::uint32_t peer, const net::v1::RoundMessage& m) {
+bool PeerNode::applyLate(std::uint32_t peer, const net::Received& m) {
   if (m.round() >= gate_->openRound() || m.sender() != peer) return false;
   return applyUnmixed(m);
 }
 
-bool PeerNode::applyUnmixed(const net::v1::RoundMessage& m) {
+bool PeerNode::applyUnmixed(const net::Received& m) {
   const auto taken = exchange_->takeUnmixed(m);
   if (!taken.kept) return false;
   if (taken.applied) conduct_->witness(m, gate_->openRound());

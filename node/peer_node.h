@@ -128,9 +128,9 @@ class PeerNode : private AdversaryHost {
   // replica in sequence order, so the chain stays unbroken and no keyframe is needed, but it
   // enters no mix; its digest goes to the neighbours as for a mixed one. False for anything else
   // (the inbox counts it).
-  bool applyLate(std::uint32_t peer, const net::v1::RoundMessage& m);
+  bool applyLate(std::uint32_t peer, const net::Received& m);
   // The same for a message the node will not mix (late, or of a round a catch-up skipped).
-  bool applyUnmixed(const net::v1::RoundMessage& m);
+  bool applyUnmixed(const net::Received& m);
   void saveCheckpoint(std::uint64_t next_round);
   enum class State { kRunning, kFinished, kDiverged };
   void finish(State why = State::kFinished);

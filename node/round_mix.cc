@@ -16,9 +16,13 @@ std::expected<void, std::string> RoundMix::run(std::uint64_t t, RoundExchange& e
   }
   const robust::MixInput in{
       .rows = rows, .byzantine_budget = topology_.budgetOf(self_), .weights = weights};
-  auto report = rule_->mix(in, out_);
+  // The rule's output lives only until the exchange has applied it: one buffer per thread, not
+  // one per peer (a simulation runs thousands of peers on a few threads).
+  thread_local std::vector<float> out;
+  out.resize(dim_);
+  auto report = rule_->mix(in, out);
   if (!report) return std::unexpected(report.error());
-  exchange.apply(t, out_, record);
+  exchange.apply(t, out, record);
   for (std::size_t k = 1; k < rows.size(); ++k) {
     const std::uint32_t j = heard[k - 1];
     record.mixed.push_back(j);

@@ -21,7 +21,7 @@ class RoundMix {
  public:
   RoundMix(std::unique_ptr<robust::Aggregator> rule, const topologies::Topology& topology,
            std::uint32_t self, std::size_t dim)
-      : rule_(std::move(rule)), topology_(topology), self_(self), out_(dim) {}
+      : rule_(std::move(rule)), topology_(topology), self_(self), dim_(dim) {}
 
   // Round t's mix of `heard`, applied by `exchange`. An error (the rule failed) leaves the
   // exchange's state as the local step left it.
@@ -33,7 +33,7 @@ class RoundMix {
   std::unique_ptr<robust::Aggregator> rule_;
   const topologies::Topology& topology_;
   std::uint32_t self_;
-  std::vector<float> out_;
+  std::size_t dim_;
 };
 
 }  // namespace phalanx::node

@@ -65,7 +65,7 @@ struct Pair {
   asio::io_context io_a, io_b;
   std::unique_ptr<net::TcpTransport> a, b;
   std::promise<void> connected;
-  std::function<void(std::uint32_t, net::v1::RoundMessage&)> on_b, on_a;
+  std::function<void(std::uint32_t, net::Received&)> on_b, on_a;
   std::thread ta, tb;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> wa, wb;
 
@@ -92,13 +92,13 @@ struct Pair {
     a = std::make_unique<net::TcpTransport>(
         io_a, config(0, 1),
         net::TransportHandlers{
-            .on_round = [this](std::uint32_t p, net::v1::RoundMessage& m) { on_a(p, m); },
+            .on_round = [this](std::uint32_t p, net::Received& m) { on_a(p, m); },
             .on_up = [p = std::make_shared<std::promise<void>>(std::move(up_a))](
                          std::uint32_t) { p->set_value(); }});
     b = std::make_unique<net::TcpTransport>(
         io_b, config(1, 0),
         net::TransportHandlers{
-            .on_round = [this](std::uint32_t p, net::v1::RoundMessage& m) { on_b(p, m); },
+            .on_round = [this](std::uint32_t p, net::Received& m) { on_b(p, m); },
             .on_up = [p = std::make_shared<std::promise<void>>(std::move(up_b))](
                          std::uint32_t) { p->set_value(); }});
     const auto pa = a->listen(), pb = b->listen();
@@ -140,8 +140,8 @@ net::v1::Envelope message(std::uint32_t sender, std::uint64_t round, std::string
 double transportGbps(const NetBenchOptions& o, const std::string& certs = {}) {
   Pair pair(o.bytes / 4 + 1, certs);
   std::promise<void>* arrived = nullptr;
-  pair.on_b = [&](std::uint32_t, net::v1::RoundMessage&) { arrived->set_value(); };
-  pair.on_a = [](std::uint32_t, net::v1::RoundMessage&) {};
+  pair.on_b = [&](std::uint32_t, net::Received&) { arrived->set_value(); };
+  pair.on_a = [](std::uint32_t, net::Received&) {};
   // The payload is shared with the transport, as the node shares one encoded delta.
   const auto payload =
       std::make_shared<const std::vector<std::uint8_t>>(o.bytes, std::uint8_t('Z'));
@@ -168,10 +168,10 @@ double transportGbps(const NetBenchOptions& o, const std::string& certs = {}) {
 double rttMicrosP50(const NetBenchOptions& o) {
   Pair pair(1024);
   std::promise<void>* back = nullptr;
-  pair.on_b = [&](std::uint32_t, net::v1::RoundMessage& m) {
+  pair.on_b = [&](std::uint32_t, net::Received& m) {
     pair.b->send(0, message(1, m.round(), "pong"));
   };
-  pair.on_a = [&](std::uint32_t, net::v1::RoundMessage&) { back->set_value(); };
+  pair.on_a = [&](std::uint32_t, net::Received&) { back->set_value(); };
   std::vector<double> rtts;
   for (int i = 0; i < o.pings; ++i) {
     std::promise<void> done;

@@ -76,6 +76,11 @@ Spread spreadOf(std::span<const double> values) {
 }
 
 double consensusDistance(std::span<const std::vector<float>> models) {
+  const std::vector<std::span<const float>> views(models.begin(), models.end());
+  return consensusDistance(views);
+}
+
+double consensusDistance(std::span<const std::span<const float>> models) {
   if (models.size() < 2) return 0;
   const std::size_t d = models[0].size();
   std::vector<double> mean(d, 0.0);

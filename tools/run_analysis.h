@@ -37,6 +37,7 @@ std::vector<PeerHistory> readRunFolder(const std::filesystem::path& dir,
                                        const std::set<std::uint32_t>& byzantine);
 
 // Ξ² = (1/h) Σ_i ‖x_i − x̄_H‖² over the honest models (all of one length; fewer than two: 0).
+double consensusDistance(std::span<const std::span<const float>> honest_models);
 double consensusDistance(std::span<const std::vector<float>> honest_models);
 
 // The min, mean and max of the finite values (NaN each when none is): honest accuracies.

@@ -84,11 +84,13 @@ SimulateOutcome runSimulation(const SimulateRequest& r) {
   setup.on_sample = [&](double seconds,
                         const std::map<std::uint32_t, const node::PeerNode*>& nodes) {
     MonitorSample m{.seconds = seconds, .round = std::numeric_limits<std::uint64_t>::max()};
-    std::vector<std::vector<float>> honest;
+    // Read in place: the sample runs between the scheduler's windows, no peer moving (a copy of
+    // every model would cost as much memory again as the models at 10,000 peers).
+    std::vector<std::span<const float>> honest;
     std::vector<double> accuracies;
     for (const auto& [id, n] : nodes) {
       if (byzantine.contains(id) || (n->finished() && n->openRound() < n->rounds())) continue;
-      honest.emplace_back(n->parameters().begin(), n->parameters().end());
+      honest.push_back(n->parameters());
       m.round = std::min(m.round, n->openRound());
       accuracies.push_back(n->metrics().test_accuracy);
     }

@@ -14,9 +14,7 @@ std::vector<std::uint32_t> DecodedRows::receive(net::RoundResult& result) {
     std::vector<float>& row = rows_[sender];
     row.resize(dim_);
     const auto& payload = m.payload();
-    if (auto ok = compress::decode(
-            {reinterpret_cast<const std::uint8_t*>(payload.data()), payload.size()}, row);
-        !ok) {
+    if (auto ok = compress::decode(payload, row); !ok) {
       ++context_.rejections[net::Refusal::kInvalidPayload];
       context_.log.warn("round {}: peer {}: gradient rejected: {}", result.round, sender,
                         ok.error());

@@ -6,15 +6,9 @@
 namespace phalanx::node {
 namespace {
 
-std::span<const std::uint8_t> bytesOf(const std::string& s) {
-  return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
-}
-
 // The step a DELTA's replica takes: the sender's claim (0, unset: a full step); its replica
 // refuses a claim outside (0, 1].
-float shiftOf(const net::v1::RoundMessage& m) {
-  return m.shift_step() == 0.0f ? 1.0f : m.shift_step();
-}
+float shiftOf(const net::Received& m) { return m.shift_step() == 0.0f ? 1.0f : m.shift_step(); }
 
 }  // namespace
 
@@ -60,7 +54,7 @@ bool ReplicaGossip::publish(std::uint64_t t, std::span<const float> y, bool spam
   // EF21-W: this node's vector as its receivers read it.
   if (scaling_.active()) scaling_.setOwn(public_.published());
   // Its statement: every receiver's replica of this node holds exactly this after the round.
-  context_.wire.state(t, public_.published());
+  context_.wire.state(t, public_.published(), public_.publishedOwner());
   for (const std::uint32_t j : context_.neighbours) {
     if (!base::containsId(live, j)) {
       keyframe_owed_.insert(j);  // it learns our replica from a keyframe when it is back
@@ -68,7 +62,7 @@ bool ReplicaGossip::publish(std::uint64_t t, std::span<const float> y, bool spam
     }
     const bool full = !codec_ || periodic || keyframe_owed_.contains(j) || spam;
     if (full && !keyframe) {
-      keyframe = std::make_shared<const std::vector<std::uint8_t>>(public_.keyframe());
+      keyframe = public_.keyframe();
     }
     if (context_.wire.send(j, t,
                            full ? net::v1::RoundMessage::KEYFRAME : net::v1::RoundMessage::DELTA,
@@ -82,12 +76,11 @@ bool ReplicaGossip::publish(std::uint64_t t, std::span<const float> y, bool spam
 }
 
 std::optional<ReplicaTable::Result> ReplicaGossip::apply(std::uint32_t sender,
-                                                         const net::v1::RoundMessage& m) {
-  const auto payload = bytesOf(m.payload());
+                                                         const net::Received& m) {
   if (m.kind() == net::v1::RoundMessage::KEYFRAME)
-    return replicas_.applyKeyframe(sender, m.sequence(), payload);
+    return replicas_.applyKeyframe(sender, m.sequence(), m.sharedPayload());
   if (m.kind() == net::v1::RoundMessage::DELTA)
-    return replicas_.applyDelta(sender, m.sequence(), payload, shiftOf(m));
+    return replicas_.applyDelta(sender, m.sequence(), m.payload(), shiftOf(m));
   return std::nullopt;
 }
 
@@ -123,7 +116,7 @@ std::vector<std::uint32_t> ReplicaGossip::receive(net::RoundResult& result) {
   return heard;
 }
 
-ReplicaGossip::Unmixed ReplicaGossip::takeUnmixed(const net::v1::RoundMessage& m) {
+ReplicaGossip::Unmixed ReplicaGossip::takeUnmixed(const net::Received& m) {
   const auto r = apply(m.sender(), m);
   if (!r) return {};
   const bool applied = r->outcome == ReplicaTable::Outcome::kApplied;

@@ -48,7 +48,7 @@ class ReplicaGossip {
   struct Unmixed {
     bool kept = false, applied = false;
   };
-  Unmixed takeUnmixed(const net::v1::RoundMessage& m);
+  Unmixed takeUnmixed(const net::Received& m);
   // `peer`'s row as the rule reads it, refreshed from its replica (EF21-W scales it).
   std::span<const float> refreshRow(std::uint32_t peer);
   std::span<const float> rowOf(std::uint32_t peer) const;
@@ -76,7 +76,7 @@ class ReplicaGossip {
 
  private:
   // A KEYFRAME or DELTA into `sender`'s replica; nullopt for any other kind.
-  std::optional<ReplicaTable::Result> apply(std::uint32_t sender, const net::v1::RoundMessage& m);
+  std::optional<ReplicaTable::Result> apply(std::uint32_t sender, const net::Received& m);
 
   ExchangeContext context_;
   std::size_t dim_;

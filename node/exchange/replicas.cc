@@ -2,34 +2,79 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
+#include <utility>
 
 #include "compress/decode.h"
 
 namespace phalanx::node {
 
+namespace {
+
+// A dense message's values, in its buffer (compress::viewDense's layout: the header, then fp32).
+std::span<float> valuesIn(std::vector<std::uint8_t>& frame, std::size_t dim) {
+  return {reinterpret_cast<float*>(frame.data() + compress::kHeaderBytes), dim};
+}
+
+}  // namespace
+
+PublicReplica::PublicReplica(std::size_t dim)
+    : dim_(dim),
+      frame_(
+          std::make_shared<std::vector<std::uint8_t>>(encodeDense(std::vector<float>(dim, 0.0f)))) {
+}
+
+std::span<const float> PublicReplica::values() const { return valuesIn(*frame_, dim_); }
+
+bool PublicReplica::alone(const std::shared_ptr<std::vector<std::uint8_t>>& frame) {
+  if (!frame || frame.use_count() != 1) return false;
+  // The last holder let go on another thread: its reads happen before our writes.
+  std::atomic_thread_fence(std::memory_order_acquire);
+  return true;
+}
+
+void PublicReplica::moveToSpare(bool keep_values) {
+  if (alone(spare_)) {
+    if (keep_values) std::copy(frame_->begin(), frame_->end(), spare_->begin());
+    std::swap(frame_, spare_);
+    return;
+  }
+  auto fresh = keep_values ? std::make_shared<std::vector<std::uint8_t>>(*frame_)
+                           : std::make_shared<std::vector<std::uint8_t>>(
+                                 frame_->begin(), frame_->begin() + compress::kHeaderBytes);
+  spare_ = std::exchange(frame_, std::move(fresh));
+}
+
+std::span<float> PublicReplica::writable() {
+  if (!alone(frame_)) moveToSpare(true);
+  return valuesIn(*frame_, dim_);
+}
+
 std::expected<std::vector<std::uint8_t>, std::string> PublicReplica::encodeDelta(
     std::span<const float> y, compress::Compressor& codec, float shift) {
-  if (y.size() != replica_.size()) {
+  if (y.size() != dim_) {
     return std::unexpected(
-        fmt::format("replica: vector of {} for a replica of {}", y.size(), replica_.size()));
+        fmt::format("replica: vector of {} for a replica of {}", y.size(), dim_));
   }
+  const std::span<const float> replica = values();
   difference_.resize(y.size());
   double before = 0;  // ‖y − ŷ‖², for contraction()
   for (std::size_t i = 0; i < y.size(); ++i) {
-    difference_[i] = y[i] - replica_[i];
+    difference_[i] = y[i] - replica[i];
     before += double(difference_[i]) * double(difference_[i]);
   }
   compress::Encoded q;
   if (auto ok = codec.encode(difference_, q); !ok) return std::unexpected(ok.error());
   // The sender applies its own message through the receivers' decoder: same bits both sides.
   if (shift != 1.0f) {
-    published_ = replica_;
+    published_.assign(replica.begin(), replica.end());
     if (auto ok = compress::decodeAdd(q.bytes, 1.0f, published_); !ok)
       return std::unexpected(ok.error());
   }
-  if (auto ok = compress::decodeAdd(q.bytes, shift, replica_); !ok) {
+  if (auto ok = compress::decodeAdd(q.bytes, shift, writable()); !ok) {
     return std::unexpected(ok.error());
   }
   shifted_ = shift != 1.0f;
@@ -61,22 +106,40 @@ std::vector<std::uint8_t> encodeDense(std::span<const float> values) {
   return std::move(out.bytes);
 }
 
-std::vector<std::uint8_t> PublicReplica::keyframe() const { return encodeDense(replica_); }
-
 void PublicReplica::reset(std::span<const float> values) {
-  replica_.assign(values.begin(), values.end());
+  if (values.size() != dim_) {
+    throw std::invalid_argument(
+        fmt::format("replica: reset with {} values for a replica of {}", values.size(), dim_));
+  }
+  if (!alone(frame_)) {
+    moveToSpare(false);
+    if (frame_->size() == compress::kHeaderBytes) {  // fresh: its values written once
+      const auto* bytes = reinterpret_cast<const std::uint8_t*>(values.data());
+      frame_->reserve(compress::kHeaderBytes + values.size_bytes());
+      frame_->insert(frame_->end(), bytes, bytes + values.size_bytes());
+      shifted_ = false;
+      return;
+    }
+  }
+  std::copy(values.begin(), values.end(), valuesIn(*frame_, dim_).begin());
   shifted_ = false;
 }
 
-ReplicaTable::Entry& ReplicaTable::entry(PeerId peer) {
-  auto& e = entries_[peer];
-  if (e.values.size() != dim_) e.values.assign(dim_, 0.0f);
-  return e;
+std::vector<float>& ReplicaTable::ownValues(Entry& e) const {
+  if (e.frame) {
+    e.values.assign(e.frame_values.begin(), e.frame_values.end());
+    e.frame.reset();
+    e.frame_values = {};
+  } else if (e.values.size() != dim_) {
+    e.values.assign(dim_, 0.0f);
+  }
+  return e.values;
 }
 
 ReplicaTable::Result ReplicaTable::applyDelta(PeerId peer, std::uint64_t sequence,
                                               std::span<const std::uint8_t> payload, float shift) {
-  Entry& e = entry(peer);
+  Entry& e = entries_[peer];
+  if (!e.frame) ownValues(e);  // a replica heard of starts at zero
   if (sequence <= e.last_sequence) return {Outcome::kStale, ""};
   if (!e.valid || sequence != e.last_sequence + 1) {
     e.valid = false;
@@ -86,14 +149,15 @@ ReplicaTable::Result ReplicaTable::applyDelta(PeerId peer, std::uint64_t sequenc
     e.valid = false;
     return {Outcome::kInvalid, fmt::format("shift step {} outside (0, 1]", shift)};
   }
+  std::vector<float>& values = ownValues(e);
   if (shift != 1.0f) {
-    e.published = e.values;
+    e.published = values;
     if (auto ok = compress::decodeAdd(payload, 1.0f, e.published); !ok) {
       e.valid = false;
       return {Outcome::kInvalid, ok.error()};
     }
   }
-  if (auto ok = compress::decodeAdd(payload, shift, e.values); !ok) {
+  if (auto ok = compress::decodeAdd(payload, shift, values); !ok) {
     e.valid = false;  // the sender's replica took a delta we could not: ours is stale now
     return {Outcome::kInvalid, ok.error()};
   }
@@ -103,16 +167,28 @@ ReplicaTable::Result ReplicaTable::applyDelta(PeerId peer, std::uint64_t sequenc
 }
 
 ReplicaTable::Result ReplicaTable::applyKeyframe(PeerId peer, std::uint64_t sequence,
-                                                 std::span<const std::uint8_t> payload) {
-  Entry& e = entry(peer);
+                                                 const net::Payload& frame) {
+  Entry& e = entries_[peer];
   if (sequence <= e.last_sequence && e.valid) return {Outcome::kStale, ""};
+  const std::span<const std::uint8_t> payload =
+      frame ? std::span<const std::uint8_t>(*frame) : std::span<const std::uint8_t>();
+  if (const auto view = compress::viewDense(payload, dim_)) {
+    e.frame = frame;
+    e.frame_values = *view;
+    e.values = {};
+    e.last_sequence = sequence;
+    e.valid = true;
+    e.shifted = false;
+    return {Outcome::kApplied, ""};
+  }
+  if (!e.frame) ownValues(e);
   const auto header = compress::readHeader(payload);
   if (!header || header->codec != compress::CodecId::kNone) {
     e.valid = false;
     return {Outcome::kInvalid, header ? "keyframe: not an uncompressed (fp32) message"
                                       : "keyframe: " + header.error()};
   }
-  if (auto ok = compress::decode(payload, e.values); !ok) {
+  if (auto ok = compress::decode(payload, ownValues(e)); !ok) {
     e.valid = false;
     return {Outcome::kInvalid, ok.error()};
   }
@@ -130,7 +206,10 @@ bool ReplicaTable::valid(PeerId peer) const {
 std::span<const float> ReplicaTable::replica(PeerId peer) const {
   const auto it = entries_.find(peer);
   if (it == entries_.end()) return {};
-  return it->second.shifted ? it->second.published : it->second.values;
+  const Entry& e = it->second;
+  if (e.shifted) return e.published;
+  if (e.frame) return e.frame_values;
+  return e.values;
 }
 
 std::uint64_t ReplicaTable::lastSequence(PeerId peer) const {

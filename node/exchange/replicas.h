@@ -11,11 +11,13 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "compress/compressor.h"
+#include "net/received.h"
 
 namespace phalanx::node {
 
@@ -25,9 +27,12 @@ using PeerId = std::uint32_t;
 // (non-finite values included: receivers refuse them when they decode).
 std::vector<std::uint8_t> encodeDense(std::span<const float> values);
 
+// ŷ_i lives in its own keyframe: a dense message whose values are the replica, handed to the
+// wire as it is and copied only when a holder (a receiver's replica, the digest memo) still has
+// it when ŷ_i moves.
 class PublicReplica {
  public:
-  explicit PublicReplica(std::size_t dim) : replica_(dim, 0.0f) {}
+  explicit PublicReplica(std::size_t dim);
 
   // q = C(y - ŷ); published() = ŷ + decode(q), then ŷ += shift·decode(q). Returns q's bytes;
   // on a codec error nothing changes.
@@ -35,13 +40,16 @@ class PublicReplica {
                                                                     compress::Compressor& codec,
                                                                     float shift = 1.0f);
 
-  // The full replica as an uncompressed message (for keyframes).
-  std::vector<std::uint8_t> keyframe() const;
+  // The full replica as an uncompressed message (for keyframes): shared, never written again.
+  net::Payload keyframe() const { return frame_; }
 
-  std::span<const float> values() const { return replica_; }
+  std::span<const float> values() const;
   // What the receivers of the last delta hold as this node's vector (values() after a full
   // step, a keyframe or a reset).
-  std::span<const float> published() const { return shifted_ ? published_ : replica_; }
+  std::span<const float> published() const { return shifted_ ? published_ : values(); }
+  // What keeps published() alive for a holder that outlives this round (null after a partial
+  // step: then it is this object's own).
+  net::Payload publishedOwner() const { return shifted_ ? nullptr : frame_; }
   // Starting point (and after a checkpoint restore).
   void reset(std::span<const float> values);
   // How much of the last delta the codec carried: 1 − ‖y − published()‖² / ‖y − ŷ‖², the
@@ -52,9 +60,21 @@ class PublicReplica {
   double residual() const { return residual_; }
 
  private:
-  std::vector<float> replica_;
-  std::vector<float> difference_;  // y - ŷ, reused
-  std::vector<float> published_;   // ŷ + q after a partial step
+  // ŷ_i's values, in place (a copy first when anyone else holds the frame).
+  std::span<float> writable();
+  // Whether this object holds `frame` alone (then it may write it).
+  static bool alone(const std::shared_ptr<std::vector<std::uint8_t>>& frame);
+  // frame_ is held elsewhere: the spare (the frame before, once its holders let it go) or a new
+  // buffer takes its place, with its values (`keep_values`) or only its header; the old frame
+  // becomes the spare. Two frames take turns for the life of the replica: no model-sized
+  // allocation per round once receivers keep up.
+  void moveToSpare(bool keep_values);
+
+  std::size_t dim_;
+  std::shared_ptr<std::vector<std::uint8_t>> frame_;  // encodeDense(ŷ_i)
+  std::shared_ptr<std::vector<std::uint8_t>> spare_;  // the frame before
+  std::vector<float> difference_;                     // y - ŷ, reused
+  std::vector<float> published_;                      // ŷ + q after a partial step
   bool shifted_ = false;
   double contraction_ = std::numeric_limits<double>::quiet_NaN();
   double residual_ = std::numeric_limits<double>::quiet_NaN();
@@ -78,7 +98,9 @@ class ReplicaTable {
   // `shift`: the step the sender's ŷ took (finite, in (0, 1]; kInvalid otherwise).
   Result applyDelta(PeerId peer, std::uint64_t sequence, std::span<const std::uint8_t> payload,
                     float shift = 1.0f);
-  Result applyKeyframe(PeerId peer, std::uint64_t sequence, std::span<const std::uint8_t> payload);
+  // A keyframe's values are read in its buffer, which the replica keeps (no copy: in simulation
+  // every receiver of a sender's keyframe shares it) until a delta needs values of its own.
+  Result applyKeyframe(PeerId peer, std::uint64_t sequence, const net::Payload& payload);
 
   bool valid(PeerId peer) const;
   // The sender's vector as of its last message (ŷ + q after a partial step); empty when unknown.
@@ -88,12 +110,15 @@ class ReplicaTable {
 
  private:
   struct Entry {
-    std::vector<float> values;
-    std::vector<float> published;  // values before the last partial step + its q
+    net::Payload frame;                   // the last keyframe, when `values` are read there
+    std::span<const float> frame_values;  // into `frame`
+    std::vector<float> values;            // otherwise (empty until a delta needs them)
+    std::vector<float> published;         // values before the last partial step + its q
     std::uint64_t last_sequence = 0;
     bool valid = false, shifted = false;
   };
-  Entry& entry(PeerId peer);
+  // `e`'s values in a vector of its own (for a delta to add to).
+  std::vector<float>& ownValues(Entry& e) const;
 
   std::size_t dim_;
   std::map<PeerId, Entry> entries_;

@@ -20,7 +20,7 @@ std::vector<std::uint32_t> RoundExchange::receive(net::RoundResult& result) {
   return decoded_ ? decoded_->receive(result) : gossip_->receive(result);
 }
 
-ReplicaGossip::Unmixed RoundExchange::takeUnmixed(const net::v1::RoundMessage& m) {
+ReplicaGossip::Unmixed RoundExchange::takeUnmixed(const net::Received& m) {
   return gossip_ ? gossip_->takeUnmixed(m) : ReplicaGossip::Unmixed{};
 }
 

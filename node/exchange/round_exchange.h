@@ -56,7 +56,7 @@ class RoundExchange {
   std::vector<std::uint32_t> receive(net::RoundResult& result);
   // A message of a round the node will not mix (late, or skipped by a catch-up): kept when the
   // mode keeps replicas in sequence; applied when it moved the sender's replica.
-  ReplicaGossip::Unmixed takeUnmixed(const net::v1::RoundMessage& m);
+  ReplicaGossip::Unmixed takeUnmixed(const net::Received& m);
   // The rule's input: the vector it centres on, and neighbour `peer`'s as heard (empty: not).
   virtual std::span<const float> pivot() const = 0;
   std::span<const float> rowOf(std::uint32_t peer) const;

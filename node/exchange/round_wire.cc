@@ -46,9 +46,10 @@ RoundWire::Statement RoundWire::signedFor(std::uint64_t round, const net::Digest
   return Statement{round, digest, key_->sign(domain_, self_, round, digest)};
 }
 
-void RoundWire::state(std::uint64_t round, std::span<const float> row) {
+void RoundWire::state(std::uint64_t round, std::span<const float> row,
+                      std::shared_ptr<const void> owner) {
   if (!key_) return;
-  const net::Digest digest = net::digestVia(memo_.get(), row);
+  const net::Digest digest = net::digestVia(memo_.get(), row, std::move(owner));
   if (stated_ && stated_->round == round && stated_->digest == digest) return;
   stated_ = signedFor(round, digest);
   by_payload_.clear();

@@ -42,7 +42,10 @@ class RoundWire {
   // The vector every receiver of round `round`'s messages holds for this peer after them (its
   // public replica): signed once, its statement travels in each of the round's messages. Without
   // it a KEYFRAME's or GRADIENT's statement is of its decoded payload; a DELTA has none.
-  void state(std::uint64_t round, std::span<const float> row);
+  // `owner` keeps `row` alive and unchanged (an immutable keyframe): the digest memo then holds
+  // it instead of a copy.
+  void state(std::uint64_t round, std::span<const float> row,
+             std::shared_ptr<const void> owner = nullptr);
 
   // Round `round`'s message of `kind` to `peer`; false when the link refused it. `shift`: the
   // step a DELTA's replica takes (DIANA; 1: a full one, left unset on the wire). `sequence`: a

@@ -53,7 +53,7 @@ TEST(Inbox, EquivocationIsCountedAndTheFirstMessageStands) {
   EXPECT_EQ(inbox.add(message(0, 3, "b")), Admission::kEquivocation);
   EXPECT_EQ(inbox.add(message(0, 9, "c")), Admission::kUnknownSender);
   EXPECT_EQ(inbox.equivocations().at(3), 1u);
-  EXPECT_EQ(inbox.close().at(3).payload(), "a");
+  EXPECT_EQ(inbox.close().at(3).whole().payload(), "a");
   EXPECT_EQ(kRefusals.name(refusalOf(Admission::kEquivocation).value()), "equivocation");
   EXPECT_FALSE(refusalOf(Admission::kDuplicate).has_value());  // a resend is no offence
 }

@@ -75,7 +75,7 @@ class Rounds {
     p.transport = std::make_unique<FaultyTransport>(
         *p.clock,
         TransportHandlers{
-            .on_round = [&p](std::uint32_t, v1::RoundMessage& m) { p.gate->add(std::move(m)); },
+            .on_round = [&p](std::uint32_t, Received& m) { p.gate->add(std::move(m)); },
             .on_resync = [&p](std::uint32_t from,
                               const v1::ResyncRequest&) { p.keyframe_to.insert(from); },
             .on_heartbeat =

@@ -63,7 +63,7 @@ class TlsTest : public ::testing::Test {
         io_, c,
         TransportHandlers{
             .on_round = [raw](std::uint32_t,
-                              v1::RoundMessage& m) { raw->payloads.push_back(m.payload()); },
+                              Received& m) { raw->payloads.push_back(m.whole().payload()); },
             .on_up = [raw](std::uint32_t p) { raw->up.insert(p); },
             .on_down = [raw](std::uint32_t p, std::string_view) { raw->up.erase(p); }});
     n->port = n->t->listen();

@@ -68,15 +68,14 @@ class Cluster {
     e = Endpoint{};
     e.transport = std::make_unique<TcpTransport>(
         io, config(id, port, handshake_timeout),
-        TransportHandlers{
-            .on_round = [&e](std::uint32_t peer,
-                             v1::RoundMessage& m) { e.received[peer].push_back(std::move(m)); },
-            .on_up = [&e](std::uint32_t peer) { e.up.insert(peer); },
-            .on_down =
-                [&e](std::uint32_t peer, std::string_view why) {
-                  e.up.erase(peer);
-                  e.downs.emplace_back(why);
-                }});
+        TransportHandlers{.on_round = [&e](std::uint32_t peer,
+                                           Received& m) { e.received[peer].push_back(m.whole()); },
+                          .on_up = [&e](std::uint32_t peer) { e.up.insert(peer); },
+                          .on_down =
+                              [&e](std::uint32_t peer, std::string_view why) {
+                                e.up.erase(peer);
+                                e.downs.emplace_back(why);
+                              }});
     e.port = e.transport->listen();
   }
 
@@ -458,8 +457,7 @@ TEST(Transport, ALargeFrameStreamingLongerThanTheLivenessTimeoutKeepsItsConnecti
   std::vector<std::size_t> delivered;
   TcpTransport t(
       io, config,
-      {.on_round = [&](std::uint32_t,
-                       v1::RoundMessage& m) { delivered.push_back(m.payload().size()); },
+      {.on_round = [&](std::uint32_t, Received& m) { delivered.push_back(m.payload().size()); },
        .on_up = [&](std::uint32_t p) { up.insert(p); },
        .on_down = [&](std::uint32_t, std::string_view why) { downs.emplace_back(why); }});
   const auto port = t.listen();

@@ -89,8 +89,9 @@ TransportConfig configFor(std::uint32_t self, std::vector<std::uint32_t> neighbo
 TransportHandlers record(Endpoint& e, Clock& c) {
   return {
       .on_round =
-          [&e, &c](std::uint32_t p, v1::RoundMessage& m) {
-            e.events.push_back({ms(c.now()), "round " + std::to_string(p) + " " + m.payload()});
+          [&e, &c](std::uint32_t p, Received& m) {
+            e.events.push_back(
+                {ms(c.now()), "round " + std::to_string(p) + " " + m.whole().payload()});
           },
       .on_up =
           [&e, &c](std::uint32_t p) {

@@ -108,7 +108,7 @@ struct Harness {
                                  std::map<std::uint32_t, net::v1::RoundMessage> messages) {
     net::RoundResult r;
     r.round = t;
-    r.messages = std::move(messages);
+    for (auto& [sender, m] : messages) r.messages.emplace(sender, std::move(m));
     return r;
   }
   static net::v1::RoundMessage message(std::uint32_t sender, std::uint64_t t, std::uint64_t seq,
@@ -403,6 +403,11 @@ struct TestKeys {
     const net::Digest d = net::vectorDigest(v);
     m.set_digest(std::string(net::bytesOf(d)));
     m.set_signature(keys[m.sender()].sign(kRun, m.sender(), m.round(), d));
+  }
+  void sign(net::Received& m, std::span<const float> v) const {
+    net::v1::RoundMessage header = m.header();
+    sign(header, v);
+    m = net::Received(std::move(header), m.sharedPayload());
   }
   std::vector<net::SigningKey> keys;
   std::shared_ptr<net::KeyRing> ring;

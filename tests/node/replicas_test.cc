@@ -7,6 +7,8 @@
 #include <cmath>
 #include <random>
 
+#include "compress/decode.h"
+
 namespace phalanx::node {
 namespace {
 
@@ -121,7 +123,9 @@ TEST(Replicas, GapsReplaysAndGarbage) {
   EXPECT_FALSE(bad.error.empty());
   EXPECT_FALSE(receiver.valid(3));
   // A keyframe must be exact: a compressed one would leave the two sides apart.
-  EXPECT_EQ(receiver.applyKeyframe(3, 7, q4).outcome, Outcome::kInvalid);
+  EXPECT_EQ(
+      receiver.applyKeyframe(3, 7, std::make_shared<const std::vector<std::uint8_t>>(q4)).outcome,
+      Outcome::kInvalid);
   // Wrong dimension.
   PublicReplica other(d + 1);
   EXPECT_EQ(receiver.applyKeyframe(3, 8, other.keyframe()).outcome, Outcome::kInvalid);
@@ -132,6 +136,73 @@ TEST(Replicas, GapsReplaysAndGarbage) {
   EXPECT_TRUE(receiver.valid(3));
   EXPECT_TRUE(receiver.replica(99).empty());
   EXPECT_FALSE(sender.encodeDelta(noisy(d + 1, 1), *codec));
+}
+
+// A dense keyframe is read where it lies: every receiver of it shares the sender's buffer, and
+// the sender's next move copies it first instead of writing under its receivers.
+TEST(Replicas, DenseKeyframesAreSharedAndCopiedOnlyOnWrite) {
+  const std::size_t d = 64;
+  PublicReplica sender(d);
+  const std::vector<float> y = noisy(d, 3);
+  sender.reset(y);
+  const net::Payload frame = sender.keyframe();
+  ReplicaTable a(d), b(d);
+  ASSERT_EQ(a.applyKeyframe(1, 1, frame).outcome, Outcome::kApplied);
+  ASSERT_EQ(b.applyKeyframe(1, 1, frame).outcome, Outcome::kApplied);
+  EXPECT_EQ(a.replica(1).data(), b.replica(1).data());  // one copy of the vector
+  EXPECT_EQ(static_cast<const void*>(a.replica(1).data()),
+            static_cast<const void*>(frame->data() + compress::kHeaderBytes));
+  EXPECT_EQ(std::vector<float>(a.replica(1).begin(), a.replica(1).end()), y);
+  EXPECT_EQ(sender.publishedOwner(), frame);
+
+  // The sender moves on while its receivers hold the old frame: theirs stays as it was.
+  const std::vector<float> z = noisy(d, 4);
+  sender.reset(z);
+  EXPECT_NE(sender.keyframe(), frame);
+  EXPECT_EQ(std::vector<float>(a.replica(1).begin(), a.replica(1).end()), y);
+  EXPECT_EQ(std::vector<float>(sender.values().begin(), sender.values().end()), z);
+  auto codec = topk(0.25);
+  ASSERT_TRUE(sender.encodeDelta(noisy(d, 5), *codec));
+  EXPECT_EQ(std::vector<float>(b.replica(1).begin(), b.replica(1).end()), y);
+
+  // A delta gives the receiver values of its own, starting from the shared ones.
+  const std::vector<float> before(sender.values().begin(), sender.values().end());
+  ReplicaTable c(d);
+  ASSERT_EQ(c.applyKeyframe(2, 1, sender.keyframe()).outcome, Outcome::kApplied);
+  auto q = sender.encodeDelta(noisy(d, 6), *codec);
+  ASSERT_TRUE(q);
+  ASSERT_EQ(c.applyDelta(2, 2, *q).outcome, Outcome::kApplied);
+  EXPECT_NE(c.replica(2).data(), reinterpret_cast<const float*>(sender.keyframe()->data() + 8));
+  EXPECT_TRUE(std::equal(sender.values().begin(), sender.values().end(), c.replica(2).begin()));
+  EXPECT_NE(std::vector<float>(sender.values().begin(), sender.values().end()), before);
+}
+
+// The in-place view makes every check decode makes: a non-finite value, a wrong length, a
+// compressed message or trailing bytes are refused (and then decoded, which says why).
+TEST(Replicas, DenseViewChecksWhatDecodeChecks) {
+  const std::vector<float> v{1.0f, -2.0f, 3.5f};
+  const std::vector<std::uint8_t> good = encodeDense(v);
+  const auto view = compress::viewDense(good, 3);
+  ASSERT_TRUE(view);
+  EXPECT_EQ(std::vector<float>(view->begin(), view->end()), v);
+  EXPECT_FALSE(compress::viewDense(good, 4));
+  EXPECT_FALSE(compress::viewDense(encodeDense(std::vector<float>{1.0f, NAN, 3.0f}), 3));
+  EXPECT_FALSE(compress::viewDense(encodeDense(std::vector<float>{1.0f, INFINITY, 3.0f}), 3));
+  std::vector<std::uint8_t> longer = good;
+  longer.push_back(0);
+  EXPECT_FALSE(compress::viewDense(longer, 3));
+  EXPECT_FALSE(compress::viewDense(std::span(good).first(good.size() - 1), 3));
+  auto codec = topk(0.5);
+  compress::Encoded sparse;
+  ASSERT_TRUE(codec->encode(v, sparse));
+  EXPECT_FALSE(compress::viewDense(sparse.bytes, 3));
+
+  ReplicaTable t(3);
+  const auto nan =
+      std::make_shared<const std::vector<std::uint8_t>>(encodeDense(std::vector<float>{1, NAN, 3}));
+  const auto r = t.applyKeyframe(5, 1, nan);
+  EXPECT_EQ(r.outcome, Outcome::kInvalid);
+  EXPECT_NE(r.error.find("not finite"), std::string::npos) << r.error;
 }
 
 }  // namespace
