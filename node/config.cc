@@ -239,6 +239,25 @@ void applyOverride(YAML::Node& root, const std::string& assignment, Source& sour
   source.overridden.insert(path);
 }
 
+// Field `key` (at `path`): "auto" (nullopt) or a number in (0, hi] (the error names the field
+// when it is neither); absent, `out` keeps its default. Logged once, as one kind.
+void autoOrNumber(base::YamlFields& f, std::string_view key, std::string_view path,
+                  std::optional<double>& out, double hi, base::FieldLog* log) {
+  if (std::string text; f.has(key) && (f.text(key, text), text == "auto")) {
+    out.reset();
+  } else if (f.has(key)) {
+    double v = 1.0;
+    f.number(key, v, 1e-9, hi);
+    out = v;
+  }
+  if (log)
+    log->erase(
+        std::remove_if(log->begin(), log->end(), [&](const auto& r) { return r.path == path; }),
+        log->end());
+  f.note(key, fmt::format("auto, or a number in (0, {}]", hi),
+         out ? fmt::format("{}", *out) : "auto");
+}
+
 // `log`: every field read, with its value after the read. `describe`: also the fields of a
 // `byzantine` entry, under byzantine.ID, when the config has none (for the reference).
 Config parse(const YAML::Node& root, const Source& source, base::FieldLog* log = nullptr,
@@ -316,17 +335,7 @@ Config parse(const YAML::Node& root, const Source& source, base::FieldLog* log =
   comp.choice("weights", c.compression.weights, kEf21Weights);
   comp.number("clip_norm", c.compression.clip_norm, 0, kHuge);
   comp.integer("warmup_every", c.compression.warmup_every, 0, kU64Max);
-  if (std::string gamma; comp.has("gamma") && (comp.text("gamma", gamma), gamma != "auto")) {
-    double g = 1.0;
-    comp.number("gamma", g, 1e-9, 1.0);  // names the field when it is neither auto nor (0, 1]
-    c.compression.gamma = g;
-  }
-  if (log)
-    log->erase(std::remove_if(log->begin(), log->end(),
-                              [](const auto& r) { return r.path == "compression.gamma"; }),
-               log->end());
-  comp.note("gamma", "auto, or a number in (0, 1]",
-            c.compression.gamma ? fmt::format("{}", *c.compression.gamma) : "auto");
+  autoOrNumber(comp, "gamma", "compression.gamma", c.compression.gamma, 1.0, log);
   comp.integer("keyframe_every", c.compression.keyframe_every, 0, kU64Max);
   comp.boolean("adaptive", c.compression.adaptive);
   comp.integer("accordion_window", c.compression.accordion_window, 0, kU64Max);
@@ -350,6 +359,7 @@ Config parse(const YAML::Node& root, const Source& source, base::FieldLog* log =
   for (const robust::PreSpec& spec : c.mixing.pre) pre.push_back(robust::preSpecText(spec));
   mixing.textList("pre", pre);
   mixing.number("tau", c.mixing.tau, 0, kHuge);
+  autoOrNumber(mixing, "step", "mixing.step", c.mixing.step, 2.0, log);
   mixing.integer("iters", c.mixing.iters, 1, 1000);
   mixing.boolean("exclude_equivocators", c.mixing.exclude_equivocators);
   mixing.finish();

@@ -112,7 +112,12 @@ struct MixingConfig {
   robust::RuleId rule = robust::RuleId::kNna;
   std::vector<robust::PreSpec> pre;  // nnm, clip:C, arc, bucketing:S — applied in order
   double tau = 0;                    // clipping radius (cc, clipped_gossip); 0 = adaptive
-  int iters = 1;                     // cc iterations
+  // The gossip step η of a model exchange: x ← c + η·(z − c), c the peer's own vector and z the
+  // rule's output (ALGORITHMS.md §2). nullopt: auto, 1/λ_max of the honest graph's Laplacian
+  // with the Metropolis weights (the ICML 2025 robust-gossip paper's setting), the honest graph
+  // being the topology less the ids the run declares Byzantine (PeerSetup::byzantine).
+  std::optional<double> step = 1.0;
+  int iters = 1;  // cc iterations
   // Leave peers convicted of equivocation (docs/PROTOCOL.md) out of every later mix. Off only
   // to measure a rule alone against per-target attacks (the conviction is still counted).
   bool exclude_equivocators = true;

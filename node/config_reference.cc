@@ -71,6 +71,9 @@ const std::map<std::string_view, std::string_view>& meanings() {
       {"mixing.rule", "the robust rule that mixes a round's vectors (docs/ALGORITHMS.md §2)"},
       {"mixing.pre", "pre-aggregation steps applied in order: nnm, clip:C, arc, bucketing:S"},
       {"mixing.tau", "the clipping radius of cc and clipped_gossip; 0: adaptive"},
+      {"mixing.step",
+       "the gossip step of a model exchange, x = c + step (z - c); auto: 1/lambda_max of the "
+       "honest graph's Metropolis Laplacian (the run's declared Byzantine ids left out)"},
       {"mixing.iters", "cc's iterations"},
       {"mixing.exclude_equivocators", "leave peers convicted of equivocation out of later mixes"},
       {"rounds.count", "rounds to run"},

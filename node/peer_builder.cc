@@ -62,6 +62,19 @@ std::shared_ptr<train::Learner> learnerFor(PeerSetup& s, const AttackSpec& attac
                                                s.config.seed);
 }
 
+Config withResolvedStep(Config config, const topologies::Topology& topology,
+                        const std::set<std::uint32_t>& byzantine) {
+  if (config.mixing.step) return config;
+  std::set<std::uint32_t> declared = byzantine;
+  for (const auto& [id, _] : config.byzantine) declared.insert(id);
+  try {
+    config.mixing.step = topologies::honestGossipStep(topology, declared);
+  } catch (const topologies::TopologyError& e) {
+    throw ConfigError(e.what());
+  }
+  return config;
+}
+
 std::vector<std::uint32_t> neighboursOf(const PeerSetup& s) {
   if (!s.topology) throw ConfigError("node: no topology");
   if (!s.topology->contains(s.id))

@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -70,7 +71,16 @@ struct PeerSetup {
   // Statement digests shared by every peer of this process (the simulation: net/digest_memo.h);
   // null: each peer hashes what it checks.
   std::shared_ptr<net::DigestMemo> digest_memo;
+  // The ids the run declares Byzantine (simulate's --byzantine; the config's `byzantine` entries
+  // count too): the experimenter's knowledge, used only where a setting asks for it
+  // (mixing.step: auto), never by the protocol.
+  std::set<std::uint32_t> byzantine;
 };
+
+// `config` with mixing.step: auto replaced by its value on `topology` with `byzantine` (and the
+// config's own `byzantine` entries) left out of the honest graph; unchanged otherwise.
+Config withResolvedStep(Config config, const topologies::Topology& topology,
+                        const std::set<std::uint32_t>& byzantine);
 
 // A run's training data as its peers share it out (the daemon loads it for its one peer, the
 // simulation once for all of them): the data set the config names, and every shard's size

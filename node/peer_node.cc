@@ -19,6 +19,11 @@ using Clock = net::Clock;
 // What the setup leaves to defaults, filled in once (leveldb's SanitizeOptions).
 PeerSetup normalized(PeerSetup setup) {
   if (!setup.log) setup.log = spdlog::default_logger();
+  if (!setup.config.mixing.step) {
+    setup.config = withResolvedStep(std::move(setup.config), *setup.topology, setup.byzantine);
+    setup.log->info("mixing.step: auto is {:.6f} (1/lambda_max of the honest Laplacian)",
+                    *setup.config.mixing.step);
+  }
   if (setup.rounds == 0) setup.rounds = setup.config.rounds.count;
   return setup;
 }

@@ -313,9 +313,18 @@ SimulationResult simulate(SimulationSetup s) {
   const auto digest_memo =
       s.config.security.statements ? std::make_shared<net::DigestMemo>(n + n / 4) : nullptr;
 
+  // mixing.step: auto is one eigenvalue problem for the run, not one per peer.
+  const Config config = withResolvedStep(s.config, topology, result.byzantine);
+  if (!s.config.mixing.step) {
+    loggerFor(slots.empty() ? 0 : slots[0].id)
+        ->info(
+            "mixing.step: auto is {:.6f} (1/lambda_max of the honest Laplacian, {} Byzantine "
+            "ids left out)",
+            *config.mixing.step, result.byzantine.size());
+  }
   const auto start = [&](Slot& slot, bool resume) {
     PeerSetup setup{
-        .config = s.config,
+        .config = config,
         .topology = s.topology,
         .id = slot.id,
         .test = shared_test,
@@ -329,7 +338,8 @@ SimulationResult simulate(SimulationSetup s) {
         .log = loggerFor(slot.id),
         .signing_key = signing[slot.actor],
         .keys = keys,
-        .digest_memo = digest_memo};
+        .digest_memo = digest_memo,
+        .byzantine = result.byzantine};
     giveShard(setup, run, n, slot.actor);
     // The crashed incarnation goes first: its timers and posted work are guarded, and its
     // endpoint must be gone before the new one takes the id.

@@ -152,6 +152,19 @@ std::vector<double> honestFiedlerVector(const Topology& topology,
   return out;
 }
 
+double honestGossipStep(const Topology& topology, const std::set<NodeId>& byzantine) {
+  const Eigen::MatrixXd w = metropolisWeights(topology);
+  const HonestLaplacian l = honestLaplacian(
+      topology, byzantine, "mixing.step: auto",
+      [&](std::size_t i, std::size_t j) { return w(Eigen::Index(i), Eigen::Index(j)); });
+  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> solver(l.laplacian, Eigen::EigenvaluesOnly);
+  const double largest = solver.eigenvalues()(solver.eigenvalues().size() - 1);
+  if (!(largest > 0)) {
+    throw TopologyError("mixing.step: auto: the honest graph has no edge (its Laplacian is 0)");
+  }
+  return 1.0 / largest;
+}
+
 BreakdownCheck breakdownCheck(const Topology& topology, const std::set<NodeId>& byzantine) {
   for (const NodeId id : byzantine) {
     if (!topology.contains(id)) {

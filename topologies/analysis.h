@@ -35,6 +35,13 @@ double metropolisWeight(const Topology& topology, NodeId a, NodeId b);
 // indexed by position in topology.nodes(). Symmetric and doubly stochastic.
 Eigen::MatrixXd metropolisWeights(const Topology& topology);
 
+// The gossip step of Gaucher, Dieuleveut and Hendrikx (ICML 2025): η = 1/λ_max(L), L the
+// Laplacian of the honest graph with the Metropolis weights (of the whole graph) on its edges,
+// as honestFiedlerVector builds it. With it the honest part of a gossip step x ← x − ηLx is a
+// contraction however the weights are spread. Needs 2 to kMaxSpectralNodes honest nodes and an
+// edge between two of them; throws TopologyError otherwise.
+double honestGossipStep(const Topology& topology, const std::set<NodeId>& byzantine);
+
 // The Fiedler vector of the honest graph: the unit eigenvector of the second-smallest
 // eigenvalue of L = D - A, A the Metropolis weights (of the whole graph) on edges between
 // honest nodes, D its row sums. Indexed by position in topology.nodes(); Byzantine nodes get 0.

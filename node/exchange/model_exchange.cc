@@ -50,7 +50,8 @@ void ModelExchange::apply(std::uint64_t, std::span<const float> mixed, RoundReco
     // the next), and how far the replica lags the model.
     auto_step_.observe(replica.contraction(), replica.residual());
   }
-  const double gamma = consensusStep();
+  // The gossip step η scales the move toward the mix as CHOCO's γ does (ALGORITHMS.md §2).
+  const double gamma = consensusStep() * context_.config.mixing.step.value_or(1.0);
   if (!compressed && gamma == 1.0) {
     std::copy(mixed.begin(), mixed.end(), x.begin());  // MoNNA: x = z exactly
     return;

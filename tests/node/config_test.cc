@@ -47,6 +47,17 @@ TEST(Config, GammaIsAutoOrAStepInZeroOne) {
   EXPECT_THAT(errorOf("compression: {gamma: 1.5}"), HasSubstr("compression.gamma: 1.5 is outside"));
 }
 
+TEST(Config, MixingStepIsOneAutoOrANumberInZeroTwo) {
+  EXPECT_EQ(parseConfig("", "c.yaml").mixing.step, 1.0) << "the step is 1 unless asked";
+  EXPECT_FALSE(parseConfig("mixing: {step: auto}", "c.yaml").mixing.step);
+  EXPECT_EQ(parseConfig("mixing: {step: 1.25}", "c.yaml").mixing.step, 1.25);
+  const std::vector<std::string> automatic{"mixing.step=auto"};
+  EXPECT_FALSE(parseConfig("", "c.yaml", automatic).mixing.step);
+  EXPECT_THAT(errorOf("mixing: {step: fast}"),
+              HasSubstr("mixing.step: expected a number, got 'fast'"));
+  EXPECT_THAT(errorOf("mixing: {step: 3}"), HasSubstr("mixing.step: 3 is outside"));
+}
+
 TEST(Config, DeviceIsAutoCpuOrCuda) {
   EXPECT_EQ(parseConfig("device: cpu", "c.yaml").device, kernels::Device::kCpu);
   EXPECT_EQ(parseConfig("device: cuda", "c.yaml").device, kernels::Device::kCuda);

@@ -159,6 +159,21 @@ TEST(ModelExchange, UncompressedSendsKeyframesAndMixesToTheRuleOutputExactly) {
   EXPECT_FALSE(record.gamma.has_value());
 }
 
+// mixing.step η: the model moves η of the way from its own vector to the rule's output.
+TEST(ModelExchange, TheGossipStepScalesTheMoveTowardTheMix) {
+  Config c = syntheticConfig();
+  c.mixing.step = 0.5;
+  Harness h(c);
+  h.exchange->send(0, false);
+  const std::vector<float> own(h.learner.parameters().begin(), h.learner.parameters().end());
+  RoundRecord record;
+  const std::vector<float> z{7, 6, 5, 4};
+  h.exchange->apply(0, z, record);
+  for (std::size_t i = 0; i < z.size(); ++i) {
+    EXPECT_FLOAT_EQ(h.learner.parameters()[i], own[i] + 0.5f * (z[i] - own[i])) << i;
+  }
+}
+
 TEST(ModelExchange, CompressedSendsDeltasAfterTheKeyframeAndRecordsItsStep) {
   Config c = topkHalf();
   c.compression.gamma = 0.5;

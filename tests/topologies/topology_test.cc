@@ -334,6 +334,20 @@ TEST(Analysis, HonestFiedlerVectorSplitsTheWorlds) {
   EXPECT_THROW(honestFiedlerVector(t, {1, 2, 3, 4, 5, 6, 7, 8, 9}), TopologyError);
 }
 
+// η = 1/λ_max of the honest Metropolis Laplacian, by hand (the ICML 2025 paper's step).
+TEST(Analysis, HonestGossipStepByHand) {
+  // Path 0-1-2-3, all honest: every edge weighs 1/(1 + 2) = 1/3, so L = L_path / 3 and
+  // λ_max = (2 + √2) / 3 (the path's Laplacian has eigenvalues 2 − 2cos(kπ/4)).
+  const Topology path = fromEdges(4, {{0, 1}, {1, 2}, {2, 3}});
+  EXPECT_NEAR(honestGossipStep(path, {}), 3.0 / (2.0 + std::sqrt(2.0)), 1e-12);
+  // K4 with node 3 Byzantine: the honest triangle keeps the whole graph's weights 1/(1 + 3),
+  // so L = L_K3 / 4 with λ_max = 3/4: η = 4/3 (above 1, as the paper's steps are from f = 5).
+  const Topology k4 = fromEdges(4, {{0, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 3}});
+  EXPECT_NEAR(honestGossipStep(k4, {3}), 4.0 / 3.0, 1e-12);
+  // Two honest nodes that are not neighbours: no honest edge, no step.
+  EXPECT_THROW(honestGossipStep(fromEdges(3, {{0, 2}, {1, 2}}), {2}), TopologyError);
+}
+
 TEST(Analysis, BudgetsAndConnectivityWarnings) {
   EXPECT_EQ(tolerableBudget(2), 1u);  // 3 vectors: one may lie
   EXPECT_EQ(tolerableBudget(3), 1u);  // 4 vectors: two liars would tie the honest
