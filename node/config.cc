@@ -360,6 +360,7 @@ Config parse(const YAML::Node& root, const Source& source, base::FieldLog* log =
   mixing.textList("pre", pre);
   mixing.number("tau", c.mixing.tau, 0, kHuge);
   autoOrNumber(mixing, "step", "mixing.step", c.mixing.step, 2.0, log);
+  mixing.choice("weights", c.mixing.weights, kMixingWeights);
   mixing.integer("iters", c.mixing.iters, 1, 1000);
   mixing.boolean("exclude_equivocators", c.mixing.exclude_equivocators);
   mixing.finish();

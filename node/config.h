@@ -108,6 +108,13 @@ struct OuterConfig {
   bool nesterov = true;
 };
 
+// The weight a peer gives a neighbour's row (ALGORITHMS.md §2): Metropolis, or the robust-gossip
+// reference's convention, where an edge to a declared Byzantine peer weighs the row's largest
+// honest weight (the experimenter's knowledge, for comparisons with the paper).
+enum class MixingWeights : std::uint8_t { kMetropolis, kByzantineMax };
+inline constexpr auto kMixingWeights = base::nameTable<MixingWeights>(
+    {{MixingWeights::kMetropolis, "metropolis"}, {MixingWeights::kByzantineMax, "byzantine_max"}});
+
 struct MixingConfig {
   robust::RuleId rule = robust::RuleId::kNna;
   std::vector<robust::PreSpec> pre;  // nnm, clip:C, arc, bucketing:S — applied in order
@@ -117,6 +124,7 @@ struct MixingConfig {
   // with the Metropolis weights (the ICML 2025 robust-gossip paper's setting), the honest graph
   // being the topology less the ids the run declares Byzantine (PeerSetup::byzantine).
   std::optional<double> step = 1.0;
+  MixingWeights weights = MixingWeights::kMetropolis;
   int iters = 1;  // cc iterations
   // Leave peers convicted of equivocation (docs/PROTOCOL.md) out of every later mix. Off only
   // to measure a rule alone against per-target attacks (the conviction is still counted).

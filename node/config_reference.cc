@@ -71,6 +71,9 @@ const std::map<std::string_view, std::string_view>& meanings() {
       {"mixing.rule", "the robust rule that mixes a round's vectors (docs/ALGORITHMS.md §2)"},
       {"mixing.pre", "pre-aggregation steps applied in order: nnm, clip:C, arc, bucketing:S"},
       {"mixing.tau", "the clipping radius of cc and clipped_gossip; 0: adaptive"},
+      {"mixing.weights",
+       "metropolis, or byzantine_max: an edge to a declared Byzantine peer weighs the row's "
+       "largest honest weight (the robust-gossip reference's convention)"},
       {"mixing.step",
        "the gossip step of a model exchange, x = c + step (z - c); auto: 1/lambda_max of the "
        "honest graph's Metropolis Laplacian (the run's declared Byzantine ids left out)"},

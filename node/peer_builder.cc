@@ -62,6 +62,12 @@ std::shared_ptr<train::Learner> learnerFor(PeerSetup& s, const AttackSpec& attac
                                                s.config.seed);
 }
 
+std::set<std::uint32_t> declaredByzantine(const PeerSetup& setup) {
+  std::set<std::uint32_t> out = setup.byzantine;
+  for (const auto& [id, _] : setup.config.byzantine) out.insert(id);
+  return out;
+}
+
 Config withResolvedStep(Config config, const topologies::Topology& topology,
                         const std::set<std::uint32_t>& byzantine) {
   if (config.mixing.step) return config;

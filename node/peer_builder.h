@@ -77,6 +77,9 @@ struct PeerSetup {
   std::set<std::uint32_t> byzantine;
 };
 
+// setup.byzantine and the config's `byzantine` entries: the Byzantine ids the run declares.
+std::set<std::uint32_t> declaredByzantine(const PeerSetup& setup);
+
 // `config` with mixing.step: auto replaced by its value on `topology` with `byzantine` (and the
 // config's own `byzantine` entries) left out of the honest graph; unchanged otherwise.
 Config withResolvedStep(Config config, const topologies::Topology& topology,

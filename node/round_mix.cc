@@ -1,6 +1,6 @@
 #include "node/round_mix.h"
 
-#include "topologies/analysis.h"
+#include "node/mix_weights.h"
 
 namespace phalanx::node {
 
@@ -12,7 +12,7 @@ std::expected<void, std::string> RoundMix::run(std::uint64_t t, RoundExchange& e
   std::vector<double> weights{0.0};
   for (const std::uint32_t j : heard) {
     rows.push_back(exchange.rowOf(j));
-    weights.push_back(topologies::metropolisWeight(topology_, self_, j));
+    weights.push_back(mixWeight(scheme_, topology_, self_, j, byzantine_));
   }
   const robust::MixInput in{
       .rows = rows, .byzantine_budget = topology_.budgetOf(self_), .weights = weights};

@@ -6,9 +6,11 @@
 #include <cstdint>
 #include <expected>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "node/config.h"
 #include "node/exchange/round_exchange.h"
 #include "node/metrics.h"
 #include "node/round_record.h"
@@ -20,8 +22,14 @@ namespace phalanx::node {
 class RoundMix {
  public:
   RoundMix(std::unique_ptr<robust::Aggregator> rule, const topologies::Topology& topology,
-           std::uint32_t self, std::size_t dim)
-      : rule_(std::move(rule)), topology_(topology), self_(self), dim_(dim) {}
+           std::uint32_t self, std::size_t dim, MixingWeights scheme = MixingWeights::kMetropolis,
+           std::set<std::uint32_t> byzantine = {})
+      : rule_(std::move(rule)),
+        topology_(topology),
+        self_(self),
+        dim_(dim),
+        scheme_(scheme),
+        byzantine_(std::move(byzantine)) {}
 
   // Round t's mix of `heard`, applied by `exchange`. An error (the rule failed) leaves the
   // exchange's state as the local step left it.
@@ -34,6 +42,8 @@ class RoundMix {
   const topologies::Topology& topology_;
   std::uint32_t self_;
   std::size_t dim_;
+  MixingWeights scheme_;
+  std::set<std::uint32_t> byzantine_;
 };
 
 }  // namespace phalanx::node

@@ -89,6 +89,16 @@ double metropolisWeight(const Topology& topology, NodeId a, NodeId b) {
   return 1.0 / (1.0 + double(std::max(topology.degree(a), topology.degree(b))));
 }
 
+double byzantineMaxWeight(const Topology& topology, NodeId i, NodeId j,
+                          const std::set<NodeId>& byzantine) {
+  if (!byzantine.contains(j)) return metropolisWeight(topology, i, j);
+  double largest = 0;
+  for (const NodeId k : topology.neighbours(i)) {
+    if (!byzantine.contains(k)) largest = std::max(largest, metropolisWeight(topology, i, k));
+  }
+  return largest;
+}
+
 Eigen::MatrixXd metropolisWeights(const Topology& topology) {
   const std::size_t n = topology.size();
   Eigen::MatrixXd w = Eigen::MatrixXd::Zero(Eigen::Index(n), Eigen::Index(n));

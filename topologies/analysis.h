@@ -31,6 +31,13 @@ std::size_t componentCount(std::size_t n, const std::vector<Edge>& edges);
 // W_ab = 1 / (1 + max(deg_a, deg_b)): the Metropolis weight of the edge between nodes a and b.
 double metropolisWeight(const Topology& topology, NodeId a, NodeId b);
 
+// The robust-gossip reference's weights (Gaucher, Dieuleveut, Hendrikx, ICML 2025): node i's
+// edge to a node of `byzantine` weighs the largest Metropolis weight of i's honest edges (the
+// attacker holds the heaviest edge); every other edge its Metropolis weight. 0 when i has no
+// honest neighbour.
+double byzantineMaxWeight(const Topology& topology, NodeId i, NodeId j,
+                          const std::set<NodeId>& byzantine);
+
 // W_ij = 1 / (1 + max(deg_i, deg_j)) on edges, W_ii = 1 - Σ_j W_ij (ALGORITHMS.md §2),
 // indexed by position in topology.nodes(). Symmetric and doubly stochastic.
 Eigen::MatrixXd metropolisWeights(const Topology& topology);

@@ -9,6 +9,7 @@
 
 #include "base/text.h"
 #include "kernels/vector_ops.h"
+#include "node/mix_weights.h"
 #include "topologies/analysis.h"
 
 namespace phalanx::node {
@@ -324,6 +325,7 @@ void VectorAttacker::sendPerTarget(std::uint64_t t, const std::vector<std::uint3
   // next to the coalition and hands each vector to the fellows next to that peer; the others
   // send what came (crafting what did not).
   const topologies::Topology& topology = host_.topology();
+  const MixingWeights scheme = host_.config().mixing.weights;
   const std::vector<std::uint32_t>& neighbours = host_.neighbours();
   std::vector<float> out(host_.dimension());
   const bool leader = leadsCoalition();
@@ -375,11 +377,11 @@ void VectorAttacker::sendPerTarget(std::uint64_t t, const std::vector<std::uint3
     std::size_t byzantine_count = 0;
     for (const std::uint32_t k : topology.neighbours(j)) {
       if (byzantine_.contains(k)) {
-        byzantine_weight += topologies::metropolisWeight(topology, j, k);
+        byzantine_weight += mixWeight(scheme, topology, j, k, byzantine_);
         ++byzantine_count;
       } else if (const auto row = known.of(k); !row.empty()) {
         job.around.push_back(row);
-        job.weights.push_back(topologies::metropolisWeight(topology, j, k));
+        job.weights.push_back(mixWeight(scheme, topology, j, k, byzantine_));
       }
     }
     job.view = {.target = known.of(j),

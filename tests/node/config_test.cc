@@ -56,6 +56,10 @@ TEST(Config, MixingStepIsOneAutoOrANumberInZeroTwo) {
   EXPECT_THAT(errorOf("mixing: {step: fast}"),
               HasSubstr("mixing.step: expected a number, got 'fast'"));
   EXPECT_THAT(errorOf("mixing: {step: 3}"), HasSubstr("mixing.step: 3 is outside"));
+  EXPECT_EQ(parseConfig("", "c.yaml").mixing.weights, MixingWeights::kMetropolis);
+  EXPECT_EQ(parseConfig("mixing: {weights: byzantine_max}", "c.yaml").mixing.weights,
+            MixingWeights::kByzantineMax);
+  EXPECT_THAT(errorOf("mixing: {weights: heavy}"), HasSubstr("mixing.weights"));
 }
 
 TEST(Config, DeviceIsAutoCpuOrCuda) {

@@ -348,6 +348,18 @@ TEST(Analysis, HonestGossipStepByHand) {
   EXPECT_THROW(honestGossipStep(fromEdges(3, {{0, 2}, {1, 2}}), {2}), TopologyError);
 }
 
+// The reference's convention: an edge to a Byzantine node weighs the row's largest honest one.
+TEST(Analysis, ByzantineMaxWeightByHand) {
+  // Node 0: neighbours 1 (degree 1), 2 (degree 4) and Byzantine 3 (degree 5); 0 has degree 3.
+  const Topology t = fromEdges(
+      11, {{0, 1}, {0, 2}, {0, 3}, {2, 4}, {2, 5}, {2, 6}, {3, 7}, {3, 8}, {3, 9}, {3, 10}});
+  EXPECT_DOUBLE_EQ(metropolisWeight(t, 0, 3), 1.0 / 6);         // 1 / (1 + max(3, 5))
+  EXPECT_DOUBLE_EQ(byzantineMaxWeight(t, 0, 3, {3}), 1.0 / 4);  // W_01 = 1 / (1 + 3)
+  EXPECT_DOUBLE_EQ(byzantineMaxWeight(t, 0, 2, {3}), 1.0 / 5);  // honest: Metropolis
+  EXPECT_DOUBLE_EQ(byzantineMaxWeight(t, 0, 3, {}), 1.0 / 6);   // none declared
+  EXPECT_DOUBLE_EQ(byzantineMaxWeight(t, 7, 3, {3}), 0.0);      // no honest neighbour
+}
+
 TEST(Analysis, BudgetsAndConnectivityWarnings) {
   EXPECT_EQ(tolerableBudget(2), 1u);  // 3 vectors: one may lie
   EXPECT_EQ(tolerableBudget(3), 1u);  // 4 vectors: two liars would tie the honest
