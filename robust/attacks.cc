@@ -305,11 +305,53 @@ class Mimic final : public Attack {
   std::size_t which_;
 };
 
-// Per target i: x_i - eps * Σ_j W_ij (x_j - x_i) / Σ_b W_ib.
+// h_i = (1 - Σ W_ij) x_i + Σ W_ij x_j: target i's honest gossip step.
+std::vector<float> honestStep(const TargetView& t) {
+  std::vector<float> step(t.target.size());
+  double moved = 0;
+  for (double v : t.honest_weights) moved += v;
+  kernels::weightedSum(t.honest_neighbours, t.honest_weights, step);
+  kernels::axpy(float(1.0 - moved), t.target, step);
+  return step;
+}
+
+// The factor of x_i + factor·direction, sent by each of i's Byzantine neighbours, that maximizes
+// ‖Agg_i(x_i, honest neighbours, copies) − h_i‖ by lineMaximize (the robust-gossip reference's
+// search), Agg_i the rule under attack with i's weights and budget.
+std::expected<double, std::string> searchFactor(const AttackConfig& c, const TargetView& t,
+                                                std::span<const float> direction,
+                                                std::string_view name) {
+  const std::size_t d = direction.size();
+  const std::vector<float> honest_step = honestStep(t);
+  std::vector<float> attack(d), z(d);
+  std::vector<std::span<const float>> rows{t.target};
+  std::vector<double> weights{0.0};
+  for (std::size_t j = 0; j < t.honest_neighbours.size(); ++j) {
+    rows.push_back(t.honest_neighbours[j]);
+    weights.push_back(t.honest_weights[j]);
+  }
+  const auto known = knownPairs(c.target, rows);  // before the copies join
+  rows.insert(rows.end(), t.byzantine_count, std::span<const float>(attack));
+  weights.insert(weights.end(), t.byzantine_count, t.byzantine_weight / double(t.byzantine_count));
+  MixDistance distance;
+  const auto F = [&](double x) {
+    std::copy(t.target.begin(), t.target.end(), attack.begin());
+    kernels::axpy(float(x), direction, attack);
+    return distance(c.target, {rows, t.budget, weights, known ? &*known : nullptr}, z, honest_step);
+  };
+  const double factor = lineMaximize(F);
+  if (distance.succeeded == 0)
+    return std::unexpected(fmt::format("{}: {}", name, distance.failure));
+  return factor;
+}
+
+// Per target i: x_i - eps * Σ_j W_ij (x_j - x_i) / Σ_b W_ib; eps fixed (He et al.'s 1.5), or
+// (opt_dissensus) searched per target and round as the robust-gossip reference does.
 class Dissensus final : public Attack {
  public:
   explicit Dissensus(double eps) : eps_(eps) {}
-  std::string_view name() const override { return "dissensus"; }
+  explicit Dissensus(const AttackConfig& searched) : eps_(0), search_(searched) {}
+  std::string_view name() const override { return search_ ? "opt_dissensus" : "dissensus"; }
   bool perTarget() const override { return true; }
   bool reentrant() const override { return true; }
   std::expected<void, std::string> craft(const AttackInput& in, std::span<float> out) override {
@@ -322,17 +364,35 @@ class Dissensus final : public Attack {
     if (!(t->byzantine_weight > 0)) {
       return std::unexpected("dissensus: the target's Byzantine weight must be > 0");
     }
-    std::vector<double> w(t->honest_weights.begin(), t->honest_weights.end());
-    double total = 0;
-    for (double& v : w) total += (v *= -eps_ / t->byzantine_weight);
-    // x_i - (eps/Wb) Σ W_ij x_j + (eps/Wb) Σ W_ij x_i
-    kernels::weightedSum(t->honest_neighbours, w, out);
-    kernels::axpy(float(1.0 - total), t->target, out);
+    double eps = eps_;
+    if (search_) {
+      if (t->byzantine_count == 0) return std::unexpected("opt_dissensus: no Byzantine neighbour");
+      // The direction of one unit of eps: -(Σ W_ij (x_j - x_i)) / Wb.
+      std::vector<float> direction(out.size());
+      craftWith(*t, 1.0, direction);
+      kernels::axpy(-1.0f, t->target, direction);
+      const auto found = searchFactor(*search_, *t, direction, "opt_dissensus");
+      if (!found) return std::unexpected(found.error());
+      std::copy(t->target.begin(), t->target.end(), out.begin());
+      kernels::axpy(float(*found), direction, out);  // the vector the search evaluated
+      return {};
+    }
+    craftWith(*t, eps, out);
     return {};
   }
 
  private:
+  // x_i - (eps/Wb) Σ W_ij x_j + (eps/Wb) Σ W_ij x_i
+  static void craftWith(const TargetView& t, double eps, std::span<float> out) {
+    std::vector<double> w(t.honest_weights.begin(), t.honest_weights.end());
+    double total = 0;
+    for (double& v : w) total += (v *= -eps / t.byzantine_weight);
+    kernels::weightedSum(t.honest_neighbours, w, out);
+    kernels::axpy(float(1.0 - total), t.target, out);
+  }
+
   double eps_;
+  std::optional<AttackConfig> search_;
 };
 
 // Spectral heterogeneity (Gaucher, Dieuleveut, Hendrikx 2025), per target i: x_i + tau·d_i with
@@ -359,45 +419,18 @@ class Spectral final : public Attack {
     if (t->byzantine_count == 0 || !(t->byzantine_weight > 0)) {
       return std::unexpected("spectral: the target needs a Byzantine neighbour");
     }
-    const std::size_t d = out.size();
     std::vector<double> w(in.honest_fiedler.begin(), in.honest_fiedler.end());
     for (double& v : w) v *= t->fiedler;
-    std::vector<float> direction(d);
+    std::vector<float> direction(out.size());
     kernels::weightedSum(in.honest, w, direction);
-    // h_i = (1 - Σ W_ij) x_i + Σ W_ij x_j
-    std::vector<float> honest_step(d);
-    double moved = 0;
-    for (double v : t->honest_weights) moved += v;
-    kernels::weightedSum(t->honest_neighbours, t->honest_weights, honest_step);
-    kernels::axpy(float(1.0 - moved), t->target, honest_step);
-
-    const auto compose = [&](double tau, std::span<float> v) {
-      std::copy(t->target.begin(), t->target.end(), v.begin());
-      kernels::axpy(float(tau), direction, v);
-    };
     double tau = config_.tau.value_or(0.0);
     if (!config_.tau) {
-      std::vector<float> attack(d), z(d);
-      std::vector<std::span<const float>> rows{t->target};
-      std::vector<double> weights{0.0};
-      for (std::size_t j = 0; j < t->honest_neighbours.size(); ++j) {
-        rows.push_back(t->honest_neighbours[j]);
-        weights.push_back(t->honest_weights[j]);
-      }
-      const auto known = knownPairs(config_.target, rows);  // before the copies join
-      rows.insert(rows.end(), t->byzantine_count, std::span<const float>(attack));
-      weights.insert(weights.end(), t->byzantine_count,
-                     t->byzantine_weight / double(t->byzantine_count));
-      MixDistance distance;
-      const auto F = [&](double x) {
-        compose(x, attack);
-        return distance(config_.target, {rows, t->budget, weights, known ? &*known : nullptr}, z,
-                        honest_step);
-      };
-      tau = lineMaximize(F);  // the robust-gossip reference's search
-      if (distance.succeeded == 0) return std::unexpected("spectral: " + distance.failure);
+      const auto found = searchFactor(config_, *t, direction, "spectral");
+      if (!found) return std::unexpected(found.error());
+      tau = *found;
     }
-    compose(tau, out);
+    std::copy(t->target.begin(), t->target.end(), out.begin());
+    kernels::axpy(float(tau), direction, out);
     return {};
   }
 
@@ -468,7 +501,8 @@ std::expected<std::unique_ptr<Attack>, std::string> makeAttack(const AttackConfi
     case AttackId::kOptAlie:
     case AttackId::kOptIpm:
     case AttackId::kOptFoe:
-    case AttackId::kSpectral: {
+    case AttackId::kSpectral:
+    case AttackId::kOptDissensus: {
       if (c.evals < 1) return std::unexpected(n + ": needs evals >= 1");
       if (auto probe = makeAggregator(c.target); !probe)
         return std::unexpected(n + ": " + probe.error());
@@ -477,6 +511,7 @@ std::expected<std::unique_ptr<Attack>, std::string> makeAttack(const AttackConfi
       if (c.attack == AttackId::kOptFoe) {
         return std::make_unique<Optimized<Foe>>(n, c, /*reference_search=*/true);
       }
+      if (c.attack == AttackId::kOptDissensus) return std::make_unique<Dissensus>(c);
       return std::make_unique<Spectral>(c);
     }
     case AttackId::kMimic:

@@ -30,6 +30,7 @@ enum class AttackId : std::uint8_t {
   kOptFoe,
   kMimic,
   kDissensus,
+  kOptDissensus,
   kSpectral,
   kGaussian,
   kNan,
@@ -37,21 +38,23 @@ enum class AttackId : std::uint8_t {
   kZero,
   kHuge,
 };
-inline constexpr auto kAttacks = base::nameTable<AttackId>({{AttackId::kSignflip, "signflip"},
-                                                            {AttackId::kIpm, "ipm"},
-                                                            {AttackId::kFoe, "foe"},
-                                                            {AttackId::kAlie, "alie"},
-                                                            {AttackId::kOptAlie, "opt_alie"},
-                                                            {AttackId::kOptIpm, "opt_ipm"},
-                                                            {AttackId::kOptFoe, "opt_foe"},
-                                                            {AttackId::kMimic, "mimic"},
-                                                            {AttackId::kDissensus, "dissensus"},
-                                                            {AttackId::kSpectral, "spectral"},
-                                                            {AttackId::kGaussian, "gaussian"},
-                                                            {AttackId::kNan, "nan"},
-                                                            {AttackId::kInf, "inf"},
-                                                            {AttackId::kZero, "zero"},
-                                                            {AttackId::kHuge, "huge"}});
+inline constexpr auto kAttacks =
+    base::nameTable<AttackId>({{AttackId::kSignflip, "signflip"},
+                               {AttackId::kIpm, "ipm"},
+                               {AttackId::kFoe, "foe"},
+                               {AttackId::kAlie, "alie"},
+                               {AttackId::kOptAlie, "opt_alie"},
+                               {AttackId::kOptIpm, "opt_ipm"},
+                               {AttackId::kOptFoe, "opt_foe"},
+                               {AttackId::kMimic, "mimic"},
+                               {AttackId::kDissensus, "dissensus"},
+                               {AttackId::kOptDissensus, "opt_dissensus"},
+                               {AttackId::kSpectral, "spectral"},
+                               {AttackId::kGaussian, "gaussian"},
+                               {AttackId::kNan, "nan"},
+                               {AttackId::kInf, "inf"},
+                               {AttackId::kZero, "zero"},
+                               {AttackId::kHuge, "huge"}});
 
 // The value the `huge` attack sends in every coordinate: finite, but far beyond any model.
 inline constexpr float kHugeValue = 1e30f;
@@ -65,9 +68,10 @@ struct AttackConfig {
   double sigma = 1.0;          // gaussian
   bool scale_to_mean = false;  // gaussian: sigma = ‖μ‖ / √d
   std::size_t mimic = 0;       // mimic: which honest vector to copy
-  double eps = 1.5;            // dissensus
+  double eps = 1.5;            // dissensus (opt_dissensus searches it)
   std::uint64_t seed = 1;      // gaussian
-  // opt_alie / opt_ipm / opt_foe / spectral: the rule under attack (its pre-aggregators included)
+  // opt_alie / opt_ipm / opt_foe / spectral / opt_dissensus: the rule under attack (its
+  // pre-aggregators included)
   // and its b.
   AggregatorConfig target;
   std::size_t target_b = 0;

@@ -146,6 +146,42 @@ TEST(Attacks, DissensusPerTarget) {
   EXPECT_THAT(attack->craft({{}, nullptr}, out).error(), HasSubstr("needs the target's view"));
 }
 
+// opt_dissensus: dissensus's eps line-searched per target against the rule, as the robust-gossip
+// reference searches it (the same search as spectral's).
+TEST(Attacks, OptDissensusSearchesItsFactorAgainstTheRule) {
+  // x_i = 1; honest neighbours 3, 5 with W = 0.25; Byzantine weight 0.5: one unit of eps moves
+  // the vector by -(0.25*2 + 0.25*4) / 0.5 = -3.
+  const Matrix neighbours{{3}, {5}};
+  const std::vector<float> target{1};
+  const std::vector<double> w{0.25, 0.25};
+  const auto nv = views(neighbours);
+  TargetView view{.target = target,
+                  .honest_neighbours = nv,
+                  .honest_weights = w,
+                  .byzantine_weight = 0.5,
+                  .byzantine_count = 1,
+                  .budget = 1};
+  AttackConfig c = named("opt_dissensus");
+  c.target.rule = RuleId::kMean;
+  auto attack = makeAttack(c);
+  ASSERT_TRUE(attack.has_value()) << attack.error();
+  EXPECT_TRUE((*attack)->perTarget());
+  EXPECT_EQ((*attack)->name(), "opt_dissensus");
+  std::vector<float> out(1);
+  // Against the mean the damage grows with eps: every step of lineMaximize expands (16
+  // evaluations from 0 by doubling steps: eps = 2^15 - 1).
+  ASSERT_TRUE((*attack)->craft({{}, &view}, out));
+  EXPECT_FLOAT_EQ(out[0], float(1.0 - 3.0 * (std::pow(2.0, 15) - 1)));
+  // cs_plus clips the copy (b = 1, one Byzantine neighbour): the search stops at a finite eps.
+  c.target.rule = RuleId::kCsPlus;
+  attack = makeAttack(c);
+  ASSERT_TRUE((*attack)->craft({{}, &view}, out));
+  EXPECT_LT(std::abs(out[0]), 1e6f);
+  EXPECT_THAT((*attack)->craft({{}, nullptr}, out).error(), HasSubstr("needs the target's view"));
+  view.byzantine_count = 0;
+  EXPECT_THAT((*attack)->craft({{}, &view}, out).error(), HasSubstr("no Byzantine neighbour"));
+}
+
 TEST(Attacks, GaussianIsSeededWithTheRequestedSpread) {
   AttackConfig c = named("gaussian");
   c.sigma = 2.0;
