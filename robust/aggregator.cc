@@ -167,6 +167,9 @@ std::expected<std::unique_ptr<Aggregator>, std::string> makeAggregator(const Agg
       if (!(c.tau >= 0)) return std::unexpected("clipped_gossip: tau must be >= 0 (0: adaptive)");
       rule = makeClippedGossip(c.tau);
       break;
+    case RuleId::kClippedGossipHe:  // its radius is computed: tau is not used
+      rule = makeClippedGossipHe();
+      break;
     case RuleId::kCsPlus:
       rule = makeCsPlus(CsPlusTrim::kNone);
       break;

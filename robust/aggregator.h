@@ -32,6 +32,7 @@ enum class RuleId : std::uint8_t {
   kMultikrum,
   kCc,
   kClippedGossip,
+  kClippedGossipHe,
   kCsPlus,
   kCsPlusRt,
   kCsPlusPt,
@@ -40,23 +41,25 @@ enum class RuleId : std::uint8_t {
   kIos,
 };
 // The names ALGORITHMS.md uses.
-inline constexpr auto kRules = base::nameTable<RuleId>({{RuleId::kNna, "nna"},
-                                                        {RuleId::kNnaRt, "nna_rt"},
-                                                        {RuleId::kMean, "mean"},
-                                                        {RuleId::kMetropolis, "metropolis"},
-                                                        {RuleId::kCwtm, "cwtm"},
-                                                        {RuleId::kCwmed, "cwmed"},
-                                                        {RuleId::kGm, "gm"},
-                                                        {RuleId::kKrum, "krum"},
-                                                        {RuleId::kMultikrum, "multikrum"},
-                                                        {RuleId::kCc, "cc"},
-                                                        {RuleId::kClippedGossip, "clipped_gossip"},
-                                                        {RuleId::kCsPlus, "cs_plus"},
-                                                        {RuleId::kCsPlusRt, "cs_plus_rt"},
-                                                        {RuleId::kCsPlusPt, "cs_plus_pt"},
-                                                        {RuleId::kCsPlusRpt, "cs_plus_rpt"},
-                                                        {RuleId::kGts, "gts"},
-                                                        {RuleId::kIos, "ios"}});
+inline constexpr auto kRules =
+    base::nameTable<RuleId>({{RuleId::kNna, "nna"},
+                             {RuleId::kNnaRt, "nna_rt"},
+                             {RuleId::kMean, "mean"},
+                             {RuleId::kMetropolis, "metropolis"},
+                             {RuleId::kCwtm, "cwtm"},
+                             {RuleId::kCwmed, "cwmed"},
+                             {RuleId::kGm, "gm"},
+                             {RuleId::kKrum, "krum"},
+                             {RuleId::kMultikrum, "multikrum"},
+                             {RuleId::kCc, "cc"},
+                             {RuleId::kClippedGossip, "clipped_gossip"},
+                             {RuleId::kClippedGossipHe, "clipped_gossip_he"},
+                             {RuleId::kCsPlus, "cs_plus"},
+                             {RuleId::kCsPlusRt, "cs_plus_rt"},
+                             {RuleId::kCsPlusPt, "cs_plus_pt"},
+                             {RuleId::kCsPlusRpt, "cs_plus_rpt"},
+                             {RuleId::kGts, "gts"},
+                             {RuleId::kIos, "ios"}});
 
 struct AggregatorConfig {
   RuleId rule = RuleId::kNna;

@@ -236,17 +236,25 @@ class CenteredClipping final : public Rule {
   std::vector<float> v_;
 };
 
-// z = c + Σ_j W_ij CLIP(r_j - c, tau); tau adaptive = the second-largest ‖r_j - c‖.
+// z = c + Σ_j W_ij CLIP(r_j - c, tau); tau adaptive = the second-largest ‖r_j - c‖, or (practical)
+// the root mean square of the n − b smallest distances, the pivot's 0 included.
 class ClippedGossip final : public Rule {
  public:
-  explicit ClippedGossip(double tau) : tau_(tau) {}
+  explicit ClippedGossip(double tau, bool practical = false) : tau_(tau), practical_(practical) {}
   std::expected<void, std::string> apply(const RuleInput& in, std::span<float> z,
                                          std::vector<char>& kept) override {
     const std::size_t n = in.rows.size();
     const std::span<const double> dist = in.to_pivot;
     std::vector<double> w(n, 0.0);
     double tau = tau_;
-    if (tau == 0 && n > 1) {
+    if (practical_) {
+      std::vector<double> squared(dist.begin(), dist.end());
+      std::sort(squared.begin(), squared.end());
+      const std::size_t keep = n > in.b ? n - in.b : 1;
+      double sum = 0;
+      for (std::size_t k = 0; k < keep; ++k) sum += squared[k];
+      tau = std::sqrt(sum / double(keep));
+    } else if (tau == 0 && n > 1) {
       std::vector<double> norms;
       for (std::size_t j = 1; j < n; ++j) norms.push_back(std::sqrt(dist[j]));
       std::sort(norms.rbegin(), norms.rend());
@@ -265,6 +273,7 @@ class ClippedGossip final : public Rule {
 
  private:
   double tau_;
+  bool practical_;
 };
 
 // The weights F-RG rules (Gaucher et al. 2025) work with: the pivot's own weight
@@ -591,5 +600,6 @@ std::unique_ptr<Rule> makeCenteredClipping(double tau, int iters) {
   return std::make_unique<CenteredClipping>(tau, iters);
 }
 std::unique_ptr<Rule> makeClippedGossip(double tau) { return std::make_unique<ClippedGossip>(tau); }
+std::unique_ptr<Rule> makeClippedGossipHe() { return std::make_unique<ClippedGossip>(0.0, true); }
 
 }  // namespace phalanx::robust

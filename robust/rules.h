@@ -44,6 +44,10 @@ std::unique_ptr<Rule> makeGeometricMedian();
 std::unique_ptr<Rule> makeKrum(bool multi);
 std::unique_ptr<Rule> makeCenteredClipping(double tau, int iters);
 std::unique_ptr<Rule> makeClippedGossip(double tau);  // tau 0: adaptive
+// ClippedGossip with He, Karimireddy and Jaggi's practical radius, as the robust-gossip
+// reference's baseline computes it: tau = √(mean of the n − b smallest ‖r_j − c‖², the pivot's
+// 0 among them).
+std::unique_ptr<Rule> makeClippedGossipHe();
 // CS+-RG alone (cs_plus), with the radial trim (cs_plus_rt), the principal trim (cs_plus_pt) or
 // both (cs_plus_rpt).
 enum class CsPlusTrim { kNone, kRadial, kPrincipal, kBoth };

@@ -222,6 +222,19 @@ TEST(ClippedGossip, FixedAndAdaptiveRadius) {
   EXPECT_FLOAT_EQ(mixWith(c, {{7}}, 0).z[0], 7.0f);
 }
 
+// He, Karimireddy and Jaggi's practical radius, as the robust-gossip reference's baseline has
+// it: the root mean square of the n − b smallest distances to the pivot, its own 0 included.
+TEST(ClippedGossip, PracticalRadius) {
+  const AggregatorConfig c = rule("clipped_gossip_he");
+  // Distances 0, 1, 4, 10, b = 1: tau = √((0 + 1 + 16) / 3); z = 0.25 (1 + tau + tau).
+  const double tau = std::sqrt(17.0 / 3.0);
+  EXPECT_NEAR(mixWith(c, {{0}, {1}, {4}, {10}}, 1, {0, 0.25, 0.25, 0.25}).z[0],
+              0.25 * (1 + 2 * tau), 1e-6);
+  // b = 0: every distance counts, √(117 / 4).
+  EXPECT_NEAR(mixWith(c, {{0}, {1}, {4}, {10}}, 0, {0, 0.25, 0.25, 0.25}).z[0],
+              0.25 * (1 + 4 + std::sqrt(117.0 / 4)), 1e-6);
+}
+
 TEST(RadialNna, TrimsTheOffsetsAlongTheOwnModel) {
   // Pivot (1, 0), so u = (1, 0); b = 1. NNA keeps the pivot, (0.5, 0) and (1, 1) (tied with
   // (1, -1) at distance 1, the lower index wins): (2.5/3, 1/3). Offsets along u: 0, 0, 0, -0.5;

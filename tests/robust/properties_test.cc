@@ -97,6 +97,7 @@ TEST(Properties, PermutingPeersDoesNotChangeAnyRule) {
       {.rule = RuleId::kMultikrum},
       {.rule = RuleId::kCc, .tau = 1.0, .iters = 3},
       {.rule = RuleId::kClippedGossip},
+      {.rule = RuleId::kClippedGossipHe},
       {.rule = RuleId::kCsPlus},
       {.rule = RuleId::kCsPlusRt},
       {.rule = RuleId::kCsPlusPt},
@@ -122,9 +123,9 @@ TEST(Properties, PermutingPeersDoesNotChangeAnyRule) {
 }
 
 TEST(Properties, NoRuleLetsNonFiniteValuesThrough) {
-  for (const char* name :
-       {"nna", "mean", "metropolis", "cwtm", "cwmed", "gm", "krum", "multikrum", "clipped_gossip",
-        "cs_plus", "gts", "ios", "nna_rt", "cs_plus_rt", "cs_plus_pt", "cs_plus_rpt"}) {
+  for (const char* name : {"nna", "mean", "metropolis", "cwtm", "cwmed", "gm", "krum", "multikrum",
+                           "clipped_gossip", "clipped_gossip_he", "cs_plus", "gts", "ios", "nna_rt",
+                           "cs_plus_rt", "cs_plus_pt", "cs_plus_rpt"}) {
     SCOPED_TRACE(name);
     Matrix m = testing::gaussianRows(8, kDim, 1.0f, 3);
     m[2][5] = std::numeric_limits<float>::quiet_NaN();
