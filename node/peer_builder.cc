@@ -71,10 +71,8 @@ std::set<std::uint32_t> declaredByzantine(const PeerSetup& setup) {
 Config withResolvedStep(Config config, const topologies::Topology& topology,
                         const std::set<std::uint32_t>& byzantine) {
   if (config.mixing.step) return config;
-  std::set<std::uint32_t> declared = byzantine;
-  for (const auto& [id, _] : config.byzantine) declared.insert(id);
   try {
-    config.mixing.step = topologies::honestGossipStep(topology, declared);
+    config.mixing.step = topologies::honestGossipStep(topology, byzantine);
   } catch (const topologies::TopologyError& e) {
     throw ConfigError(e.what());
   }

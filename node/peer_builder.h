@@ -80,8 +80,8 @@ struct PeerSetup {
 // setup.byzantine and the config's `byzantine` entries: the Byzantine ids the run declares.
 std::set<std::uint32_t> declaredByzantine(const PeerSetup& setup);
 
-// `config` with mixing.step: auto replaced by its value on `topology` with `byzantine` (and the
-// config's own `byzantine` entries) left out of the honest graph; unchanged otherwise.
+// `config` with mixing.step: auto replaced by its value on `topology` with `byzantine` (the
+// declared ids: declaredByzantine, or the simulation's) left out of the honest graph.
 Config withResolvedStep(Config config, const topologies::Topology& topology,
                         const std::set<std::uint32_t>& byzantine);
 

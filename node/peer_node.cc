@@ -20,7 +20,8 @@ using Clock = net::Clock;
 PeerSetup normalized(PeerSetup setup) {
   if (!setup.log) setup.log = spdlog::default_logger();
   if (!setup.config.mixing.step) {
-    setup.config = withResolvedStep(std::move(setup.config), *setup.topology, setup.byzantine);
+    const std::set<std::uint32_t> declared = declaredByzantine(setup);
+    setup.config = withResolvedStep(std::move(setup.config), *setup.topology, declared);
     setup.log->info("mixing.step: auto is {:.6f} (1/lambda_max of the honest Laplacian)",
                     *setup.config.mixing.step);
   }

@@ -314,13 +314,15 @@ SimulationResult simulate(SimulationSetup s) {
       s.config.security.statements ? std::make_shared<net::DigestMemo>(n + n / 4) : nullptr;
 
   // mixing.step: auto is one eigenvalue problem for the run, not one per peer.
-  const Config config = withResolvedStep(s.config, topology, result.byzantine);
+  std::set<std::uint32_t> declared = result.byzantine;  // as declaredByzantine sees them
+  for (const auto& [id, _] : s.config.byzantine) declared.insert(id);
+  const Config config = withResolvedStep(s.config, topology, declared);
   if (!s.config.mixing.step) {
     loggerFor(slots.empty() ? 0 : slots[0].id)
         ->info(
             "mixing.step: auto is {:.6f} (1/lambda_max of the honest Laplacian, {} Byzantine "
             "ids left out)",
-            *config.mixing.step, result.byzantine.size());
+            *config.mixing.step, declared.size());
   }
   const auto start = [&](Slot& slot, bool resume) {
     PeerSetup setup{

@@ -364,7 +364,6 @@ class Dissensus final : public Attack {
     if (!(t->byzantine_weight > 0)) {
       return std::unexpected("dissensus: the target's Byzantine weight must be > 0");
     }
-    double eps = eps_;
     if (search_) {
       if (t->byzantine_count == 0) return std::unexpected("opt_dissensus: no Byzantine neighbour");
       // The direction of one unit of eps: -(Σ W_ij (x_j - x_i)) / Wb.
@@ -377,7 +376,7 @@ class Dissensus final : public Attack {
       kernels::axpy(float(*found), direction, out);  // the vector the search evaluated
       return {};
     }
-    craftWith(*t, eps, out);
+    craftWith(*t, eps_, out);
     return {};
   }
 

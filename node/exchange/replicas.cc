@@ -42,10 +42,8 @@ void PublicReplica::moveToSpare(bool keep_values) {
     std::swap(frame_, spare_);
     return;
   }
-  auto fresh = keep_values ? std::make_shared<std::vector<std::uint8_t>>(*frame_)
-                           : std::make_shared<std::vector<std::uint8_t>>(
-                                 frame_->begin(), frame_->begin() + compress::kHeaderBytes);
-  spare_ = std::exchange(frame_, std::move(fresh));
+  // Both held elsewhere (rare once receivers keep up): a new buffer, header and values.
+  spare_ = std::exchange(frame_, std::make_shared<std::vector<std::uint8_t>>(*frame_));
 }
 
 std::span<float> PublicReplica::writable() {
@@ -111,21 +109,12 @@ void PublicReplica::reset(std::span<const float> values) {
     throw std::invalid_argument(
         fmt::format("replica: reset with {} values for a replica of {}", values.size(), dim_));
   }
-  if (!alone(frame_)) {
-    moveToSpare(false);
-    if (frame_->size() == compress::kHeaderBytes) {  // fresh: its values written once
-      const auto* bytes = reinterpret_cast<const std::uint8_t*>(values.data());
-      frame_->reserve(compress::kHeaderBytes + values.size_bytes());
-      frame_->insert(frame_->end(), bytes, bytes + values.size_bytes());
-      shifted_ = false;
-      return;
-    }
-  }
+  if (!alone(frame_)) moveToSpare(false);
   std::copy(values.begin(), values.end(), valuesIn(*frame_, dim_).begin());
   shifted_ = false;
 }
 
-std::vector<float>& ReplicaTable::ownValues(Entry& e) const {
+std::vector<float>& ReplicaTable::ownValues(Entry& e) {
   if (e.frame) {
     e.values.assign(e.frame_values.begin(), e.frame_values.end());
     e.frame.reset();
@@ -181,14 +170,16 @@ ReplicaTable::Result ReplicaTable::applyKeyframe(PeerId peer, std::uint64_t sequ
     e.shifted = false;
     return {Outcome::kApplied, ""};
   }
-  if (!e.frame) ownValues(e);
+  // Not viewable (a bad or misaligned keyframe): decoded into values of the replica's own,
+  // which keep what it held when the keyframe is refused.
+  std::vector<float>& values = ownValues(e);
   const auto header = compress::readHeader(payload);
   if (!header || header->codec != compress::CodecId::kNone) {
     e.valid = false;
     return {Outcome::kInvalid, header ? "keyframe: not an uncompressed (fp32) message"
                                       : "keyframe: " + header.error()};
   }
-  if (auto ok = compress::decode(payload, ownValues(e)); !ok) {
+  if (auto ok = compress::decode(payload, values); !ok) {
     e.valid = false;
     return {Outcome::kInvalid, ok.error()};
   }

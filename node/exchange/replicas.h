@@ -64,8 +64,8 @@ class PublicReplica {
   std::span<float> writable();
   // Whether this object holds `frame` alone (then it may write it).
   static bool alone(const std::shared_ptr<std::vector<std::uint8_t>>& frame);
-  // frame_ is held elsewhere: the spare (the frame before, once its holders let it go) or a new
-  // buffer takes its place, with its values (`keep_values`) or only its header; the old frame
+  // frame_ is held elsewhere: the spare (the frame before, once its holders let it go; given
+  // frame_'s values when `keep_values`) or a copy of frame_ takes its place; the old frame
   // becomes the spare. Two frames take turns for the life of the replica: no model-sized
   // allocation per round once receivers keep up.
   void moveToSpare(bool keep_values);
@@ -118,7 +118,7 @@ class ReplicaTable {
     bool valid = false, shifted = false;
   };
   // `e`'s values in a vector of its own (for a delta to add to).
-  std::vector<float>& ownValues(Entry& e) const;
+  std::vector<float>& ownValues(Entry& e);
 
   std::size_t dim_;
   std::map<PeerId, Entry> entries_;
