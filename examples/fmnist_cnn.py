@@ -124,7 +124,6 @@ def main():
         return train_alone(model, args)
 
     import phalanx  # PYTHONPATH=build/python (phalanx launch --script sets it)
-    import phalanx.torch
 
     dimension = sum(p.numel() for p in model.parameters())
     explicit = {k: v for k, v in (("topology", args.topology), ("config", args.config),
@@ -139,7 +138,7 @@ def main():
     test_x, test_y = test_x.to(args.device), test_y.to(args.device)
 
     inner = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=args.momentum)
-    opt = phalanx.torch.Optimizer(model.parameters(), peer, inner)
+    opt = phalanx.Optimizer(model.parameters(), peer, inner)
     schedule = torch.optim.lr_scheduler.CosineAnnealingLR(inner, peer.rounds)
     generator = torch.Generator().manual_seed(100 + peer.id)
     step = 0
@@ -155,7 +154,7 @@ def main():
             last = step >= peer.rounds
             n = len(test_y) if last else min(args.eval_samples, len(test_y))
             accuracy, test_loss = evaluate(model, test_x[:n], test_y[:n])
-            peer.report(accuracy, test_loss)
+            peer.report(accuracy=accuracy, loss=test_loss)
             print(json.dumps({"peer": peer.id, "step": step, "test_accuracy": accuracy,
                               "test_loss": test_loss}), flush=True)
         if not math.isfinite(loss.item()):

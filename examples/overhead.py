@@ -4,7 +4,7 @@
 Started once per peer by `phalanx launch --script examples/overhead.py -- --model cnn|mlp25m`
 (config examples/overhead.yaml). Every peer first exchanges once (so all start together), then
 times --steps local steps with the exchange disabled (forward, backward, inner SGD step), then
---steps steps through phalanx.torch.Optimizer (the same, plus gossip and the robust mix), on
+--steps steps through phalanx.Optimizer (the same, plus gossip and the robust mix), on
 synthetic data. Each peer prints one JSON line; the ratio is its phalanx step over its local
 step, both measured with every peer of the run on the same machine doing the same.
 """
@@ -17,7 +17,6 @@ import torch
 from torch import nn
 
 import phalanx
-import phalanx.torch
 
 
 def model_of(kind):
@@ -43,7 +42,7 @@ def main():
     dimension = sum(p.numel() for p in model.parameters())
     peer = phalanx.Peer.from_env(dimension=dimension)
     inner = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-    opt = phalanx.torch.Optimizer(model.parameters(), peer, inner)
+    opt = phalanx.Optimizer(model.parameters(), peer, inner)
     generator = torch.Generator().manual_seed(peer.id)
     x = torch.randn((args.batch,) + shape, generator=generator)
     y = torch.randint(10, (args.batch,), generator=generator)

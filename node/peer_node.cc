@@ -372,10 +372,13 @@ bool PeerNode::recordRound(std::uint64_t t, RoundRecord& record, bool diverged) 
     const train::Evaluation& e = *evaluated;
     record.test_accuracy = e.accuracy;
     record.test_loss = e.loss;
-    metrics_.test_accuracy = e.accuracy;
-    metrics_.test_loss = e.loss;
-    log().info("round {}: test_accuracy {:.4f} test_loss {:.4f} train_loss {:.4f}", t, e.accuracy,
-               e.loss, record.train_loss);
+    record.test_metrics = e.named;
+    metrics_.test_accuracy = e.accuracy.value_or(NodeMetrics::kUnknown);
+    metrics_.test_loss = e.loss.value_or(NodeMetrics::kUnknown);
+    std::string named;
+    for (const auto& [name, value] : e.named) named += fmt::format(" {} {:.4f}", name, value);
+    log().info("round {}: test_accuracy {:.4f} test_loss {:.4f}{} train_loss {:.4f}", t,
+               metrics_.test_accuracy, metrics_.test_loss, named, record.train_loss);
   }
   // Its neighbours convicted so far (a proof may convict a peer further away: not its record).
   record.equivocators.clear();

@@ -82,6 +82,13 @@ std::optional<RoundRecord> parseRoundRecord(std::string_view line) {
   r.deadline_hit = flag(j, "deadline_hit");
   r.quorum_close = flag(j, "quorum_close");
   r.round_seconds = numberOr(j, "round_seconds", 0);
+  if (j.contains("test_metrics") && j["test_metrics"].is_object()) {
+    for (const auto& item : j["test_metrics"].items()) {
+      if (item.value().is_number()) {
+        r.test_metrics.emplace_back(item.key(), item.value().get<double>());
+      }
+    }
+  }
   return r;
 }
 
@@ -112,6 +119,16 @@ std::string roundRecordJson(std::uint32_t node, const RoundRecord& r) {
   }
   if (r.test_accuracy) out += fmt::format(", \"test_accuracy\": {}", jsonNumber(*r.test_accuracy));
   if (r.test_loss) out += fmt::format(", \"test_loss\": {}", jsonNumber(*r.test_loss));
+  if (!r.test_metrics.empty()) {
+    out += ", \"test_metrics\": {";
+    for (std::size_t i = 0; i < r.test_metrics.size(); ++i) {
+      // A name is the script's: dump() quotes and escapes it (invalid UTF-8 replaced).
+      const std::string name = nlohmann::json(r.test_metrics[i].first)
+                                   .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      out += fmt::format("{}{}: {}", i > 0 ? ", " : "", name, jsonNumber(r.test_metrics[i].second));
+    }
+    out += "}";
+  }
   return out + "}";
 }
 

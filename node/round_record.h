@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "node/metrics.h"
@@ -19,6 +20,8 @@ struct RoundRecord {
   double train_loss = NodeMetrics::kUnknown;
   double learning_rate = NodeMetrics::kUnknown;
   std::optional<double> test_accuracy, test_loss;  // on evaluation rounds and the last
+  // A script's own evaluation metrics (perplexity, ...), as it named them, with the above.
+  std::vector<std::pair<std::string, double>> test_metrics;
   std::uint64_t bytes_sent_total = 0, bytes_received_total = 0, dense_bytes_total = 0;
   std::uint64_t bytes_uplink_total = 0, bytes_downlink_total = 0;  // exchange: hub (NodeMetrics)
   std::uint64_t local_steps = 0;  // exchange: outer: local steps taken by the end of the round

@@ -128,8 +128,9 @@ class Peer {
     return answerName(answer);
   }
 
-  void report(double accuracy, double loss) {
-    learner_->report({.loss = loss, .accuracy = accuracy});
+  void report(std::optional<double> accuracy, std::optional<double> loss,
+              std::vector<std::pair<std::string, double>> named) {
+    learner_->report({.loss = loss, .accuracy = accuracy, .named = std::move(named)});
   }
 
   // Goodbye to the neighbours, then waits for the node's thread.
@@ -242,6 +243,7 @@ class Peer {
 PYBIND11_MODULE(_phalanx, m) {
   using phalanx::python::Peer;
   m.doc() = "phalanx's C++ core: one peer's network, compression and robust mixing";
+  m.attr("__version__") = PHALANX_VERSION;
   // The node's error types arrive as ValueError (bad input: config, topology, data) and
   // RuntimeError (checkpoints, ports).
   py::register_exception<phalanx::node::ConfigError>(m, "ConfigError", PyExc_ValueError);
@@ -277,7 +279,7 @@ PYBIND11_MODULE(_phalanx, m) {
            py::arg("loss") = std::numeric_limits<double>::quiet_NaN(),
            "Gossip this round's vector and replace it with the robust mix. Returns 'mixed', "
            "'passed' (a Byzantine peer: its attack went out instead) or 'finished'.")
-      .def("report", &Peer::report, py::arg("accuracy"), py::arg("loss"),
+      .def("report", &Peer::report, py::arg("accuracy"), py::arg("loss"), py::arg("named"),
            "The script's evaluation of the mix it got back: the round's record waits for it on "
            "an evaluation round (evaluation_due); otherwise it goes with the next round.")
       .def("close", &Peer::close, "Goodbye to the neighbours; waits for the node to stop.")

@@ -8,11 +8,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iterator>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 #include "base/text.h"
 #include "node/npy.h"
@@ -77,7 +79,14 @@ LaunchPlan planLaunch(const LaunchRequest& r, const topologies::Topology& topolo
       plan.command_line += " " + shellQuote(r.script[i]);
   }
   const std::string remote_out = r.remote_out.empty() ? r.out : r.remote_out;
+  // A script's place as torch's launchers give it: RANK (its position in the topology),
+  // WORLD_SIZE, and LOCAL_RANK / LOCAL_WORLD_SIZE among the peers of its host.
+  std::map<std::string, std::uint32_t> per_host;
+  for (const auto& spec : topology.nodes()) ++per_host[spec.host];
+  std::map<std::string, std::uint32_t> placed;
+  std::uint32_t rank = 0;
   for (const auto& spec : topology.nodes()) {
+    const std::uint32_t local_rank = placed[spec.host]++;
     LaunchPeer p{.id = spec.id, .local = !r.wrap.empty() || local_hosts.contains(spec.host)};
     // Without a shared folder the remote peers read the copies launch put in theirs.
     const bool copied = !p.local && !r.remote_out.empty();
@@ -111,6 +120,13 @@ LaunchPlan planLaunch(const LaunchRequest& r, const topologies::Topology& topolo
       node.push_back("PHALANX_OUT=" + r.out);
       if (r.rounds > 0) node.push_back(fmt::format("PHALANX_ROUNDS={}", r.rounds));
       node.push_back("PHALANX_SETS=" + nlohmann::json(plan.sets).dump());
+      node.push_back(fmt::format("RANK={}", rank));
+      node.push_back(fmt::format("WORLD_SIZE={}", topology.nodes().size()));
+      node.push_back(fmt::format("LOCAL_RANK={}", local_rank));
+      node.push_back(fmt::format("LOCAL_WORLD_SIZE={}", per_host[spec.host]));
+      if (!r.gpus.empty()) {
+        node.push_back("CUDA_VISIBLE_DEVICES=" + r.gpus[local_rank % r.gpus.size()]);
+      }
       node.push_back(r.python);
       node.insert(node.end(), r.script.begin(), r.script.end());
     }
@@ -137,8 +153,42 @@ LaunchPlan planLaunch(const LaunchRequest& r, const topologies::Topology& topolo
                       shellQuote(remote_out), shellQuote(p.remote.pid_file), inner.shellCommand()));
     }
     plan.peers.push_back(std::move(p));
+    ++rank;
   }
   return plan;
+}
+
+std::vector<std::string> gpuList(const std::string& spec, const char* visible,
+                                 std::size_t detected) {
+  if (spec == "none") return {};
+  std::vector<std::string> out;
+  if (spec == "auto") {
+    if (visible != nullptr && *visible != '\0') return base::split(visible, ',');
+    for (std::size_t i = 0; i < detected; ++i) out.push_back(std::to_string(i));
+    return out;
+  }
+  out = base::split(spec, ',');
+  for (const std::string& device : out) {
+    if (device.empty() || device.find_first_of(" \t") != std::string::npos) {
+      throw std::invalid_argument(
+          "--gpus: expected auto, none or a comma-separated list of "
+          "devices (0,1,2 or GPU UUIDs), got '" +
+          spec + "'");
+    }
+  }
+  return out;
+}
+
+std::size_t detectedGpus() {
+  std::FILE* listing = ::popen("nvidia-smi -L 2>/dev/null", "r");
+  if (listing == nullptr) return 0;
+  std::size_t count = 0;
+  char line[512];
+  while (std::fgets(line, sizeof line, listing) != nullptr) {
+    if (std::strncmp(line, "GPU ", 4) == 0) ++count;
+  }
+  ::pclose(listing);
+  return count;
 }
 
 std::string selfExecutable() {

@@ -41,6 +41,9 @@ struct LaunchRequest {
   std::vector<std::string> script;
   std::string python = "python3";  // the interpreter for `script`
   std::string python_path;         // PYTHONPATH for `script` (the built package's folder)
+  // CUDA devices the script peers of one host share, round-robin by their LOCAL_RANK
+  // (CUDA_VISIBLE_DEVICES); empty: the variable is left as the peers inherit it.
+  std::vector<std::string> gpus;
 };
 
 // A peer started on another host: how to reach it and where it wrote its pid.
@@ -79,6 +82,15 @@ std::vector<std::string> byzantineSets(const std::set<std::uint32_t>& ids,
 // `local_hosts`: the names and addresses of this machine.
 LaunchPlan planLaunch(const LaunchRequest& request, const topologies::Topology& topology,
                       const std::set<std::string>& local_hosts);
+
+// --gpus SPEC as the device list script peers share (LaunchRequest::gpus): "none" gives none;
+// "auto" the CUDA_VISIBLE_DEVICES launch itself has (`visible`, when set and not empty), else
+// 0 .. detected-1; otherwise SPEC is the list, comma-separated (indices or GPU UUIDs). Throws
+// std::invalid_argument for an empty entry or one with a space.
+std::vector<std::string> gpuList(const std::string& spec, const char* visible,
+                                 std::size_t detected);
+// The GPUs `nvidia-smi -L` lists here (0 without the tool or a device).
+std::size_t detectedGpus();
 
 // The final parameters a peer wrote (OUT/node-K.npy), if it did.
 std::optional<std::vector<float>> finalModel(const std::filesystem::path& out, std::uint32_t id);

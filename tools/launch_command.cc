@@ -62,6 +62,11 @@ Command addLaunchCommand(CLI::App& root) {
       ->check(CLI::ExistingFile);
   app->add_option("--python", o->python,
                   "the interpreter for --script (default: the one this build found)");
+  app->add_option("--gpus", o->gpus,
+                  "CUDA devices the script peers of a host share, round-robin by LOCAL_RANK "
+                  "(CUDA_VISIBLE_DEVICES): auto (default: launch's own CUDA_VISIBLE_DEVICES, "
+                  "else every GPU nvidia-smi lists here; none: left unset), none, or a list "
+                  "such as 0,1,2,3");
   app->add_option("script_args", o->script_args, "arguments for --script (after --)");
   app->add_flag("--dry-run", o->dry_run, "print each peer's command and start nothing");
   app->add_flag("--json", o->json,

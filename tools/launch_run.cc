@@ -276,6 +276,10 @@ int runLaunch(const LaunchRunOptions& o) {
   try {
     topology = std::make_shared<const topologies::Topology>(topologies::loadTopology(o.topology));
     byzantine = parseIdList(o.byzantine);  // planLaunch refuses an id the topology lacks
+    const std::vector<std::string> gpus = o.script.empty()
+                                              ? std::vector<std::string>{}
+                                              : gpuList(o.gpus, std::getenv("CUDA_VISIBLE_DEVICES"),
+                                                        o.gpus == "auto" ? detectedGpus() : 0);
     const auto plan_with = [&](const std::vector<std::string>& extra_sets) {
       return planLaunch({.topology_file = fs::absolute(o.topology).string(),
                          .config_file = fs::absolute(o.config).string(),
@@ -291,7 +295,8 @@ int runLaunch(const LaunchRunOptions& o) {
                          .wrap = o.wrap,
                          .script = scriptArgv(o),
                          .python = o.python,
-                         .python_path = pythonPath(o.python_package)},
+                         .python_path = pythonPath(o.python_package),
+                         .gpus = gpus},
                         *topology, localHosts());
     };
     if (o.churn > 0 && !o.script.empty()) {

@@ -22,6 +22,7 @@ struct LaunchRunOptions {
   std::string script, python = "python3";
   std::string python_package;  // the built package's folder, put first on PYTHONPATH
   std::vector<std::string> script_args;
+  std::string gpus = "auto";  // see gpuList (tools/launch.h)
   double monitor_every = 1.0;
   bool dry_run = false;
   // The outcome as one JSON object on stdout; the live table goes to stderr.

@@ -368,6 +368,14 @@ std::string summaryTiles(const RunSummary& s, const RunSummary* baseline) {
                      "dense ({} MB)",
                      shown(ratio, "{:.1f}"), shown(s.downlink_dense_bytes / 1e6, "{:.2f}"))});
   }
+  // The evaluation's other numbers, as the script named them (a language model's perplexity).
+  std::size_t at = 1;
+  for (const auto& [name, spread] : s.honest_metrics) {
+    tiles.insert(
+        tiles.begin() + std::ptrdiff_t(at++),
+        {fmt::format("honest {} (mean)", name), shown(spread.mean, "{:.4g}"),
+         fmt::format("min {} · max {}", shown(spread.min, "{:.4g}"), shown(spread.max, "{:.4g}"))});
+  }
   std::string out = "<div class='tiles'>\n";
   for (const Tile& t : tiles) {
     out += fmt::format(

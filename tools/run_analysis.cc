@@ -118,13 +118,17 @@ RunSummary summarize(std::span<const PeerHistory> peers, std::span<const Monitor
   std::map<std::uint64_t, std::vector<double>> accuracy_by_round, bytes_by_round, time_by_round;
   std::map<std::uint64_t, std::uint64_t> steps_by_round;
   std::map<std::uint64_t, std::pair<int, int>> detection_by_round;  // detected, mixing one
+  std::map<std::string, std::vector<double>> metric_finals;
   for (const auto& p : peers) {
     if (p.byzantine) continue;
     std::optional<double> last;
+    std::map<std::string, double> last_metrics;
     std::map<std::uint32_t, std::pair<double, double>> heard;  // peer -> excluded, mixed
     double clock = 0;                                          // this peer's summed round times
     for (const node::RoundRecord& r : p.rounds) {
       clock += r.round_seconds;
+      if (r.test_loss) last_metrics["test_loss"] = *r.test_loss;
+      for (const auto& [name, value] : r.test_metrics) last_metrics[name] = value;
       if (r.test_accuracy) {
         last = r.test_accuracy;
         accuracy_by_round[r.round].push_back(*r.test_accuracy);
@@ -174,8 +178,10 @@ RunSummary summarize(std::span<const PeerHistory> peers, std::span<const Monitor
       if (r.bytes_downlink_total > 0) downlink_dense += double(r.dense_bytes_total);
     }
     // A crashed peer's last evaluation is stale: the run's accuracy is the survivors'.
-    if (last && std::find(s.crashed.begin(), s.crashed.end(), p.id) == s.crashed.end())
-      finals.push_back(*last);
+    if (std::find(s.crashed.begin(), s.crashed.end(), p.id) == s.crashed.end()) {
+      if (last) finals.push_back(*last);
+      for (const auto& [name, value] : last_metrics) metric_finals[name].push_back(value);
+    }
     for (const auto& [j, counts] : heard) s.exclusion_share[p.id][j] = counts.first / counts.second;
   }
   if (finals.empty()) {
@@ -187,6 +193,7 @@ RunSummary summarize(std::span<const PeerHistory> peers, std::span<const Monitor
     for (const double a : finals) sum += a;
     s.honest_accuracy_mean = sum / double(finals.size());
   }
+  for (const auto& [name, values] : metric_finals) s.honest_metrics[name] = spreadOf(values);
   s.byzantine_leakage = byz_mixed > 0 ? double(byz_kept) / double(byz_mixed) : kNaN;
   s.detection_rate = detect_rounds > 0 ? double(detected) / double(detect_rounds) : kNaN;
   s.honest_excluded = honest_mixed > 0 ? double(honest_out) / double(honest_mixed) : kNaN;
@@ -256,6 +263,14 @@ std::string summaryJson(const RunSummary& s) {
   j["crashed"] = s.crashed;
   j["diverged"] = s.diverged;
   j["byzantine"] = s.byzantine;
+  if (!s.honest_metrics.empty()) {
+    auto& metrics = j["honest_metrics"];
+    for (const auto& [name, spread] : s.honest_metrics) {
+      metrics[name] = {{"min", numberOrNull(spread.min)},
+                       {"mean", numberOrNull(spread.mean)},
+                       {"max", numberOrNull(spread.max)}};
+    }
+  }
   return j.dump(2);
 }
 
@@ -295,6 +310,14 @@ std::optional<RunSummary> summaryFromJson(const std::string& json) {
   s.crashed = ids("crashed");
   s.diverged = ids("diverged");
   s.byzantine = ids("byzantine");
+  if (j.contains("honest_metrics") && j["honest_metrics"].is_object()) {
+    for (const auto& item : j["honest_metrics"].items()) {
+      if (!item.value().is_object()) continue;
+      s.honest_metrics[item.key()] = {numberOr(item.value(), "min", kNaN),
+                                      numberOr(item.value(), "mean", kNaN),
+                                      numberOr(item.value(), "max", kNaN)};
+    }
+  }
   return s;
 }
 

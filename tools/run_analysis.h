@@ -99,6 +99,9 @@ struct RunSummary {
   std::vector<std::uint32_t> byzantine;
   std::map<std::uint32_t, std::map<std::uint32_t, double>>
       exclusion_share;  // honest i -> peer j -> share
+  // test_loss and a script's own metrics (perplexity, ...): the spread of each honest peer's last
+  // value, crashed peers left out; empty when no peer reported one.
+  std::map<std::string, Spread> honest_metrics;
   RoundSeries series;
 };
 
@@ -110,7 +113,7 @@ RunSummary summarize(std::span<const PeerHistory> peers, std::span<const Monitor
 // honest_accuracy_max, consensus_distance, byzantine_leakage, detection_rate, honest_excluded,
 // compression_ratio, round_seconds_mean, round_seconds_p50, round_seconds_p99,
 // round_seconds_max, uplink_bytes, downlink_bytes, downlink_dense_bytes, rounds, crashed,
-// diverged, byzantine (null for NaN).
+// diverged, byzantine (null for NaN), and honest_metrics ({name: {min, mean, max}}) when any.
 std::string summaryJson(const RunSummary& s);
 
 // A compression ratio (dense fp32 bytes / wire bytes) as people read it: "27.5x fewer", "2.0 %

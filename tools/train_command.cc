@@ -70,7 +70,7 @@ int runTrain(const TrainOptions& opts) {
           static_cast<unsigned long long>(t + 1),
           static_cast<unsigned long long>(config.rounds.count),
           double(t + 1) * double(trainer.batchSize()) / samples_per_epoch, trainer.learningRate(t),
-          last_train_loss, eval.loss, eval.accuracy, seconds);
+          last_train_loss, eval.loss.value_or(0), eval.accuracy.value_or(0), seconds);
       std::fflush(stdout);
     }
   }
@@ -78,12 +78,13 @@ int runTrain(const TrainOptions& opts) {
   const double train_seconds = std::chrono::duration<double>(training_time).count();
   const double samples = double(config.rounds.count) * double(trainer.batchSize());
   if (opts.json) {
-    std::printf("%s\n", fmt::format("{{\"test_accuracy\": {:.6f}, \"test_loss\": {:.6f}, "
-                                    "\"train_loss\": {:.6f}, \"rounds\": {}, \"seconds\": {:.3f}, "
-                                    "\"samples_per_second\": {:.1f}}}",
-                                    eval.accuracy, eval.loss, last_train_loss, config.rounds.count,
-                                    seconds, samples / std::max(train_seconds, 1e-9))
-                            .c_str());
+    std::printf("%s\n",
+                fmt::format("{{\"test_accuracy\": {:.6f}, \"test_loss\": {:.6f}, "
+                            "\"train_loss\": {:.6f}, \"rounds\": {}, \"seconds\": {:.3f}, "
+                            "\"samples_per_second\": {:.1f}}}",
+                            eval.accuracy.value_or(0), eval.loss.value_or(0), last_train_loss,
+                            config.rounds.count, seconds, samples / std::max(train_seconds, 1e-9))
+                    .c_str());
   }
   return kExitOk;
 }

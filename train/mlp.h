@@ -8,8 +8,10 @@
 #include <Eigen/Core>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "train/dataset.h"
@@ -26,9 +28,13 @@ struct LayerShape {
   bool isMatrix() const { return cols > 1; }
 };
 
+// An evaluation of one model. The MLP gives both numbers; a script's report may leave either
+// out (a language model has no accuracy) and add metrics of its own (perplexity, ...), in the
+// order it named them.
 struct Evaluation {
-  double loss = 0;      // mean cross-entropy
-  double accuracy = 0;  // share of argmax == label
+  std::optional<double> loss;      // mean cross-entropy
+  std::optional<double> accuracy;  // share of argmax == label
+  std::vector<std::pair<std::string, double>> named;
 };
 
 class Mlp {

@@ -7,10 +7,13 @@ script owns the model, its data and its optimizer. One `Peer` per process:
                         dimension=n_params, out="runs/x")
     status = peer.exchange(flat_params)   # gossip, robust mix, the mix written back in place
 
-`phalanx.torch.Optimizer` does this for a torch model. `phalanx launch --script` starts one
-script per peer of a topology and hands each its place through PHALANX_* environment
-variables, read by `Peer.from_env`.
+`phalanx.Optimizer` (also `phalanx.torch.Optimizer`) does this for a torch model as a
+`torch.optim.Optimizer`. `phalanx launch --script` starts one script per peer of a topology and
+hands each its place through PHALANX_* environment variables (and RANK, WORLD_SIZE,
+LOCAL_RANK), read by `Peer.from_env`.
 """
+
+from __future__ import annotations
 
 import json
 import math
@@ -18,11 +21,27 @@ import os
 import signal
 import sys
 import threading
+from typing import Any, Iterable, Optional, Sequence, Tuple
 
 from ._phalanx import CheckpointError, ConfigError, TopologyError
 from ._phalanx import Peer as _CorePeer
+from ._phalanx import __version__
 
-__all__ = ["Peer", "ConfigError", "TopologyError", "CheckpointError"]
+__all__ = ["Peer", "Optimizer", "ConfigError", "TopologyError", "CheckpointError",
+           "__version__"]
+
+# The node's errors, named where users catch them (phalanx.ConfigError, not phalanx._phalanx's).
+for _error in (CheckpointError, ConfigError, TopologyError):
+    _error.__module__ = __name__
+
+
+def __getattr__(name: str) -> Any:
+    # phalanx.Optimizer needs torch; `import phalanx` alone does not.
+    if name == "Optimizer":
+        from .optim import Optimizer
+
+        return Optimizer
+    raise AttributeError(f"module 'phalanx' has no attribute '{name}'")
 
 
 def _is_torch_tensor(value):
@@ -51,8 +70,10 @@ class Peer:
     peer; rounds: 0 for rounds.count.
     """
 
-    def __init__(self, topology, config, id, dimension, out="", sets=(), attack="", layers=(),
-                 rounds=0, resume=False, listen_host="", join_timeout_ms=30000):
+    def __init__(self, topology: str, config: str, id: Any, dimension: int, out: str = "",
+                 sets: Iterable[str] = (), attack: str = "",
+                 layers: Sequence[Tuple[int, int]] = (), rounds: int = 0, resume: bool = False,
+                 listen_host: str = "", join_timeout_ms: int = 30000) -> None:
         if int(dimension) <= 0:
             raise ValueError(f"dimension: expected a positive parameter count, got {dimension}")
         self._core = _CorePeer(str(topology), str(config), str(id), int(dimension), str(out),
@@ -64,7 +85,8 @@ class Peer:
         _leave_on_sigterm()
 
     @classmethod
-    def from_env(cls, dimension, layers=(), **overrides):
+    def from_env(cls, dimension: int, layers: Sequence[Tuple[int, int]] = (),
+                 **overrides: Any) -> "Peer":
         """The peer `phalanx launch --script` asked this process to be (PHALANX_TOPOLOGY,
         PHALANX_CONFIG, PHALANX_ID, PHALANX_OUT, PHALANX_SETS as a JSON list, PHALANX_ROUNDS,
         PHALANX_ATTACK); keyword arguments override them."""
@@ -84,7 +106,7 @@ class Peer:
         args.update(overrides)
         return cls(dimension=dimension, layers=layers, **args)
 
-    def exchange(self, vector, loss=None):
+    def exchange(self, vector: Any, loss: Optional[float] = None) -> str:
         """Gossips this round's vector (a float32 NumPy array or torch tensor of `dimension`
         values) and replaces it with the robust mix. Returns "mixed", "passed" (a Byzantine
         peer: the vector was not used) or "finished" (the run is over; the vector is unchanged).
@@ -96,7 +118,7 @@ class Peer:
             return self._exchange_tensor(vector, loss)
         return self._core.exchange(vector, loss)
 
-    def _exchange_tensor(self, tensor, loss):
+    def _exchange_tensor(self, tensor: Any, loss: float) -> str:
         import torch
 
         if tensor.dtype != torch.float32:
@@ -118,44 +140,102 @@ class Peer:
             tensor.detach().view(-1).copy_(self._staging, non_blocking=False)
         return status
 
-    def report(self, accuracy, loss):
-        """The script's evaluation of the mix `exchange` gave back. On an evaluation round
-        (`evaluation_due`: every rounds.eval_every and the last) the node holds the round's
-        record for it until the report or the next exchange; otherwise it goes with the next
-        round."""
+    def report(self, accuracy: Optional[float] = None, loss: Optional[float] = None,
+               **metrics: float) -> None:
+        """The script's evaluation of the mix `exchange` gave back: accuracy and loss (the
+        record's test_accuracy and test_loss; either may be left out) and any metrics of its
+        own by name (`perplexity=...`: the record's test_metrics, the summary's and report's
+        honest_metrics). On an evaluation round (`evaluation_due`: every rounds.eval_every and
+        the last) the node holds the round's record for it until the report or the next
+        exchange; otherwise it goes with the next round."""
         self._check_open("report")
-        self._core.report(float(accuracy), float(loss))
+        named = []
+        for name, value in metrics.items():
+            try:
+                named.append((name, float(value)))
+            except (TypeError, ValueError):
+                raise TypeError(f"report: {name} is not a number ({value!r})") from None
+        self._core.report(None if accuracy is None else float(accuracy),
+                          None if loss is None else float(loss), named)
 
-    def close(self):
+    def close(self) -> None:
         """Goodbye to the neighbours; returns once the node has stopped. The peer takes no
         vector after it (RuntimeError)."""
         self._closed = True
         self._core.close()
 
-    def _check_open(self, what):
+    def _check_open(self, what: str) -> None:
         if self._closed:
             raise RuntimeError(f"{what}: peer {self.id} is closed")
 
-    def __enter__(self):
+    def __enter__(self) -> "Peer":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> bool:
         self.close()
         return False
 
-    id = property(lambda self: self._core.id)
-    peers = property(lambda self: self._core.peers, doc="the topology's node count")
-    index = property(lambda self: self._core.index,
-                     doc="this node's position in the topology (0 .. peers-1): a data shard")
-    dimension = property(lambda self: self._core.dimension)
-    role = property(lambda self: self._core.role, doc="honest, vector_attack, silent, ...")
-    honest = property(lambda self: self._core.role == "honest")
-    rounds = property(lambda self: self._core.rounds)
-    rounds_mixed = property(lambda self: self._core.rounds_mixed)
-    exchange_mode = property(lambda self: self._core.exchange_mode, doc="model or gradient")
-    finished = property(lambda self: self._core.finished)
-    evaluation_due = property(lambda self: self._core.evaluation_due,
-                              doc="the last mix is of an evaluation round: evaluate, report()")
-    status = property(lambda self: self._core.status,
-                      doc="running, completed, incomplete (stopped early) or diverged")
-    out = property(lambda self: self._core.out)
+    @property
+    def id(self) -> int:
+        """The node id."""
+        return self._core.id
+
+    @property
+    def peers(self) -> int:
+        """The topology's node count."""
+        return self._core.peers
+
+    @property
+    def index(self) -> int:
+        """This node's position in the topology (0 .. peers-1): a data shard."""
+        return self._core.index
+
+    @property
+    def dimension(self) -> int:
+        """The length of the exchanged vector."""
+        return self._core.dimension
+
+    @property
+    def role(self) -> str:
+        """Honest, vector_attack, silent, wire_attack."""
+        return self._core.role
+
+    @property
+    def rounds(self) -> int:
+        """The run's round count."""
+        return self._core.rounds
+
+    @property
+    def rounds_mixed(self) -> int:
+        """Rounds whose mix came back."""
+        return self._core.rounds_mixed
+
+    @property
+    def exchange_mode(self) -> str:
+        """Model or gradient."""
+        return self._core.exchange_mode
+
+    @property
+    def finished(self) -> bool:
+        """The run is over."""
+        return self._core.finished
+
+    @property
+    def evaluation_due(self) -> bool:
+        """The last mix is of an evaluation round: evaluate, report()."""
+        return self._core.evaluation_due
+
+    @property
+    def status(self) -> str:
+        """Running, completed, incomplete (stopped early) or diverged."""
+        return self._core.status
+
+    @property
+    def out(self) -> str:
+        """The run folder (node-K.jsonl, node-K.log, checkpoints)."""
+        return self._core.out
+
+    @property
+    def honest(self) -> bool:
+        """This peer runs the honest rule (not an attack)."""
+        return self._core.role == "honest"

@@ -95,9 +95,13 @@ TEST(Metrics, RoundRecordRoundTripsThroughItsOneReader) {
   r.deadline_hit = true;
   r.quorum_close = true;
   r.round_seconds = 0.125;
+  // A script's own metrics, by name (the reader gives them in name order); a quote in a name
+  // is escaped, not a broken line.
+  r.test_metrics = {{"bits \"per\" char", 1.5}, {"perplexity", 12.25}};
   const auto back = parseRoundRecord(roundRecordJson(3, r));
   ASSERT_TRUE(back);
   EXPECT_EQ(roundRecordJson(3, *back), roundRecordJson(3, r));
+  EXPECT_EQ(back->test_metrics, r.test_metrics);
   EXPECT_EQ(back->attack_known, 3u);
   EXPECT_TRUE(back->coalition_short);
   EXPECT_EQ(back->local_steps, 420u);

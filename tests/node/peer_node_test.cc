@@ -191,7 +191,7 @@ TEST(PeerNode, EightNodesLearnLikeCentralizedAndRerunBitIdentically) {
       central.data.batch = c.data.batch * 8;
       train::LocalTrainer alone(trainerConfig(central), cluster.data().train, c.seed);
       for (std::uint64_t t = 0; t < c.rounds.count; ++t) alone.step(t);
-      const double centralized = alone.evaluate(cluster.data().test).accuracy;
+      const double centralized = alone.evaluate(cluster.data().test).accuracy.value();
       EXPECT_GT(centralized, 0.75);
       EXPECT_GT(cluster.honestMeanAccuracy(), centralized - 0.03) << "centralized " << centralized;
     } else {

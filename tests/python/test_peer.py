@@ -3,9 +3,11 @@ Byzantine peers, bad input that names what is wrong, and the torch optimizer."""
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -267,18 +269,24 @@ def test_cuda_tensors_mix_like_cpu_ones(complete_topology, config_file):
     assert results[0] == results[1] == ("mixed", [1.5] * 5)
 
 
-def test_launch_script_runs_every_peer_and_reports(complete_topology, config_file, tmp_path):
+def launch_command(topology, config, out, *options, script_args=()):
+    """`phalanx launch --script tiny_train.py` (skips the test where ctest did not say where
+    the binary is)."""
     binary = os.environ.get("PHALANX_BINARY")
     if not binary:
         pytest.skip("PHALANX_BINARY not set (ctest sets it)")
+    script = os.path.join(os.path.dirname(__file__), "tiny_train.py")
+    return [binary, "launch", "--topology", topology, "--config", config, *options, "--script",
+            script, "--python", sys.executable, "--out", str(out), "--", *script_args]
+
+
+def test_launch_script_runs_every_peer_and_reports(complete_topology, config_file, tmp_path):
     topology = complete_topology(4, 1, metrics=True)
     config = config_file(CONFIG % ("nna", 6))
-    script = os.path.join(os.path.dirname(__file__), "tiny_train.py")
     out = tmp_path / "launch"
     done = subprocess.run(
-        [binary, "launch", "--topology", topology, "--config", config, "--byzantine", "3",
-         "--attack", "alie", "--script", script, "--python", sys.executable, "--out", str(out),
-         "--", "--steps", "100"],
+        launch_command(topology, config, out, "--byzantine", "3", "--attack", "alie",
+                       script_args=("--steps", "100")),
         capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     summary = json.load(open(out / "summary.json"))
@@ -287,6 +295,57 @@ def test_launch_script_runs_every_peer_and_reports(complete_topology, config_fil
     assert len(records) == 6
     assert records[-1]["excluded"] == [3]
     assert records[-1]["test_accuracy"] == pytest.approx(0.5)  # what tiny_train.py reports
+
+
+def test_launch_script_exports_torchs_rank_variables(complete_topology, config_file, tmp_path):
+    topology = complete_topology(3, 0, metrics=True)
+    config = config_file(CONFIG % ("mean", 2))
+    done = subprocess.run(
+        launch_command(topology, config, tmp_path / "run", "--gpus", "5,7",
+                       script_args=("--steps", "2", "--write-env", str(tmp_path))),
+        capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    envs = [json.load(open(tmp_path / f"env-{i}.json")) for i in range(3)]
+    assert envs == [{"RANK": str(i), "WORLD_SIZE": "3", "LOCAL_RANK": str(i),
+                     "LOCAL_WORLD_SIZE": "3", "CUDA_VISIBLE_DEVICES": ["5", "7"][i % 2]}
+                    for i in range(3)]
+
+
+def test_sigterm_to_launch_ends_every_script_peer(complete_topology, config_file, tmp_path):
+    topology = complete_topology(3, 0, metrics=True)
+    config = config_file(CONFIG % ("mean", 1000000))
+    out = tmp_path / "run"
+    launch = subprocess.Popen(
+        launch_command(topology, config, out, script_args=("--steps", "100000000")),
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    # Every script peer up and gossiping: each has logged rounds.
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if all(os.path.exists(out / f"node-{i}.jsonl") and os.path.getsize(out / f"node-{i}.jsonl")
+               for i in range(3)):
+            break
+        assert launch.poll() is None, launch.stdout.read()[-3000:]
+        time.sleep(0.2)
+    pids = [int(p) for p in json.load(open(out / "pids.json")).values()]
+    assert len(pids) == 3 and all(alive(p) for p in pids)
+    launch.send_signal(signal.SIGTERM)
+    output, _ = launch.communicate(timeout=60)
+    assert launch.returncode != 0  # interrupted: not a finished run
+    assert "interrupted" in output
+    assert not any(alive(p) for p in pids), output[-3000:]
+
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie (exited, not yet reaped by a parent that is gone) is not running.
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
 
 
 def test_the_cnn_example_trains_under_launch(complete_topology, tmp_path):

@@ -6,10 +6,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <fstream>
 #include <iterator>
+#include <stdexcept>
+#include <tuple>
 
 #include "node/metrics.h"
 #include "tests/support/process.h"
@@ -114,6 +117,7 @@ TEST(RunAnalysis, SummaryRoundTripsThroughItsReader) {
   s.crashed = {4};
   s.diverged = {5};
   s.byzantine = {8, 9};
+  s.honest_metrics["perplexity"] = {.min = 11.5, .mean = 12, .max = 12.5};
   const auto back = summaryFromJson(summaryJson(s));
   ASSERT_TRUE(back);
   EXPECT_EQ(summaryJson(*back), summaryJson(s));
@@ -125,6 +129,34 @@ TEST(RunAnalysis, SummaryRoundTripsThroughItsReader) {
   std::ofstream(dir.path() / "summary.json") << summaryJson(s);
   ASSERT_TRUE(readSummary(dir.path()));
   EXPECT_EQ(readSummary(dir.path())->byzantine, (std::vector<std::uint32_t>{8, 9}));
+}
+
+TEST(RunAnalysis, AScriptsOwnMetricsAreSummarizedFromEachHonestPeersLastValue) {
+  // A language model's peers: test_loss and perplexity, no accuracy. Peer 2 is Byzantine,
+  // peer 3 crashed (its stale values left out); peer 1 reported perplexity only once.
+  auto evaluated = [](std::uint64_t round, double loss, std::optional<double> perplexity) {
+    node::RoundRecord r = point(round, {}, {});
+    r.test_loss = loss;
+    if (perplexity) r.test_metrics = {{"perplexity", *perplexity}};
+    return r;
+  };
+  std::vector<PeerHistory> peers{
+      {.id = 0, .rounds = {evaluated(0, 3.0, 20.0), evaluated(1, 2.0, 7.5)}},
+      {.id = 1, .rounds = {evaluated(0, 2.5, 12.5), evaluated(1, 2.25, std::nullopt)}},
+      {.id = 2, .byzantine = true, .rounds = {evaluated(1, 9.0, 900.0)}},
+      {.id = 3, .rounds = {evaluated(0, 9.0, 800.0)}},
+  };
+  const RunSummary s = summarize(peers, {}, {3});
+  EXPECT_TRUE(std::isnan(s.honest_accuracy_mean));
+  ASSERT_EQ(s.honest_metrics.size(), 2u);
+  EXPECT_DOUBLE_EQ(s.honest_metrics.at("perplexity").min, 7.5);
+  EXPECT_DOUBLE_EQ(s.honest_metrics.at("perplexity").mean, 10.0);
+  EXPECT_DOUBLE_EQ(s.honest_metrics.at("perplexity").max, 12.5);
+  EXPECT_DOUBLE_EQ(s.honest_metrics.at("test_loss").mean, 2.125);
+  EXPECT_THAT(summaryJson(s), HasSubstr("\"perplexity\": {"));
+  EXPECT_THAT(summaryTiles(s, nullptr), HasSubstr("honest perplexity (mean)"));
+  // Runs without such metrics write no honest_metrics at all.
+  EXPECT_THAT(summaryJson(summarize({}, {}, {})), Not(HasSubstr("honest_metrics")));
 }
 
 TEST(RunAnalysis, HubTrafficByHand) {
@@ -292,6 +324,52 @@ TEST(Monitor, OuterRunsShowLocalStepsAndTheReportPlotsAgainstThem) {
   const std::vector<MonitorSample> per_step{
       {.seconds = 1, .round = 2, .local_steps = 2, .accuracy_mean = 0.4}};
   EXPECT_TRUE(summarizeLive(f, per_step, {}, {}).series.local_steps.empty());
+}
+
+TEST(Launch, ScriptPeersGetTorchsRankVariablesAndDevicesRoundRobinPerHost) {
+  // Three peers on one host, one on another: ranks by topology order, local ranks per host.
+  const topologies::Topology t({{.id = 0, .host = "127.0.0.1", .port = 9000},
+                                {.id = 1, .host = "10.1.2.3", .port = 9000},
+                                {.id = 2, .host = "127.0.0.1", .port = 9001},
+                                {.id = 3, .host = "127.0.0.1", .port = 9002}},
+                               {{0, 1}, {1, 2}, {2, 3}}, 0);
+  const LaunchPlan plan = planLaunch({.topology_file = "/t.yaml",
+                                      .config_file = "/c.yaml",
+                                      .out = "/out",
+                                      .binary = "/opt/phalanx",
+                                      .script = {"/train.py"},
+                                      .gpus = gpuList("0,1", nullptr, 0)},
+                                     t, {"127.0.0.1"});
+  const auto has = [](const LaunchPeer& p, const std::string& word) {
+    return std::find(p.argv.begin(), p.argv.end(), word) != p.argv.end() ||
+           (!p.argv.empty() && p.argv.back().find(word) != std::string::npos);
+  };
+  for (const auto& [index, rank, local, local_size, device] :
+       std::vector<std::tuple<int, int, int, int, int>>{
+           {0, 0, 0, 3, 0}, {1, 1, 0, 1, 0}, {2, 2, 1, 3, 1}, {3, 3, 2, 3, 0}}) {
+    const LaunchPeer& p = plan.peers[std::size_t(index)];
+    EXPECT_TRUE(has(p, fmt::format("RANK={}", rank))) << index;
+    EXPECT_TRUE(has(p, "WORLD_SIZE=4")) << index;
+    EXPECT_TRUE(has(p, fmt::format("LOCAL_RANK={}", local))) << index;
+    EXPECT_TRUE(has(p, fmt::format("LOCAL_WORLD_SIZE={}", local_size))) << index;
+    EXPECT_TRUE(has(p, fmt::format("CUDA_VISIBLE_DEVICES={}", device))) << index;
+  }
+  // --gpus: auto follows launch's own CUDA_VISIBLE_DEVICES, else what nvidia-smi found.
+  EXPECT_EQ(gpuList("auto", "2,3", 8), (std::vector<std::string>{"2", "3"}));
+  EXPECT_EQ(gpuList("auto", "", 2), (std::vector<std::string>{"0", "1"}));
+  EXPECT_TRUE(gpuList("auto", nullptr, 0).empty());
+  EXPECT_TRUE(gpuList("none", "0", 4).empty());
+  EXPECT_EQ(gpuList("GPU-a1,GPU-b2", nullptr, 0), (std::vector<std::string>{"GPU-a1", "GPU-b2"}));
+  EXPECT_THROW(gpuList("0,,1", nullptr, 0), std::invalid_argument);
+  EXPECT_THROW(gpuList("0, 1", nullptr, 0), std::invalid_argument);
+  // No devices: the variable is left as the peers inherit it.
+  const LaunchPlan plain = planLaunch({.topology_file = "/t.yaml",
+                                       .config_file = "/c.yaml",
+                                       .out = "/out",
+                                       .binary = "/opt/phalanx",
+                                       .script = {"/train.py"}},
+                                      t, {"127.0.0.1"});
+  EXPECT_FALSE(has(plain.peers[0], "CUDA_VISIBLE_DEVICES=0"));
 }
 
 TEST(Launch, PlansLocalPeersAndSshForOthers) {

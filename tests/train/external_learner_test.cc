@@ -129,8 +129,16 @@ TEST(ExternalLearner, ReportsTheLoopsEvaluationOnce) {
   learner.report({.loss = 0.7, .accuracy = 0.8});
   const auto e = learner.evaluation(nullptr, false);  // whatever the round: the loop chose it
   ASSERT_TRUE(e);
-  EXPECT_DOUBLE_EQ(e->accuracy, 0.8);
+  EXPECT_DOUBLE_EQ(e->accuracy.value(), 0.8);
   EXPECT_FALSE(learner.evaluation(nullptr, true));
+  // A language model's report: no accuracy, a metric of its own.
+  learner.report({.loss = 2.5, .named = {{"perplexity", 12.2}}});
+  const auto lm = learner.evaluation(nullptr, false);
+  ASSERT_TRUE(lm);
+  EXPECT_FALSE(lm->accuracy);
+  EXPECT_DOUBLE_EQ(lm->loss.value(), 2.5);
+  ASSERT_EQ(lm->named.size(), 1u);
+  EXPECT_EQ(lm->named[0].first, "perplexity");
 }
 
 }  // namespace

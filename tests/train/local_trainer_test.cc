@@ -39,8 +39,8 @@ TEST(LocalTrainer, LearnsTheSyntheticTask) {
   }
   const Evaluation after = trainer.evaluate(data.test);
   EXPECT_LT(last, first * 0.5);
-  EXPECT_GT(after.accuracy, 0.9);
-  EXPECT_GT(after.accuracy, before.accuracy + 0.3);
+  EXPECT_GT(after.accuracy.value(), 0.9);
+  EXPECT_GT(after.accuracy.value(), before.accuracy.value() + 0.3);
 }
 
 TEST(LocalTrainer, SameSeedGivesTheSameParameters) {

@@ -111,8 +111,8 @@ TEST(Mlp, EvaluateCountsArgmaxHits) {
   d.x = {3, 1, 0, 2, 5, 4, 1, 9};
   d.y = {0, 1, 1, 1};  // the third is wrong (argmax 0)
   const Evaluation e = mlp.evaluate(params, d);
-  EXPECT_DOUBLE_EQ(e.accuracy, 0.75);
-  EXPECT_GT(e.loss, 0.0);
+  EXPECT_DOUBLE_EQ(e.accuracy.value(), 0.75);
+  EXPECT_GT(e.loss.value(), 0.0);
 }
 
 }  // namespace

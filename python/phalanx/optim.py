@@ -1,0 +1,203 @@
+"""phalanx.Optimizer: a torch model's training, decentralized and Byzantine-robust.
+
+The parameters it is given are moved into one flat float32 buffer (each becomes a view into
+it, so no copy is made per step): that buffer is the vector the peer exchanges. The inner
+optimizer steps as usual, and every `every` steps the buffer is exchanged with the peer's
+neighbours and replaced by the robust mix:
+
+- exchange: model (MoNNA, ALGORITHMS.md §1): inner step, then exchange the half-step model.
+- exchange: gradient: the flat gradient is exchanged and replaced by its robust aggregate
+  before the inner step (every step; `every` must be 1).
+
+It is a `torch.optim.Optimizer` whose `param_groups` and `state` are the inner optimizer's (as
+hivemind's Optimizer does), so learning-rate schedulers, `add_param_group` and frameworks that
+check the type work on it.
+"""
+
+from __future__ import annotations
+
+import collections
+from typing import Any, Callable, Dict, Iterable, List, Optional, Union
+
+import torch
+
+__all__ = ["Optimizer"]
+
+ParamsT = Union[Iterable[torch.Tensor], Iterable[Dict[str, Any]]]
+
+
+def _tensors(params: ParamsT) -> List[torch.Tensor]:
+    out: List[torch.Tensor] = []
+    for item in params:
+        if isinstance(item, dict):
+            out.extend(item["params"] if not isinstance(item["params"], torch.Tensor)
+                       else [item["params"]])
+        else:
+            out.append(item)
+    seen = set()
+    unique = []
+    for p in out:
+        if id(p) not in seen:
+            seen.add(id(p))
+            unique.append(p)
+    return unique
+
+
+class Optimizer(torch.optim.Optimizer):
+    """Optimizer(params, peer, inner, every=1).
+
+    params: the tensors (or parameter groups) whose values the peer exchanges, every one of
+    them, trainable or frozen — their sizes must add up to `peer.dimension`; peer: a
+    `phalanx.Peer`; inner: the local optimizer (SGD, Adam, ...) over the same parameters;
+    every: local steps between exchanges (model exchange only).
+    """
+
+    def __init__(self, params: ParamsT, peer: Any, inner: torch.optim.Optimizer,
+                 every: int = 1) -> None:
+        # torch.optim.Optimizer.__init__ is not called: it would make groups and state of its
+        # own, and these are the inner optimizer's. What torch's step and hook machinery
+        # expects of an instance is set here, for the versions that keep it.
+        self.peer = peer
+        self.inner = inner
+        self.every = int(every)
+        if self.every < 1:
+            raise ValueError(f"every: expected a positive step count, got {every}")
+        self.params = _tensors(params)
+        if not self.params:
+            raise ValueError("Optimizer: no parameters")
+        devices = {p.device for p in self.params}
+        if len(devices) != 1:
+            raise ValueError(f"Optimizer: parameters on several devices ({devices})")
+        total = sum(p.numel() for p in self.params)
+        if total != peer.dimension:
+            raise ValueError(f"Optimizer: the parameters hold {total} values, the peer was made "
+                             f"for {peer.dimension}")
+        if peer.exchange_mode == "gradient" and self.every != 1:
+            raise ValueError("Optimizer: gradient exchange aggregates every step (every=1)")
+        self.defaults = getattr(inner, "defaults", {})
+        for hooks in ("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks",
+                      "_optimizer_state_dict_pre_hooks", "_optimizer_state_dict_post_hooks",
+                      "_optimizer_load_state_dict_pre_hooks",
+                      "_optimizer_load_state_dict_post_hooks"):
+            setattr(self, hooks, collections.OrderedDict())
+        patch = getattr(self, "_patch_step_function", None) or getattr(
+            self, "_hook_for_profile", None)
+        if patch is not None:
+            patch()
+        device = devices.pop()
+        self.flat = torch.empty(total, dtype=torch.float32, device=device)
+        self.flat_grad = torch.zeros(total, dtype=torch.float32, device=device)
+        self._offsets: List[int] = []
+        offset = 0
+        with torch.no_grad():
+            for p in self.params:
+                if p.dtype != torch.float32:
+                    raise TypeError(f"Optimizer: a {p.dtype} parameter; phalanx mixes float32")
+                n = p.numel()
+                self.flat[offset:offset + n].copy_(p.detach().reshape(-1))
+                p.data = self.flat[offset:offset + n].view_as(p)
+                if p.requires_grad:
+                    p.grad = self.flat_grad[offset:offset + n].view_as(p)
+                self._offsets.append(offset)
+                offset += n
+        self._members = {id(p) for p in self.params}
+        self.steps = 0
+        self.last_status: Optional[str] = None
+
+    # The inner optimizer's, so a scheduler's change of lr is the one the inner step uses, and
+    # its load_state_dict (which rebinds both) stays visible here.
+    @property  # type: ignore[override]
+    def param_groups(self) -> List[Dict[str, Any]]:
+        return self.inner.param_groups
+
+    @param_groups.setter
+    def param_groups(self, value: List[Dict[str, Any]]) -> None:
+        self.inner.param_groups = value
+
+    @property  # type: ignore[override]
+    def state(self) -> Any:
+        return self.inner.state
+
+    @state.setter
+    def state(self, value: Any) -> None:
+        self.inner.state = value
+
+    def add_param_group(self, param_group: Dict[str, Any]) -> None:
+        """A new group for the inner optimizer (its own lr, weight decay, ...) over parameters
+        this optimizer already exchanges — e.g. a frozen backbone unfrozen for fine-tuning. The
+        exchanged vector's length is fixed when the peer starts: a parameter outside it is an
+        error, not silently left out of the gossip."""
+        outside = [p for p in _tensors([param_group]) if id(p) not in self._members]
+        if outside:
+            raise ValueError(
+                f"add_param_group: {len(outside)} parameter(s) are not in the exchanged buffer "
+                f"(the peer exchanges {self.peer.dimension} values, fixed at start); give every "
+                "parameter, frozen ones too, to phalanx.Optimizer when you make it")
+        self.inner.add_param_group(param_group)
+
+    def zero_grad(self, set_to_none: bool = False) -> None:
+        # The gradients stay views into flat_grad (set_to_none would detach them from it).
+        del set_to_none
+        self.flat_grad.zero_()
+
+    def step(self, closure: Optional[Callable[[], Any]] = None,
+             loss: Optional[float] = None) -> Any:
+        """One inner step, and the exchange when it is due. `loss` (or the closure's) is logged
+        as the round's train loss. Returns the closure's loss."""
+        self._check_buffer()
+        result = None
+        if closure is not None:
+            with torch.enable_grad():
+                result = closure()
+            if loss is None:
+                loss = result
+        value = float(loss) if loss is not None else None
+        if self.peer.exchange_mode == "gradient":
+            self._gather_grads()
+            self.last_status = self.peer.exchange(self.flat_grad, value)
+            self.inner.step()
+        else:
+            self.inner.step()
+            self.steps += 1
+            if self.steps % self.every == 0:
+                self.last_status = self.peer.exchange(self.flat, value)
+        return result
+
+    def _check_buffer(self) -> None:
+        # model.to(device), .double() or .half() after wrapping give the parameters new storage:
+        # the exchange would then mix a buffer the model no longer reads.
+        base = self.flat.data_ptr()
+        for i, (p, offset) in enumerate(zip(self.params, self._offsets)):
+            if (p.data_ptr() != base + 4 * offset or p.dtype != torch.float32
+                    or p.device != self.flat.device):
+                raise RuntimeError(
+                    f"phalanx.Optimizer: parameter {i} (shape {tuple(p.shape)}, {p.dtype} on "
+                    f"{p.device}) no longer lives in the exchanged buffer ({self.flat.device}): "
+                    "the model was moved or cast after the optimizer was made (model.to(...), "
+                    ".double(), .half()); make the optimizer after moving the model")
+
+    def _gather_grads(self) -> None:
+        # model.zero_grad(set_to_none=True) (torch 2's default) or a hook may have replaced a
+        # gradient view: copy it back into the flat buffer and make it a view again.
+        with torch.no_grad():
+            for p, offset in zip(self.params, self._offsets):
+                n = p.numel()
+                view = self.flat_grad[offset:offset + n]
+                if p.grad is None:
+                    view.zero_()
+                    if p.requires_grad:
+                        p.grad = view.view_as(p)
+                elif p.grad.data_ptr() != view.data_ptr():
+                    view.copy_(p.grad.reshape(-1))
+                    p.grad = view.view_as(p)
+
+    def state_dict(self) -> Dict[str, Any]:
+        return {"inner": self.inner.state_dict(), "steps": self.steps}
+
+    def load_state_dict(self, state_dict: Dict[str, Any]) -> None:
+        self.inner.load_state_dict(state_dict["inner"])
+        self.steps = int(state_dict["steps"])
+
+    def __repr__(self) -> str:
+        return (f"phalanx.Optimizer(peer {self.peer.id}, every {self.every}, "
+                f"inner {self.inner!r})")
