@@ -30,22 +30,31 @@ def model_of(kind):
     raise SystemExit(f"--model {kind}: expected cnn or mlp25m")
 
 
+def setup(kind, batch):
+    """One thread, the seeded model, its peer (from launch's environment), SGD wrapped by
+    phalanx.Optimizer (the model then lives in opt.flat) and one synthetic batch of the peer's
+    own: (model, peer, inner, opt, x, y)."""
+    torch.set_num_threads(1)
+    torch.manual_seed(1)
+    model, shape = model_of(kind)
+    dimension = sum(p.numel() for p in model.parameters())
+    peer = phalanx.Peer.from_env(dimension=dimension)
+    inner = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    opt = phalanx.Optimizer(model.parameters(), peer, inner)
+    generator = torch.Generator().manual_seed(peer.id)
+    x = torch.randn((batch,) + shape, generator=generator)
+    y = torch.randint(10, (batch,), generator=generator)
+    return model, peer, inner, opt, x, y
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default="cnn")
     ap.add_argument("--steps", type=int, default=50)
     ap.add_argument("--batch", type=int, default=32)
     args = ap.parse_args()
-    torch.set_num_threads(1)
-    torch.manual_seed(1)
-    model, shape = model_of(args.model)
-    dimension = sum(p.numel() for p in model.parameters())
-    peer = phalanx.Peer.from_env(dimension=dimension)
-    inner = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-    opt = phalanx.Optimizer(model.parameters(), peer, inner)
-    generator = torch.Generator().manual_seed(peer.id)
-    x = torch.randn((args.batch,) + shape, generator=generator)
-    y = torch.randint(10, (args.batch,), generator=generator)
+    model, peer, inner, opt, x, y = setup(args.model, args.batch)
+    dimension = peer.dimension
 
     def step(exchange):
         opt.zero_grad()

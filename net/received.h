@@ -1,7 +1,8 @@
 // A round message as a receiver holds it: the header's fields and the payload bytes, shared and
 // immutable. The memory network hands every receiver the sender's own buffer, and a replica of a
 // dense keyframe reads its values there, so a simulated vector exists once however many
-// neighbours hold it (DESIGN.md "Simulation"); TCP fills one buffer per message.
+// neighbours hold it (DESIGN.md "Simulation"); TCP reads a large payload into a buffer of
+// its connection's small pool, reused once no receiver holds it.
 #pragma once
 
 #include <cstdint>

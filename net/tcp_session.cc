@@ -157,22 +157,26 @@ void TcpTransport::Session::readHead() {
 void TcpTransport::Session::readPayload(std::size_t payload_at) {
   const std::size_t size = pending_ - payload_at;
   const std::size_t have = head_.size() - payload_at;
-  std::string* payload = round_in_.mutable_payload();
-  payload->assign(reinterpret_cast<const char*>(head_.data()) + payload_at, have);
+  payload_ = pooledPayload();
+  payload_bytes_ = size;
+  std::copy_n(head_.begin() + std::ptrdiff_t(payload_at), have, grow(Sink::kPayload, have));
   readChunks(Sink::kPayload, have, size, &Session::payloadRead);
 }
 
-char* TcpTransport::Session::grow(Sink sink, std::size_t bytes) {
-  if (sink == Sink::kBody) {
-    if (body_.size() < bytes) body_.resize(bytes);
-    return reinterpret_cast<char*>(body_.data());
+std::shared_ptr<std::vector<std::uint8_t>> TcpTransport::Session::pooledPayload() {
+  for (const auto& buffer : payload_pool_) {
+    // One owner: the pool. Nobody else can take a new reference to it, so it stays free.
+    if (buffer.use_count() == 1) return buffer;
   }
-  std::string* payload = round_in_.mutable_payload();
-  if (payload->size() < bytes)
-    // The operation returns `bytes`, not the length it is handed: libstdc++ 12 hands it the
-    // grown capacity when the string reallocates.
-    payload->resize_and_overwrite(bytes, [bytes](char*, std::size_t) { return bytes; });
-  return payload->data();
+  auto fresh = std::make_shared<std::vector<std::uint8_t>>();
+  if (payload_pool_.size() < kPayloadPool) payload_pool_.push_back(fresh);
+  return fresh;
+}
+
+char* TcpTransport::Session::grow(Sink sink, std::size_t bytes) {
+  std::vector<std::uint8_t>& buffer = sink == Sink::kBody ? body_ : *payload_;
+  if (buffer.size() < bytes) buffer.resize(bytes);
+  return reinterpret_cast<char*>(buffer.data());
 }
 
 void TcpTransport::Session::bodyRead() {
@@ -209,7 +213,8 @@ void TcpTransport::Session::readChunks(Sink sink, std::size_t from, std::size_t 
 void TcpTransport::Session::roundReceived(std::size_t body_bytes) {
   last_received_ = Clock::now();
   account(kLengthBytes + body_bytes);
-  deliver(round_in_);
+  if (payload_) payload_->resize(payload_bytes_);  // a recycled buffer may be longer
+  deliver(round_in_, std::move(payload_));
   readNext();
 }
 
@@ -259,7 +264,7 @@ void TcpTransport::Session::dispatch(v1::Envelope& e, std::size_t bytes) {
   }
 }
 
-void TcpTransport::Session::deliver(v1::RoundMessage& m) {
+void TcpTransport::Session::deliver(v1::RoundMessage& m, Payload payload) {
   if (m.sender() != peer_) {  // a peer speaking for someone else
     owner_.reject(Refusal::kSenderMismatch);
     return;
@@ -269,7 +274,9 @@ void TcpTransport::Session::deliver(v1::RoundMessage& m) {
     return;
   }
   if (!owner_.handlers_.on_round) return;
-  Received received(std::move(m));  // the payload into a buffer of its own: the handler keeps it
+  // The payload in a buffer of its own (the pool's, or the message's moved into one): the
+  // handler keeps it.
+  Received received = payload ? Received(std::move(m), std::move(payload)) : Received(std::move(m));
   owner_.handlers_.on_round(peer_, received);
 }
 

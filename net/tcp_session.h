@@ -92,16 +92,21 @@ class TcpTransport::Session : public std::enable_shared_from_this<Session> {
   void readHeader();
 
   // Large frames: read the first bytes, and when they show the usual round layout, read the
-  // payload straight into the reused message's string — no staging buffer, no copy.
+  // payload straight into a buffer the receivers then share — no staging buffer, no copy.
   void readHead();
 
-  // The rest of a large round frame, straight into round_in_'s payload.
+  // The rest of a large round frame, straight into payload_ (a buffer of the pool).
   void readPayload(std::size_t payload_at);
 
   void payloadRead() {
     if (!validRound(round_in_)) return refuse(FrameError::kInvalid);
     roundReceived(pending_);
   }
+
+  // A payload buffer nobody else holds any more (the receivers' replicas have let it go), or a
+  // new one: a model-sized frame per round then costs no allocation and no fresh pages once
+  // the pool has its few buffers.
+  std::shared_ptr<std::vector<std::uint8_t>> pooledPayload();
 
   // Reads the rest of a `size`-byte body (from `from` on) into body_, then parses and
   // dispatches it.
@@ -111,7 +116,7 @@ class TcpTransport::Session : public std::enable_shared_from_this<Session> {
 
   void bodyRead();
 
-  // Where a frame's bytes go: body_, or round_in_'s payload (a large round message).
+  // Where a frame's bytes go: body_, or payload_ (a large round message's payload).
   enum class Sink : std::uint8_t { kBody, kPayload };
   // Bytes [from, size) of a frame into `sink`, in chunks that each count as a sign of life: a
   // 100 MB model frame takes longer than the liveness timeout on a busy link, and the
@@ -126,7 +131,7 @@ class TcpTransport::Session : public std::enable_shared_from_this<Session> {
     if (usable() && (!closing() || state_ == State::kDraining)) readHeader();
   }
 
-  // A whole round frame is in round_in_.
+  // A whole round frame is in round_in_ (and a large one's payload in payload_).
   void roundReceived(std::size_t body_bytes);
 
   void readFailed(const asio::error_code& ec, const char* at_eof) {
@@ -152,7 +157,7 @@ class TcpTransport::Session : public std::enable_shared_from_this<Session> {
     return certificate_id_.has_value() || owner_.open_.at(peer_).get() == this;
   }
 
-  void deliver(v1::RoundMessage& m);
+  void deliver(v1::RoundMessage& m, Payload payload = nullptr);
 
   void account(std::size_t bytes);
 
@@ -201,6 +206,13 @@ class TcpTransport::Session : public std::enable_shared_from_this<Session> {
   std::vector<std::vector<std::uint8_t>> spare_;
   v1::Envelope incoming_;      // parsed into again and again: its buffers are reused
   v1::RoundMessage round_in_;  // the same for the round fast path (a oneof would free it)
+  // The large round frame being read: its payload, handed to the receivers as it is. Its
+  // size is what arrived so far (a recycled buffer keeps its capacity, and its size when a
+  // frame of the same size follows, so nothing is zeroed or faulted in again).
+  std::shared_ptr<std::vector<std::uint8_t>> payload_;
+  std::size_t payload_bytes_ = 0;  // its length on the wire
+  std::vector<std::shared_ptr<std::vector<std::uint8_t>>> payload_pool_;
+  static constexpr std::size_t kPayloadPool = 4;  // a replica's keyframe, the frame being read
   std::size_t queued_bytes_ = 0;
   std::chrono::steady_clock::time_point last_received_;
 };

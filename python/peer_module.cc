@@ -2,7 +2,8 @@
 // round gate, compression, robust mixing, faults, /metrics and /control, jsonl, checkpoints)
 // runs node::runDaemon on its own C++ thread; the script's training loop hands each round's
 // vector to exchange(), which waits with the GIL released and returns the mix in the same
-// buffer (no copy beyond the node's own). python/phalanx/__init__.py wraps it for tensors.
+// buffer (one copy in, one copy out, by the node's thread). python/phalanx/__init__.py wraps it for
+// tensors.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -116,14 +117,19 @@ class Peer {
       expected *= info.shape[std::size_t(d)];
     }
     const std::span<float> values(static_cast<float*>(info.ptr), std::size_t(info.size));
+    // The node reads the vector in place and writes the mix back in place: the buffer is its
+    // own until the answer, or until a signal's exception ends the wait (withdraw).
     train::ExternalLearner::Answer answer = learner_->submit(values, loss);  // may throw ValueError
     while (answer != train::ExternalLearner::Answer::kFinished) {
       {
         py::gil_scoped_release unlocked;
-        answer = learner_->await(values, kSignalPoll);
+        answer = learner_->await(kSignalPoll);
       }
       if (answer != train::ExternalLearner::Answer::kPending) break;
-      if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+      if (PyErr_CheckSignals() != 0) {
+        learner_->withdraw();
+        throw py::error_already_set();
+      }
     }
     return answerName(answer);
   }

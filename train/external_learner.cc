@@ -22,7 +22,7 @@ ExternalLearner::ExternalLearner(std::size_t dimension, std::vector<compress::La
   }
 }
 
-ExternalLearner::Answer ExternalLearner::submit(std::span<const float> vector, double loss) {
+ExternalLearner::Answer ExternalLearner::submit(std::span<float> vector, double loss) {
   std::function<void()> wake, evaluated;
   {
     std::lock_guard lock(mutex_);
@@ -34,7 +34,7 @@ ExternalLearner::Answer ExternalLearner::submit(std::span<const float> vector, d
       throw std::invalid_argument(fmt::format(
           "exchange: a vector of {} values; this peer was made for {}", vector.size(), dimension_));
     }
-    inbox_.assign(vector.begin(), vector.end());
+    caller_ = vector;
     inbox_loss_ = loss;
     in_flight_ = true;
     taken_ = false;
@@ -51,15 +51,18 @@ ExternalLearner::Answer ExternalLearner::submit(std::span<const float> vector, d
   return Answer::kPending;
 }
 
-ExternalLearner::Answer ExternalLearner::await(std::span<float> out,
-                                               std::chrono::milliseconds limit) {
+ExternalLearner::Answer ExternalLearner::await(std::chrono::milliseconds limit) {
   std::unique_lock lock(mutex_);
   answered_cv_.wait_for(lock, limit, [this] { return !in_flight_; });
   if (in_flight_) return Answer::kPending;
-  if (last_answer_ == Answer::kMixed) {
-    std::copy_n(answer_.begin(), std::min(out.size(), answer_.size()), out.begin());
-  }
   return last_answer_;
+}
+
+void ExternalLearner::withdraw() {
+  std::lock_guard lock(mutex_);
+  if (!in_flight_ || caller_.data() == inbox_.data()) return;
+  inbox_.assign(caller_.begin(), caller_.end());
+  caller_ = inbox_;
 }
 
 void ExternalLearner::report(Evaluation e) {
@@ -106,7 +109,7 @@ bool ExternalLearner::ready(std::function<void()> wake) {
 double ExternalLearner::take(std::vector<float>& into) {
   std::lock_guard lock(mutex_);
   if (!in_flight_ || taken_) return std::numeric_limits<double>::quiet_NaN();  // not ready()
-  into = inbox_;
+  std::copy(caller_.begin(), caller_.end(), into.begin());
   taken_ = true;
   return inbox_loss_;
 }
@@ -123,7 +126,7 @@ void ExternalLearner::roundDone(std::uint64_t, bool evaluation_due) {
   std::lock_guard lock(mutex_);
   if (!in_flight_) return;
   if (taken_) {
-    answer_ = params_;
+    std::copy(params_.begin(), params_.end(), caller_.begin());  // the one copy out
     last_answer_ = Answer::kMixed;
     evaluation_due_ = evaluation_due;  // set before the loop wakes: it reads it next
     ++rounds_mixed_;
@@ -131,6 +134,7 @@ void ExternalLearner::roundDone(std::uint64_t, bool evaluation_due) {
     last_answer_ = Answer::kPassed;  // a Byzantine node's round: it never takes the vector
   }
   in_flight_ = taken_ = false;
+  caller_ = {};
   answered_cv_.notify_all();
 }
 
@@ -139,6 +143,7 @@ void ExternalLearner::finished() {
   stopped_ = true;
   if (in_flight_) last_answer_ = Answer::kFinished;
   in_flight_ = false;
+  caller_ = {};
   wake_ = nullptr;
   evaluated_wake_ = nullptr;  // the node stopped: nothing waits for a report
   answered_cv_.notify_all();

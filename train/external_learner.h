@@ -32,12 +32,19 @@ class ExternalLearner final : public Learner {
     kFinished,  // the node stopped (rounds done, stopped, diverged) before using it
     kPending,   // not yet (the wait ran out)
   };
-  // Hands in the next round's vector and the loss measured with it (NaN: unknown). Throws
-  // std::invalid_argument on a wrong length or while an earlier vector is still in flight;
-  // returns kFinished when the node has stopped (nothing handed in).
-  Answer submit(std::span<const float> vector, double loss);
-  // Waits up to `limit` for the answer to the vector in flight; on kMixed the mix is in `out`.
-  Answer await(std::span<float> out, std::chrono::milliseconds limit);
+  // Hands in the next round's vector and the loss measured with it (NaN: unknown). The buffer
+  // is not copied: it is the node's until an answer other than kPending (the node reads the
+  // vector there and writes the mix back there) or withdraw(). Throws std::invalid_argument on
+  // a wrong length or while an earlier vector is still in flight; returns kFinished when the
+  // node has stopped (nothing handed in).
+  Answer submit(std::span<float> vector, double loss);
+  // Waits up to `limit` for the answer to the vector in flight; on kMixed the mix is in the
+  // buffer handed in.
+  Answer await(std::chrono::milliseconds limit);
+  // The loop stops waiting before the answer (an exception in it): the buffer is its own again.
+  // The node keeps a copy of the vector for a round that has not taken it yet; the answer is
+  // then written nowhere the loop can see.
+  void withdraw();
   // The loop's own evaluation of the mix it got back, recorded with that round when the round
   // is an evaluation round (the node holds the record until the report, the next vector or a
   // stop), else with the next one.
@@ -75,7 +82,7 @@ class ExternalLearner final : public Learner {
   void restore(const Checkpoint&) override {}
 
  private:
-  // Takes the vector in flight into `into`; its loss.
+  // Copies the vector in flight into `into` (the one copy in); its loss.
   double take(std::vector<float>& into);
 
   const std::size_t dimension_;
@@ -85,12 +92,13 @@ class ExternalLearner final : public Learner {
 
   mutable std::mutex mutex_;
   std::condition_variable answered_cv_;
-  std::vector<float> inbox_;  // the vector in flight, until the node takes it
+  // The loop's buffer while a vector is in flight (or inbox_, once withdrawn).
+  std::span<float> caller_;
+  std::vector<float> inbox_;  // a withdrawn vector the node has not taken yet
   double inbox_loss_ = 0;
   // A vector is in flight from submit() until its answer; taken_ once the node has it.
   bool in_flight_ = false, taken_ = false, stopped_ = false;
   bool evaluation_due_ = false;
-  std::vector<float> answer_;
   Answer last_answer_ = Answer::kPending;
   std::uint64_t rounds_mixed_ = 0;
   std::function<void()> wake_;            // ready()'s: a vector came

@@ -182,15 +182,19 @@ TEST(ProtocolCli, ResyncFloodAndKeyframeSpamCostHonestUplinkLittle) {
 
 TEST(ProtocolCli, HubOverTcpKeepsEveryModelTheSameAndCountsBothDirections) {
   // exchange: hub on a star of 4 leaves, top-10 % both ways: real processes, one broadcast per
-  // round that every peer applies, so the models they write at the end are the same bytes.
+  // round that every peer applies, so the models they write at the end are the same bytes. A
+  // leaf waits for the hub every round however loaded the machine (no adaptive deadline, and a
+  // minute instead of the smoke config's 2 s, which a busy machine has made a leaf miss).
   testing::TempDir dir;
-  const fs::path run = launch(dir, "hub",
-                              "--kind star --n 5 --byzantine-budget 1 --base-port 22860 "
-                              "--metrics-base-port 22960",
-                              " --rounds 30 --set exchange=hub --set compression.codec=topk "
-                              "--set compression.density=0.1 --set compression.feedback=ef14 "
-                              "--set compression.broadcast.codec=topk "
-                              "--set compression.broadcast.density=0.1");
+  const fs::path run =
+      launch(dir, "hub",
+             "--kind star --n 5 --byzantine-budget 1 --base-port 22860 "
+             "--metrics-base-port 22960",
+             " --rounds 30 --set rounds.quorum=false --set rounds.deadline_ms=60000 "
+             "--set exchange=hub --set compression.codec=topk "
+             "--set compression.density=0.1 --set compression.feedback=ef14 "
+             "--set compression.broadcast.codec=topk "
+             "--set compression.broadcast.density=0.1");
   const auto bytesOf = [](const fs::path& file) {
     std::ifstream in(file, std::ios::binary);
     return std::string(std::istreambuf_iterator<char>(in), {});

@@ -97,7 +97,7 @@ TEST(PeerNode, ExternalLearnersMixWhatTheirLoopsHandIn) {
         std::vector<float> v(kDim, float((r + 1) * (i + 1)));
         if (i == 0 && r == 0) learners[i]->report({.loss = 0.5, .accuracy = 0.25});
         auto a = learners[i]->submit(v, /*loss=*/r + 0.5);
-        while (a == train::ExternalLearner::Answer::kPending) a = learners[i]->await(v, 10ms);
+        while (a == train::ExternalLearner::Answer::kPending) a = learners[i]->await(10ms);
         // Rounds 1 and 2 (eval_every 2, and the last) wait for the loop's evaluation.
         EXPECT_EQ(learners[i]->evaluationDue(),
                   a == train::ExternalLearner::Answer::kMixed && r >= 1);

@@ -28,10 +28,10 @@ TEST(ExternalLearner, HandsTheVectorInAndTheMixBack) {
   EXPECT_TRUE(learner.ready([&] { ++woken; }));
   EXPECT_DOUBLE_EQ(learner.step(0), 0.5);
   EXPECT_EQ(std::vector<float>(learner.parameters().begin(), learner.parameters().end()), v);
-  EXPECT_EQ(learner.await(v, 0ms), Answer::kPending);  // not mixed yet
-  for (float& x : learner.parameters()) x *= 10;       // the node's mix
+  EXPECT_EQ(learner.await(0ms), Answer::kPending);  // not mixed yet
+  for (float& x : learner.parameters()) x *= 10;    // the node's mix
   learner.roundDone(0, false);
-  EXPECT_EQ(learner.await(v, 0ms), Answer::kMixed);
+  EXPECT_EQ(learner.await(0ms), Answer::kMixed);
   EXPECT_EQ(v, (std::vector<float>{10, 20, 30}));
   EXPECT_EQ(learner.roundsMixed(), 1u);
   EXPECT_FALSE(learner.ready([] {}));  // the next round waits for the next vector
@@ -47,8 +47,25 @@ TEST(ExternalLearner, GradientExchangeReturnsTheAggregate) {
   const std::vector<float> aggregate{1, -1};
   learner.applyAggregate(0, aggregate);
   learner.roundDone(0, false);
-  EXPECT_EQ(learner.await(g, 0ms), Answer::kMixed);
+  EXPECT_EQ(learner.await(0ms), Answer::kMixed);
   EXPECT_EQ(g, aggregate);
+}
+
+TEST(ExternalLearner, AWithdrawnVectorIsTheNodesCopyAndTheLoopsBufferIsLeftAlone) {
+  ExternalLearner learner(2);
+  std::vector<float> v{1, 2};
+  learner.submit(v, 0.25);
+  learner.withdraw();  // the loop's wait ended by an exception: its buffer is its own again
+  v = {7, 7};
+  ASSERT_TRUE(learner.ready([] {}));
+  EXPECT_DOUBLE_EQ(learner.step(0), 0.25);
+  EXPECT_EQ(std::vector<float>(learner.parameters().begin(), learner.parameters().end()),
+            (std::vector<float>{1, 2}));  // what was handed in, not what the loop wrote since
+  for (float& x : learner.parameters()) x = 3;
+  learner.roundDone(0, false);
+  EXPECT_EQ(learner.await(0ms), Answer::kMixed);
+  EXPECT_EQ(v, (std::vector<float>{7, 7}));           // the mix went nowhere the loop sees
+  EXPECT_EQ(learner.submit(v, 0), Answer::kPending);  // and the next vector is taken
 }
 
 TEST(ExternalLearner, AByzantineRoundPassesTheVectorBackUntouched) {
@@ -56,7 +73,7 @@ TEST(ExternalLearner, AByzantineRoundPassesTheVectorBackUntouched) {
   std::vector<float> v{1, 2};
   learner.submit(v, 0);
   learner.roundDone(4, false);  // an attacker's round: it never takes the loop's vector
-  EXPECT_EQ(learner.await(v, 0ms), Answer::kPassed);
+  EXPECT_EQ(learner.await(0ms), Answer::kPassed);
   EXPECT_EQ(v, (std::vector<float>{1, 2}));
   EXPECT_EQ(learner.roundsMixed(), 0u);
 }
@@ -70,7 +87,7 @@ TEST(ExternalLearner, AStoppedNodeAnswersTheWaitingLoop) {
     learner.finished();
   });
   Answer a = Answer::kPending;
-  while (a == Answer::kPending) a = learner.await(v, 10ms);
+  while (a == Answer::kPending) a = learner.await(10ms);
   node.join();
   EXPECT_EQ(a, Answer::kFinished);
   EXPECT_EQ(v, (std::vector<float>{1, 2}));
@@ -82,9 +99,9 @@ TEST(ExternalLearner, AStoppedNodeAnswersTheWaitingLoop) {
 TEST(ExternalLearner, RefusesAWrongLengthASecondVectorInFlightAndBadLayers) {
   ExternalLearner learner(3, {{1, 2}, {1, 1}});
   EXPECT_EQ(learner.layers().size(), 2u);
-  const std::vector<float> short_vector{1, 2};
+  std::vector<float> short_vector{1, 2};
   EXPECT_THROW(learner.submit(short_vector, 0), std::invalid_argument);
-  const std::vector<float> v{1, 2, 3};
+  std::vector<float> v{1, 2, 3};
   learner.submit(v, 0);
   EXPECT_THROW(learner.submit(v, 0), std::invalid_argument);
   EXPECT_THROW(ExternalLearner(0), base::ConfigError);
@@ -101,7 +118,7 @@ TEST(ExternalLearner, AnEvaluationRoundWaitsForTheLoopsReport) {
   EXPECT_TRUE(learner.evaluationDue());
   int woken = 0;
   EXPECT_FALSE(learner.evaluated([&] { ++woken; }));  // the node holds the round's record
-  EXPECT_EQ(learner.await(v, 0ms), Answer::kMixed);
+  EXPECT_EQ(learner.await(0ms), Answer::kMixed);
   EXPECT_EQ(woken, 0);
   learner.report({.loss = 0.1, .accuracy = 0.9});  // the loop evaluated the mix
   EXPECT_EQ(woken, 1);
@@ -111,7 +128,7 @@ TEST(ExternalLearner, AnEvaluationRoundWaitsForTheLoopsReport) {
   learner.step(1);
   learner.roundDone(1, true);
   EXPECT_FALSE(learner.evaluated([&] { ++woken; }));
-  EXPECT_EQ(learner.await(v, 0ms), Answer::kMixed);
+  EXPECT_EQ(learner.await(0ms), Answer::kMixed);
   learner.submit(v, 0);  // the loop goes on without reporting: the record stops waiting
   EXPECT_EQ(woken, 2);
   EXPECT_TRUE(learner.evaluated([] {}));

@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""phalanx's exchange against torch.distributed's gloo all_reduce, in the same processes.
+
+Started once per peer by `phalanx launch --script examples/allreduce_bench.py -- --model M
+--master-port P` (tools/dev/bench-allreduce runs the grid and prints the table). Each peer joins
+a gloo process group (RANK and WORLD_SIZE from launch) and then runs --repeats rounds of three
+blocks of --steps steps each, rotated so that no block always runs first:
+  local    forward, backward, SGD step: the compute floor
+  gloo     the same, then all_reduce(SUM) of the flat model and a division by WORLD_SIZE
+           (model averaging on a complete graph: what the mean rule computes there)
+  phalanx  the same, then peer.exchange of the flat model (gossip and the configured rule)
+Every step is timed, and the communication inside it (all_reduce + division; exchange). One
+JSON line per peer: the medians of each.
+"""
+
+import argparse
+import json
+import statistics
+import time
+
+import torch
+import torch.distributed as dist
+from torch import nn
+
+from overhead import setup  # this script's folder is on sys.path
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", default="cnn", help="cnn (120k) or mlp25m (25.2M)")
+    ap.add_argument("--steps", type=int, default=5, help="steps per block")
+    ap.add_argument("--repeats", type=int, default=3, help="rounds of the three blocks")
+    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--master-port", type=int, required=True, help="gloo's rendezvous port")
+    args = ap.parse_args()
+    model, peer, inner, opt, x, y = setup(args.model, args.batch)
+    dimension = peer.dimension
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{args.master_port}",
+                            rank=peer.index, world_size=peer.peers)
+
+    def communicate(kind):
+        if kind == "gloo":
+            dist.all_reduce(opt.flat, op=dist.ReduceOp.SUM)
+            opt.flat.div_(peer.peers)
+        elif kind == "phalanx":
+            status = peer.exchange(opt.flat, loss=None)
+            if status != "mixed":
+                raise SystemExit(f"peer {peer.id}: exchange answered {status}")
+
+    def step(kind):
+        started = time.perf_counter()
+        opt.zero_grad()
+        loss = nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        inner.step()
+        comm_started = time.perf_counter()
+        communicate(kind)
+        done = time.perf_counter()
+        return done - started, done - comm_started
+
+    communicate("phalanx")  # round 0: every peer up and connected
+    dist.barrier()
+    kinds = ["local", "gloo", "phalanx"]
+    steps = {k: [] for k in kinds}
+    comm = {k: [] for k in kinds}
+    for r in range(args.repeats):
+        for kind in kinds[r % 3:] + kinds[:r % 3]:
+            dist.barrier()  # every peer starts each block together
+            for _ in range(args.steps):
+                total, inside = step(kind)
+                steps[kind].append(total)
+                comm[kind].append(inside)
+    dist.barrier()
+    out = {"peer": peer.id, "model": args.model, "parameters": dimension, "peers": peer.peers,
+           "steps": args.steps * args.repeats, "rounds_mixed": peer.rounds_mixed}
+    for kind in kinds:
+        out[f"{kind}_step_s"] = statistics.median(steps[kind])
+        if kind != "local":
+            out[f"{kind}_comm_s"] = statistics.median(comm[kind])
+    print(json.dumps(out), flush=True)
+    dist.destroy_process_group()
+    peer.close()
+
+
+if __name__ == "__main__":
+    main()
