@@ -10,7 +10,8 @@ blocks of --steps steps each, rotated so that no block always runs first:
            (model averaging on a complete graph: what the mean rule computes there)
   phalanx  the same, then peer.exchange of the flat model (gossip and the configured rule)
 Every step is timed, and the communication inside it (all_reduce + division; exchange). One
-JSON line per peer: the medians of each.
+JSON line per peer: the medians of each, and the process's resident memory after its 5th
+phalanx step and after its last (a per-round allocation would show as growth between them).
 """
 
 import argparse
@@ -25,6 +26,14 @@ from torch import nn
 from overhead import setup  # this script's folder is on sys.path
 
 
+def resident_mib():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default="cnn", help="cnn (120k) or mlp25m (25.2M)")
@@ -32,6 +41,7 @@ def main():
     ap.add_argument("--repeats", type=int, default=3, help="rounds of the three blocks")
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--master-port", type=int, required=True, help="gloo's rendezvous port")
+    ap.add_argument("--blocks", default="local,gloo,phalanx", help="which blocks to run")
     args = ap.parse_args()
     model, peer, inner, opt, x, y = setup(args.model, args.batch)
     dimension = peer.dimension
@@ -60,16 +70,19 @@ def main():
 
     communicate("phalanx")  # round 0: every peer up and connected
     dist.barrier()
-    kinds = ["local", "gloo", "phalanx"]
+    kinds = args.blocks.split(",")
     steps = {k: [] for k in kinds}
     comm = {k: [] for k in kinds}
+    rss = []
     for r in range(args.repeats):
-        for kind in kinds[r % 3:] + kinds[:r % 3]:
+        for kind in kinds[r % len(kinds):] + kinds[:r % len(kinds)]:
             dist.barrier()  # every peer starts each block together
             for _ in range(args.steps):
                 total, inside = step(kind)
                 steps[kind].append(total)
                 comm[kind].append(inside)
+                if kind == "phalanx":
+                    rss.append(resident_mib())
     dist.barrier()
     out = {"peer": peer.id, "model": args.model, "parameters": dimension, "peers": peer.peers,
            "steps": args.steps * args.repeats, "rounds_mixed": peer.rounds_mixed}
@@ -77,6 +90,9 @@ def main():
         out[f"{kind}_step_s"] = statistics.median(steps[kind])
         if kind != "local":
             out[f"{kind}_comm_s"] = statistics.median(comm[kind])
+    if len(rss) >= 5:
+        out["rss_mib_after_5"] = rss[4]
+        out["rss_mib_end"] = rss[-1]
     print(json.dumps(out), flush=True)
     dist.destroy_process_group()
     peer.close()

@@ -1,4 +1,5 @@
 // `phalanx launch`: the command line of a launch run (tools/launch_run.h).
+#include <cstdlib>
 #include <memory>
 
 #include "tools/command.h"
@@ -10,6 +11,12 @@ Command addLaunchCommand(CLI::App& root) {
   auto o = std::make_shared<LaunchRunOptions>();
   o->python = PHALANX_DEFAULT_PYTHON;
   o->python_package = PHALANX_PYTHON_DIR;
+  // Started as an installed wheel's `phalanx` (python/phalanx/_cli.py): scripts run under that
+  // interpreter, where the package is installed, not under the one the build found.
+  if (const char* python = std::getenv("PHALANX_PYTHON"); python != nullptr && *python != '\0') {
+    o->python = python;
+    o->python_package.clear();
+  }
   CLI::App* app = root.add_subcommand(
       "launch",
       "Start every peer of a topology as its own `phalanx node` process (this machine's peers "

@@ -101,7 +101,9 @@ std::vector<std::string> scriptArgv(const LaunchRunOptions& o) {
 // This build's Python package ahead of the caller's PYTHONPATH.
 std::string pythonPath(const std::string& package) {
   std::string path = package;
-  if (const char* own = std::getenv("PYTHONPATH"); own && *own) path += std::string(":") + own;
+  if (const char* own = std::getenv("PYTHONPATH"); own && *own) {
+    path += (path.empty() ? "" : ":") + std::string(own);
+  }
   return path;
 }
 
