@@ -9,6 +9,8 @@ blocks of --steps steps each, rotated so that no block always runs first:
   gloo     the same, then all_reduce(SUM) of the flat model and a division by WORLD_SIZE
            (model averaging on a complete graph: what the mean rule computes there)
   phalanx  the same, then peer.exchange of the flat model (gossip and the configured rule)
+  overlap  the same through phalanx.Optimizer(overlap=True): the exchange runs behind the next
+           step, its mix applied one exchange late (the block ends by waiting for the last)
 Every step is timed, and the communication inside it (all_reduce + division; exchange). One
 JSON line per peer: the medians of each, and the process's resident memory after its 5th
 phalanx step and after its last (a per-round allocation would show as growth between them).
@@ -41,7 +43,7 @@ def main():
     ap.add_argument("--repeats", type=int, default=3, help="rounds of the three blocks")
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--master-port", type=int, required=True, help="gloo's rendezvous port")
-    ap.add_argument("--blocks", default="local,gloo,phalanx", help="which blocks to run")
+    ap.add_argument("--blocks", default="local,gloo,phalanx,overlap", help="which blocks to run")
     args = ap.parse_args()
     model, peer, inner, opt, x, y = setup(args.model, args.batch)
     dimension = peer.dimension
@@ -62,6 +64,9 @@ def main():
         opt.zero_grad()
         loss = nn.functional.cross_entropy(model(x), y)
         loss.backward()
+        if kind == "overlap":
+            opt.step()
+            return time.perf_counter() - started, float("nan")
         inner.step()
         comm_started = time.perf_counter()
         communicate(kind)
@@ -77,8 +82,13 @@ def main():
     for r in range(args.repeats):
         for kind in kinds[r % len(kinds):] + kinds[:r % len(kinds)]:
             dist.barrier()  # every peer starts each block together
-            for _ in range(args.steps):
+            opt.overlap = kind == "overlap"
+            for k in range(args.steps):
                 total, inside = step(kind)
+                if k + 1 == args.steps and kind == "overlap":
+                    waited = time.perf_counter()
+                    opt.synchronize()  # the block's last mix lands within it
+                    total += time.perf_counter() - waited
                 steps[kind].append(total)
                 comm[kind].append(inside)
                 if kind == "phalanx":
@@ -88,7 +98,7 @@ def main():
            "steps": args.steps * args.repeats, "rounds_mixed": peer.rounds_mixed}
     for kind in kinds:
         out[f"{kind}_step_s"] = statistics.median(steps[kind])
-        if kind != "local":
+        if kind in ("gloo", "phalanx"):
             out[f"{kind}_comm_s"] = statistics.median(comm[kind])
     if len(rss) >= 5:
         out["rss_mib_after_5"] = rss[4]

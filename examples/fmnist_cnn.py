@@ -115,6 +115,8 @@ def main():
                          "set, batch PEERS x --batch for --steps steps (the samples PEERS "
                          "honest peers see in as many rounds)")
     ap.add_argument("--steps", type=int, default=300, help="with --alone")
+    ap.add_argument("--overlap", action="store_true",
+                    help="exchange behind the next step, the mix applied one exchange late")
     args = ap.parse_args()
     torch.set_num_threads(1 if not args.alone else torch.get_num_threads())  # peers share cores
     torch.manual_seed(1)  # the same initial model on every peer (MoNNA starts in consensus)
@@ -138,8 +140,8 @@ def main():
     test_x, test_y = test_x.to(args.device), test_y.to(args.device)
 
     inner = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=args.momentum)
-    opt = phalanx.Optimizer(model.parameters(), peer, inner)
-    schedule = torch.optim.lr_scheduler.CosineAnnealingLR(inner, peer.rounds)
+    opt = phalanx.Optimizer(model.parameters(), peer, inner, overlap=args.overlap)
+    schedule = torch.optim.lr_scheduler.CosineAnnealingLR(opt, peer.rounds)
     generator = torch.Generator().manual_seed(100 + peer.id)
     step = 0
     while not peer.finished:
@@ -159,6 +161,7 @@ def main():
                               "test_loss": test_loss}), flush=True)
         if not math.isfinite(loss.item()):
             break
+    opt.synchronize()  # overlap: the last exchange's mix
     peer.close()
     sys.exit({"completed": 0, "diverged": 3}.get(peer.status, 1))
 

@@ -9,6 +9,12 @@ neighbours and replaced by the robust mix:
 - exchange: gradient: the flat gradient is exchanged and replaced by its robust aggregate
   before the inner step (every step; `every` must be 1).
 
+With overlap=True (model exchange) the exchange runs on a thread while the next local steps
+compute, and its mix lands one exchange late as a correction: the model moves by (mix − the
+model that was sent), so the local steps taken meanwhile are kept — delayed parameter averaging,
+as hivemind's and the streaming DiLoCo variants do it. It costs two model-sized buffers and two
+copies per exchange; the exchange's wait is hidden behind the local steps.
+
 It is a `torch.optim.Optimizer` whose `param_groups` and `state` are the inner optimizer's (as
 hivemind's Optimizer does), so learning-rate schedulers, `add_param_group` and frameworks that
 check the type work on it.
@@ -17,6 +23,7 @@ check the type work on it.
 from __future__ import annotations
 
 import collections
+import threading
 from typing import Any, Callable, Dict, Iterable, List, Optional, Union
 
 import torch
@@ -49,11 +56,12 @@ class Optimizer(torch.optim.Optimizer):
     params: the tensors (or parameter groups) whose values the peer exchanges, every one of
     them, trainable or frozen — their sizes must add up to `peer.dimension`; peer: a
     `phalanx.Peer`; inner: the local optimizer (SGD, Adam, ...) over the same parameters;
-    every: local steps between exchanges (model exchange only).
+    every: local steps between exchanges (model exchange only); overlap: exchange in the
+    background, the mix applied one exchange late (model exchange only; see the module's doc).
     """
 
     def __init__(self, params: ParamsT, peer: Any, inner: torch.optim.Optimizer,
-                 every: int = 1) -> None:
+                 every: int = 1, overlap: bool = False) -> None:
         # torch.optim.Optimizer.__init__ is not called: it would make groups and state of its
         # own, and these are the inner optimizer's. What torch's step and hook machinery
         # expects of an instance is set here, for the versions that keep it.
@@ -74,6 +82,10 @@ class Optimizer(torch.optim.Optimizer):
                              f"for {peer.dimension}")
         if peer.exchange_mode == "gradient" and self.every != 1:
             raise ValueError("Optimizer: gradient exchange aggregates every step (every=1)")
+        if overlap and peer.exchange_mode != "model":
+            raise ValueError("Optimizer: overlap needs model exchange (a gradient's aggregate is "
+                             "what the next step applies)")
+        self.overlap = bool(overlap)
         self.defaults = getattr(inner, "defaults", {})
         for hooks in ("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks",
                       "_optimizer_state_dict_pre_hooks", "_optimizer_state_dict_post_hooks",
@@ -103,6 +115,15 @@ class Optimizer(torch.optim.Optimizer):
         self._members = {id(p) for p in self.params}
         self.steps = 0
         self.last_status: Optional[str] = None
+        # overlap: the model as sent (_sent) and the exchange's buffer (_wire: the same values,
+        # then the mix); the exchange's thread and its answer; an exchange held back because
+        # the one before came back on an evaluation round and the script reports first.
+        self._sent: Optional[torch.Tensor] = None
+        self._wire: Optional[torch.Tensor] = None
+        self._thread: Optional[threading.Thread] = None
+        self._answer: List[Any] = []
+        self._deferred: Optional[Optional[float]] = None
+        self._has_deferred = False
 
     # The inner optimizer's, so a scheduler's change of lr is the one the inner step uses, and
     # its load_state_dict (which rebinds both) stays visible here.
@@ -156,12 +177,62 @@ class Optimizer(torch.optim.Optimizer):
             self._gather_grads()
             self.last_status = self.peer.exchange(self.flat_grad, value)
             self.inner.step()
+        elif self.overlap:
+            if self._has_deferred:  # held back for the script's report: it goes now
+                self._has_deferred = False
+                self._begin(self._deferred)
+            self.inner.step()
+            self.steps += 1
+            if self.steps % self.every == 0:
+                self.synchronize()
+                if self.peer.evaluation_due:
+                    # The script evaluates the corrected model and reports before the next
+                    # vector goes (a new one would close the evaluation unreported).
+                    self._deferred, self._has_deferred = value, True
+                else:
+                    self._begin(value)
         else:
             self.inner.step()
             self.steps += 1
             if self.steps % self.every == 0:
                 self.last_status = self.peer.exchange(self.flat, value)
         return result
+
+    def synchronize(self) -> Optional[str]:
+        """overlap: waits for the exchange in flight and applies its mix as a correction
+        (model += mix − model as sent). Returns its answer (None: none was in flight). Call it
+        before evaluating or saving the model when you want the latest mix in it."""
+        if self._thread is None:
+            return None
+        self._thread.join()
+        self._thread = None
+        status, error = self._answer
+        if error is not None:
+            raise error
+        self.last_status = status
+        if status == "mixed":
+            with torch.no_grad():
+                self._wire.sub_(self._sent)
+                self.flat.add_(self._wire)
+        return status
+
+    def _begin(self, loss: Optional[float]) -> None:
+        if self._wire is None:
+            self._wire = torch.empty_like(self.flat)
+            self._sent = torch.empty_like(self.flat)
+        with torch.no_grad():
+            self._wire.copy_(self.flat)
+            self._sent.copy_(self.flat)
+        self._answer = [None, None]
+
+        def exchange() -> None:
+            try:
+                self._answer[0] = self.peer.exchange(self._wire, loss)
+            except BaseException as e:  # raised in the training loop's thread by synchronize
+                self._answer[1] = e
+
+        self._thread = threading.Thread(target=exchange, name="phalanx-exchange", daemon=True)
+        self._thread.start()
 
     def _check_buffer(self) -> None:
         # model.to(device), .double() or .half() after wrapping give the parameters new storage:
@@ -192,6 +263,7 @@ class Optimizer(torch.optim.Optimizer):
                     p.grad = view.view_as(p)
 
     def state_dict(self) -> Dict[str, Any]:
+        self.synchronize()
         return {"inner": self.inner.state_dict(), "steps": self.steps}
 
     def load_state_dict(self, state_dict: Dict[str, Any]) -> None:

@@ -348,8 +348,10 @@ def alive(pid):
         return False
 
 
-def test_the_cnn_example_trains_under_launch(complete_topology, tmp_path):
-    """examples/fmnist_cnn.py as the README runs it, shortened: 4 peers, one ALIE."""
+@pytest.mark.parametrize("overlap", [False, True])
+def test_the_cnn_example_trains_under_launch(complete_topology, tmp_path, overlap):
+    """examples/fmnist_cnn.py as the README runs it, shortened: 4 peers, one ALIE; and with the
+    exchange overlapped with the next step."""
     binary = os.environ.get("PHALANX_BINARY")
     if not binary:
         pytest.skip("PHALANX_BINARY not set (ctest sets it)")
@@ -364,7 +366,7 @@ def test_the_cnn_example_trains_under_launch(complete_topology, tmp_path):
          "--byzantine", "3", "--attack", "alie", "--rounds", "30",
          "--set", "rounds.eval_every=10", "--set", "rounds.deadline_ms=60000",
          "--script", os.path.join(root, "examples", "fmnist_cnn.py"),
-         "--python", sys.executable, "--out", str(out)],
+         "--python", sys.executable, "--out", str(out)] + (["--", "--overlap"] if overlap else []),
         capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     summary = json.load(open(out / "summary.json"))

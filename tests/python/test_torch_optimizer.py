@@ -8,6 +8,7 @@ import json
 import os
 import re
 import sys
+import threading
 
 import pytest
 import torch
@@ -143,3 +144,60 @@ def test_the_package_surface():
     public = lambda obj: {n for n in dir(obj) if not n.startswith("_") or n == "__version__"}
     assert top == public(core)
     assert peer_members - {"__init__"} == public(core.Peer)
+
+
+def test_overlap_exchanges_in_the_background_and_applies_the_mix_one_exchange_late(
+        complete_topology, config_file, tmp_path):
+    topology = complete_topology(2, 0)
+    config = config_file((CONFIG % ("mean", 4)).replace("quorum: false}",
+                                                         "quorum: false, eval_every: 2}"))
+    peers = [phalanx.Peer(topology, config, i, dimension=23, out=str(tmp_path))
+             for i in range(2)]
+    gate = threading.Event()
+    models, opts = [], []
+    for i in range(2):
+        model = Tiny()
+        with torch.no_grad():
+            for p in model.parameters():
+                p.fill_(float(i))  # peer 0 all zeros, peer 1 all ones: the mean is 0.5
+        inner = torch.optim.SGD(model.parameters(), lr=0.0)  # no local progress: the mix shows
+        models.append(model)
+        opts.append(phalanx.Optimizer(model.parameters(), peers[i], inner, overlap=True))
+    with pytest.raises(ValueError, match="overlap needs model exchange"):
+        gradient = config_file((CONFIG % ("mean", 1)).replace("exchange: model",
+                                                              "exchange: gradient"))
+        phalanx.Optimizer(Tiny().parameters(),
+                          phalanx.Peer(complete_topology(2, 0), gradient, 0, dimension=23,
+                                       join_timeout_ms=100), None, overlap=True)
+
+    def loop(peer):
+        i = peer.id
+        opt = opts[i]
+        if i == 1:
+            gate.wait(60)  # peer 1 starts only once peer 0's first step has returned
+        answers, reported = [], []
+        while not peer.finished:
+            opt.zero_grad()
+            models[i](torch.ones(1, 4)).sum().backward()
+            opt.step(loss=1.0)
+            if i == 0 and not gate.is_set():
+                # Its exchange waits for peer 1, yet the step came back: it runs behind it.
+                assert opt._thread is not None and opt._thread.is_alive()
+                assert opt.last_status is None
+                gate.set()
+            if peer.evaluation_due:
+                reported.append(opt.flat[0].item())
+                peer.report(accuracy=0.5, loss=1.0)
+            answers.append(opt.last_status)
+        opt.synchronize()
+        peer.close()
+        return opt.flat.clone(), reported
+
+    results = run_peers(peers, loop)
+    for i in range(2):
+        flat, reported = results[i]
+        assert torch.allclose(flat, torch.full((23,), 0.5))  # the mix, corrected in
+        assert reported and all(v == pytest.approx(0.5) for v in reported)
+    records = [json.loads(line) for line in open(tmp_path / "node-0.jsonl")]
+    assert len(records) == 4
+    assert [r["round"] for r in records if "test_accuracy" in r] == [1, 3]
