@@ -240,21 +240,14 @@ class CenteredClipping final : public Rule {
 // the root mean square of the n − b smallest distances, the pivot's 0 included.
 class ClippedGossip final : public Rule {
  public:
-  explicit ClippedGossip(double tau, bool practical = false) : tau_(tau), practical_(practical) {}
+  explicit ClippedGossip(double tau) : tau_(tau) {}
   std::expected<void, std::string> apply(const RuleInput& in, std::span<float> z,
                                          std::vector<char>& kept) override {
     const std::size_t n = in.rows.size();
     const std::span<const double> dist = in.to_pivot;
     std::vector<double> w(n, 0.0);
     double tau = tau_;
-    if (practical_) {
-      std::vector<double> squared(dist.begin(), dist.end());
-      std::sort(squared.begin(), squared.end());
-      const std::size_t keep = n > in.b ? n - in.b : 1;
-      double sum = 0;
-      for (std::size_t k = 0; k < keep; ++k) sum += squared[k];
-      tau = std::sqrt(sum / double(keep));
-    } else if (tau == 0 && n > 1) {
+    if (tau == 0 && n > 1) {
       std::vector<double> norms;
       for (std::size_t j = 1; j < n; ++j) norms.push_back(std::sqrt(dist[j]));
       std::sort(norms.rbegin(), norms.rend());
@@ -273,7 +266,6 @@ class ClippedGossip final : public Rule {
 
  private:
   double tau_;
-  bool practical_;
 };
 
 // The weights F-RG rules (Gaucher et al. 2025) work with: the pivot's own weight
@@ -516,6 +508,38 @@ class Gts final : public Rule {
   }
 };
 
+// ClippedGossip with He, Karimireddy and Jaggi's practical radius in its weighted form, as the
+// robust-gossip reference has it (CShe_RG, the paper's ClippedGossip baseline): with the rows by
+// distance, pivot first, and i the first whose cumulative weight reaches W − B,
+// τ² = Σ_{k<i} w_k ‖r_k − c‖² / B (0 when i is the pivot's; ∞ when B = 0 or nothing reaches it);
+// z = c + Σ_j W_ij CLIP(r_j − c, τ).
+class ClippedGossipHe final : public Rule {
+ public:
+  std::expected<void, std::string> apply(const RuleInput& in, std::span<float> z,
+                                         std::vector<char>& kept) override {
+    const std::size_t n = in.rows.size();
+    const RobustSumWeights r = robustSumWeights(in);
+    const double eps = 1e-12 * std::max(r.total, 1.0);  // weights are sums of fractions
+    double tau = std::numeric_limits<double>::infinity();
+    if (r.byzantine > 0) {
+      double cumulative = 0, below = 0;
+      for (std::size_t at = 0; at < n; ++at) {
+        const std::size_t k = r.order[at];
+        cumulative += r.w[k];
+        if (cumulative >= r.total - r.byzantine - eps) {
+          tau = std::sqrt(below / r.byzantine);
+          break;
+        }
+        below += r.w[k] * in.to_pivot[k];
+      }
+    }
+    std::vector<double> c(n, 0.0);
+    for (std::size_t k = 1; k < n; ++k) c[k] = r.w[k] * clipFactor(std::sqrt(in.to_pivot[k]), tau);
+    moveFromPivot(in.rows, std::move(c), z, kept);  // a row clipped to nothing is left out
+    return {};
+  }
+};
+
 // IOS (Wu, Chen, Ling 2023): b times, drop the trusted neighbour farthest from the weighted
 // mean of the trusted rows (the pivot always trusted); z = that mean at the end.
 class Ios final : public Rule {
@@ -600,6 +624,6 @@ std::unique_ptr<Rule> makeCenteredClipping(double tau, int iters) {
   return std::make_unique<CenteredClipping>(tau, iters);
 }
 std::unique_ptr<Rule> makeClippedGossip(double tau) { return std::make_unique<ClippedGossip>(tau); }
-std::unique_ptr<Rule> makeClippedGossipHe() { return std::make_unique<ClippedGossip>(0.0, true); }
+std::unique_ptr<Rule> makeClippedGossipHe() { return std::make_unique<ClippedGossipHe>(); }
 
 }  // namespace phalanx::robust

@@ -44,9 +44,9 @@ std::unique_ptr<Rule> makeGeometricMedian();
 std::unique_ptr<Rule> makeKrum(bool multi);
 std::unique_ptr<Rule> makeCenteredClipping(double tau, int iters);
 std::unique_ptr<Rule> makeClippedGossip(double tau);  // tau 0: adaptive
-// ClippedGossip with He, Karimireddy and Jaggi's practical radius, as the robust-gossip
-// reference's baseline computes it: tau = √(mean of the n − b smallest ‖r_j − c‖², the pivot's
-// 0 among them).
+// ClippedGossip with He, Karimireddy and Jaggi's practical radius in its weighted form, as the
+// robust-gossip reference's ClippedGossip baseline (CShe_RG) computes it: τ² = Σ w_k d_k² / B
+// over the rows nearest the pivot whose weight stays below W − B (ALGORITHMS.md §2).
 std::unique_ptr<Rule> makeClippedGossipHe();
 // CS+-RG alone (cs_plus), with the radial trim (cs_plus_rt), the principal trim (cs_plus_pt) or
 // both (cs_plus_rpt).

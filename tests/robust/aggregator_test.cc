@@ -222,17 +222,23 @@ TEST(ClippedGossip, FixedAndAdaptiveRadius) {
   EXPECT_FLOAT_EQ(mixWith(c, {{7}}, 0).z[0], 7.0f);
 }
 
-// He, Karimireddy and Jaggi's practical radius, as the robust-gossip reference's baseline has
-// it: the root mean square of the n − b smallest distances to the pivot, its own 0 included.
+// He, Karimireddy and Jaggi's practical radius in the robust-gossip reference's weighted form
+// (CShe_RG): rows by distance, pivot first; i the first whose cumulative weight reaches W − B;
+// τ² = Σ_{k<i} w_k d_k² / B.
 TEST(ClippedGossip, PracticalRadius) {
   const AggregatorConfig c = rule("clipped_gossip_he");
-  // Distances 0, 1, 4, 10, b = 1: tau = √((0 + 1 + 16) / 3); z = 0.25 (1 + tau + tau).
-  const double tau = std::sqrt(17.0 / 3.0);
-  EXPECT_NEAR(mixWith(c, {{0}, {1}, {4}, {10}}, 1, {0, 0.25, 0.25, 0.25}).z[0],
-              0.25 * (1 + 2 * tau), 1e-6);
-  // b = 0: every distance counts, √(117 / 4).
-  EXPECT_NEAR(mixWith(c, {{0}, {1}, {4}, {10}}, 0, {0, 0.25, 0.25, 0.25}).z[0],
-              0.25 * (1 + 4 + std::sqrt(117.0 / 4)), 1e-6);
+  // Distances 0, 1, 4, 10; W = 1/4 each, self 1/4; b = 1: B = 1/4, W − B = 3/4, reached exactly
+  // at the third (distance 4): τ² = (0 + 1/4) / (1/4) = 1; z = 1/4 (1 + 1 + 1).
+  EXPECT_NEAR(mixWith(c, {{0}, {1}, {4}, {10}}, 1, {0, 0.25, 0.25, 0.25}).z[0], 0.75, 1e-6);
+  // Unequal weights 0.2, 0.3, 0.1, self 0.4: B = 0.3, W − B = 0.7, first reached at distance 4
+  // (0.4 + 0.2 + 0.3): τ² = 0.2 · 1 / 0.3; every row clipped to τ: z = 0.6 τ.
+  EXPECT_NEAR(mixWith(c, {{0}, {1}, {4}, {10}}, 1, {0, 0.2, 0.3, 0.1}).z[0],
+              0.6 * std::sqrt(0.2 / 0.3), 1e-6);
+  // Self weight 0.4 and the heaviest edge 0.3 on the nearest row: W − B is reached at that row,
+  // below it only the pivot's 0: τ = 0, the mix stays at the pivot.
+  EXPECT_NEAR(mixWith(c, {{0}, {1}, {4}, {10}}, 1, {0, 0.3, 0.2, 0.1}).z[0], 0.0, 1e-6);
+  // b = 0: nothing is clipped, the plain weighted mean.
+  EXPECT_NEAR(mixWith(c, {{0}, {1}, {4}, {10}}, 0, {0, 0.25, 0.25, 0.25}).z[0], 3.75, 1e-6);
 }
 
 TEST(RadialNna, TrimsTheOffsetsAlongTheOwnModel) {
