@@ -183,10 +183,13 @@ std::expected<std::unique_ptr<Aggregator>, std::string> makeAggregator(const Agg
       rule = makeCsPlus(CsPlusTrim::kBoth);
       break;
     case RuleId::kGts:
-      rule = makeGts();
+      rule = makeGts(GtsBoundary::kWhatFits);
       break;
     case RuleId::kIos:
       rule = makeIos();
+      break;
+    case RuleId::kGtsExcess:
+      rule = makeGts(GtsBoundary::kExcess);
       break;
   }
   if (!rule) return std::unexpected(fmt::format("unknown rule id {}", int(c.rule)));

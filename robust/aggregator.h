@@ -39,6 +39,7 @@ enum class RuleId : std::uint8_t {
   kCsPlusRpt,
   kGts,
   kIos,
+  kGtsExcess,
 };
 // The names ALGORITHMS.md uses.
 inline constexpr auto kRules =
@@ -59,7 +60,8 @@ inline constexpr auto kRules =
                              {RuleId::kCsPlusPt, "cs_plus_pt"},
                              {RuleId::kCsPlusRpt, "cs_plus_rpt"},
                              {RuleId::kGts, "gts"},
-                             {RuleId::kIos, "ios"}});
+                             {RuleId::kIos, "ios"},
+                             {RuleId::kGtsExcess, "gts_excess"}});
 
 struct AggregatorConfig {
   RuleId rule = RuleId::kNna;

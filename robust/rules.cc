@@ -493,19 +493,31 @@ class CsPlus final : public Rule {
 // total - B (the row at the boundary with the part of its weight that fits).
 class Gts final : public Rule {
  public:
+  explicit Gts(GtsBoundary boundary) : boundary_(boundary) {}
   std::expected<void, std::string> apply(const RuleInput& in, std::span<float> z,
                                          std::vector<char>& kept) override {
     const std::size_t n = in.rows.size();
     const RobustSumWeights r = robustSumWeights(in);
+    const double eps = 1e-12 * std::max(r.total, 1.0);  // weights are sums of fractions
     double room = r.total - r.byzantine;
     std::vector<double> c(n, 0.0);
     for (const std::size_t k : r.order) {
-      c[k] = std::clamp(room, 0.0, r.w[k]);
+      if (boundary_ == GtsBoundary::kWhatFits) {
+        c[k] = std::clamp(room, 0.0, r.w[k]);
+      } else if (room >= r.w[k] + eps) {
+        c[k] = r.w[k];
+      } else if (room > eps) {
+        // The boundary row gets what its weight exceeds W − B by: nothing on an exact hit.
+        c[k] = std::max(0.0, r.w[k] - room);
+      }
       room -= r.w[k];
     }
     moveFromPivot(in.rows, std::move(c), z, kept);
     return {};
   }
+
+ private:
+  GtsBoundary boundary_;
 };
 
 // ClippedGossip with He, Karimireddy and Jaggi's practical radius in its weighted form, as the
@@ -611,7 +623,7 @@ class RadialNna final : public Rule {
 
 std::unique_ptr<Rule> makeRadialNna() { return std::make_unique<RadialNna>(); }
 std::unique_ptr<Rule> makeCsPlus(CsPlusTrim trim) { return std::make_unique<CsPlus>(trim); }
-std::unique_ptr<Rule> makeGts() { return std::make_unique<Gts>(); }
+std::unique_ptr<Rule> makeGts(GtsBoundary boundary) { return std::make_unique<Gts>(boundary); }
 std::unique_ptr<Rule> makeIos() { return std::make_unique<Ios>(); }
 std::unique_ptr<Rule> makeNna() { return std::make_unique<Nna>(); }
 std::unique_ptr<Rule> makeMean() { return std::make_unique<Mean>(); }

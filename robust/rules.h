@@ -53,7 +53,11 @@ std::unique_ptr<Rule> makeClippedGossipHe();
 enum class CsPlusTrim { kNone, kRadial, kPrincipal, kBoth };
 std::unique_ptr<Rule> makeCsPlus(CsPlusTrim trim);
 std::unique_ptr<Rule> makeRadialNna();
-std::unique_ptr<Rule> makeGts();
+// GTS-RG: the nearest rows up to weight W − B; the boundary row with the part of its weight
+// that fits (gts), or with the excess beyond W − B, as the robust-gossip reference's code does
+// (gts_excess; ALGORITHMS.md §2).
+enum class GtsBoundary : std::uint8_t { kWhatFits, kExcess };
+std::unique_ptr<Rule> makeGts(GtsBoundary boundary);
 std::unique_ptr<Rule> makeIos();
 
 // CLIP(v, tau) = v * min(1, tau/‖v‖) applied to v = a - c, given ‖a - c‖; the factor to use.

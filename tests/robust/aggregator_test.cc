@@ -399,6 +399,26 @@ TEST(Gts, KeepsTheClosestWeightUpToTotalMinusB) {
   EXPECT_EQ(r.report.kept, (std::vector<char>{1, 1, 1, 1, 0}));
 }
 
+// The robust-gossip reference's boundary convention: the boundary row gets the excess of the
+// cumulative weight over W − B, nothing on an exact hit.
+TEST(Gts, TheReferencesConventionGivesTheBoundaryRowTheExcess) {
+  // Equal weights: W − B = 3/4 is hit exactly at the row at distance 2, which keeps nothing:
+  // self and 1 -> 0.25 — gts with b = 2.
+  auto r = mixWith(rule("gts_excess"), {{0}, {1}, {2}, {10}}, 1);
+  EXPECT_FLOAT_EQ(r.z[0], 0.25f);
+  EXPECT_EQ(r.report.kept, (std::vector<char>{1, 1, 0, 0}));
+  EXPECT_FLOAT_EQ(mixWith(rule("gts"), {{0}, {1}, {2}, {10}}, 2).z[0], 0.25f);
+  // Self 0.4, W 0.2, 0.3, 0.1, B = 0.3: 0.4 + 0.2 fit; the row at distance 4 straddles 0.7 and
+  // gets its excess 0.2 (gts: the 0.1 that fits) -> 0.2 + 0.8 (gts: 0.2 + 0.4).
+  r = mixWith(rule("gts_excess"), {{0}, {1}, {4}, {10}}, 1, {0, 0.2, 0.3, 0.1});
+  EXPECT_NEAR(r.z[0], 1.0, 1e-6);
+  EXPECT_NEAR(mixWith(rule("gts"), {{0}, {1}, {4}, {10}}, 1, {0, 0.2, 0.3, 0.1}).z[0], 0.6, 1e-6);
+  // b = 0: W − B = W is hit exactly at the farthest row, which keeps nothing, as in the
+  // reference (gts keeps it: 3.25).
+  EXPECT_FLOAT_EQ(mixWith(rule("gts_excess"), {{0}, {1}, {2}, {10}}, 0).z[0], 0.75f);
+  EXPECT_FLOAT_EQ(mixWith(rule("gts"), {{0}, {1}, {2}, {10}}, 0).z[0], 3.25f);
+}
+
 TEST(Ios, DropsTheFarthestFromTheTrustedMeanBTimes) {
   // Mean 3.25: 10 is farthest; then mean 1: 2 is farther than 1 (the pivot is never dropped).
   auto r = mixWith(rule("ios"), {{0}, {1}, {2}, {10}}, 1);

@@ -105,6 +105,7 @@ TEST(Properties, PermutingPeersDoesNotChangeAnyRule) {
       {.rule = RuleId::kNnaRt},
       {.rule = RuleId::kGts},
       {.rule = RuleId::kIos},
+      {.rule = RuleId::kGtsExcess},
       {.rule = RuleId::kNna, .pre = {{.kind = PreKind::kNnm}}},
       {.rule = RuleId::kCwtm, .pre = {{.kind = PreKind::kArc}}},
       {.rule = RuleId::kMean, .pre = {{.kind = PreKind::kClip, .param = 2}}}};
@@ -125,7 +126,7 @@ TEST(Properties, PermutingPeersDoesNotChangeAnyRule) {
 TEST(Properties, NoRuleLetsNonFiniteValuesThrough) {
   for (const char* name : {"nna", "mean", "metropolis", "cwtm", "cwmed", "gm", "krum", "multikrum",
                            "clipped_gossip", "clipped_gossip_he", "cs_plus", "gts", "ios", "nna_rt",
-                           "cs_plus_rt", "cs_plus_pt", "cs_plus_rpt"}) {
+                           "cs_plus_rt", "cs_plus_pt", "cs_plus_rpt", "gts_excess"}) {
     SCOPED_TRACE(name);
     Matrix m = testing::gaussianRows(8, kDim, 1.0f, 3);
     m[2][5] = std::numeric_limits<float>::quiet_NaN();
