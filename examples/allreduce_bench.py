@@ -12,8 +12,10 @@ blocks of --steps steps each, rotated so that no block always runs first:
   overlap  the same through phalanx.Optimizer(overlap=True): the exchange runs behind the next
            step, its mix applied one exchange late (the block ends by waiting for the last)
 Every step is timed, and the communication inside it (all_reduce + division; exchange). One
-JSON line per peer: the medians of each, and the process's resident memory after its 5th
-phalanx step and after its last (a per-round allocation would show as growth between them).
+JSON line per peer: the medians of each, the process's resident memory after its 5th phalanx
+step and after its last (growth would show a leak), and the median minor page faults of a step
+of each block (a fresh model-sized buffer per step faults in dimension × 4 / 4096 pages; torch's
+backward allocates its gradients afresh every step, so the local block has its own share).
 """
 
 import argparse
@@ -34,6 +36,11 @@ def resident_mib():
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) / 1024
     return float("nan")
+
+
+def minor_faults():
+    with open("/proc/self/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[7])  # field 10, minflt
 
 
 def main():
@@ -79,12 +86,15 @@ def main():
     steps = {k: [] for k in kinds}
     comm = {k: [] for k in kinds}
     rss = []
+    faults = {k: [] for k in kinds}
     for r in range(args.repeats):
         for kind in kinds[r % len(kinds):] + kinds[:r % len(kinds)]:
             dist.barrier()  # every peer starts each block together
             opt.overlap = kind == "overlap"
             for k in range(args.steps):
+                faulted = minor_faults()
                 total, inside = step(kind)
+                faults[kind].append(minor_faults() - faulted)
                 if k + 1 == args.steps and kind == "overlap":
                     waited = time.perf_counter()
                     opt.synchronize()  # the block's last mix lands within it
@@ -100,7 +110,9 @@ def main():
         out[f"{kind}_step_s"] = statistics.median(steps[kind])
         if kind in ("gloo", "phalanx"):
             out[f"{kind}_comm_s"] = statistics.median(comm[kind])
-    if len(rss) >= 5:
+    for kind in kinds:
+        out[f"faults_{kind}"] = statistics.median(faults[kind])
+    if len(rss) > 5:
         out["rss_mib_after_5"] = rss[4]
         out["rss_mib_end"] = rss[-1]
     print(json.dumps(out), flush=True)
