@@ -1,4 +1,4 @@
-// `phalanx topology gen|check|convert`: the command line of tools/topology_run.h.
+// `phalanx topology gen|check|convert|place`: the command line of tools/topology_run.h.
 #include <memory>
 #include <string>
 #include <vector>
@@ -77,10 +77,26 @@ Command addTopologyCommand(CLI::App& root) {
       ->capture_default_str();
   addAddressing(convert, *o);
 
-  return {cmd, [o, gen, check, convert] {
+  CLI::App* place = cmd->add_subcommand(
+      "place",
+      "print the ids where an attacker would put F Byzantine peers (comma-separated, for "
+      "--byzantine), keeping every honest node within its byzantine_budget; exit 1 when the "
+      "budgets let fewer in");
+  place->add_option("file", o->file, "topology YAML")->required();
+  place->add_option("--byzantine-count", o->byzantine_count, "F: how many to place")->required();
+  addChoiceOption(place, "--strategy", o->strategy, kPlacementStrategies,
+                  "random (seeded), centrality (highest betweenness first), cut (greedy: each "
+                  "the node that most lowers the honest graph's algebraic connectivity)")
+      ->capture_default_str();
+  place->add_option("--seed", o->seed, "random: seed")->capture_default_str();
+  place->add_flag("--json", o->json,
+                  "one JSON object: the ids and the placement's breakdown check");
+
+  return {cmd, [o, gen, check, convert, place] {
             if (gen->parsed()) return runTopologyGen(*o);
             if (check->parsed()) return runTopologyCheck(*o);
             if (convert->parsed()) return runTopologyConvert(*o);
+            if (place->parsed()) return runTopologyPlace(*o);
             return kExitBadInput;
           }};
 }

@@ -190,4 +190,46 @@ int runTopologyConvert(const TopologyOptions& o) {
   }
 }
 
+int runTopologyPlace(const TopologyOptions& o) {
+  try {
+    const Topology t = loadTopology(o.file);
+    const Placement p = placeByzantine(t, o.byzantine_count, o.strategy, o.seed);
+    if (o.json) {
+      nlohmann::ordered_json j;
+      j["strategy"] = std::string(kPlacementStrategies.name(o.strategy));
+      j["requested"] = p.requested;
+      j["byzantine"] = p.byzantine;
+      j["complete"] = p.complete();
+      if (p.breakdown) {
+        j["honest_connectivity"] = p.breakdown->honest_connectivity;
+        j["byzantine_per_node"] = p.breakdown->byzantine_per_node;
+        j["ratio"] = std::isfinite(p.breakdown->ratio) ? nlohmann::json(p.breakdown->ratio)
+                                                       : nlohmann::json(nullptr);
+      }
+      std::cout << j.dump() << "\n";
+    } else {
+      std::cout << fmt::format("{}\n", fmt::join(p.byzantine, ","));
+      if (p.breakdown) {
+        spdlog::info(
+            "place: {} Byzantine ({}), at most {} per honest node, honest mu_2 {:.4f}, "
+            "2b / mu_2 = {:.3f}{}",
+            p.byzantine.size(), kPlacementStrategies.name(o.strategy),
+            p.breakdown->byzantine_per_node, p.breakdown->honest_connectivity, p.breakdown->ratio,
+            p.breakdown->beyond() ? " (beyond the breakdown bound)" : "");
+      }
+    }
+    if (!p.complete()) {
+      spdlog::warn(
+          "place: the budgets let {} of {} Byzantine peers in (each honest node takes at "
+          "most its byzantine_budget of them)",
+          p.byzantine.size(), p.requested);
+      return kExitFailure;
+    }
+    return kExitOk;
+  } catch (const TopologyError& e) {
+    spdlog::error("{}", e.what());
+    return kExitBadInput;
+  }
+}
+
 }  // namespace phalanx::tools

@@ -1,12 +1,15 @@
-// The work of `phalanx topology gen|check|convert`: make topology files, judge them
-// (connectivity, spectral gap, the Byzantine budget each neighbourhood can bear), and move graphs
-// between phalanx and DecentralizePy or plain edge lists. Each returns an exit code.
+// The work of `phalanx topology gen|check|convert|place`: make topology files, judge them
+// (connectivity, spectral gap, the Byzantine budget each neighbourhood can bear), move graphs
+// between phalanx and DecentralizePy or plain edge lists, and place Byzantine peers where an
+// attacker would. Each returns an exit code.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "topologies/generators.h"
+#include "topologies/placement.h"
 #include "topologies/topology.h"
 
 namespace phalanx::tools {
@@ -25,6 +28,10 @@ struct TopologyOptions {
   std::string byzantine;  // check --byzantine: the placement whose breakdown bound to report
   // convert
   std::string from = "yaml", to = "yaml";
+  // place
+  std::size_t byzantine_count = 0;
+  topologies::PlacementStrategy strategy = topologies::PlacementStrategy::kRandom;
+  std::uint64_t seed = 1;
 };
 
 // Prints a generated topology as YAML, its regenerating command line as the first comment.
@@ -33,5 +40,8 @@ int runTopologyGen(const TopologyOptions& o);
 int runTopologyCheck(const TopologyOptions& o);
 // Prints o.file converted from o.from to o.to.
 int runTopologyConvert(const TopologyOptions& o);
+// Prints the ids o.strategy places in o.file (comma-separated, or --json with the placement's
+// breakdown check); exit 1 when the budgets let fewer than o.byzantine_count in.
+int runTopologyPlace(const TopologyOptions& o);
 
 }  // namespace phalanx::tools
