@@ -169,6 +169,10 @@ PeerSetup daemonSetup(const DaemonRequest& r) {
 
 DaemonExit runDaemon(PeerSetup setup, const std::filesystem::path& out, DaemonOptions options) {
   const Config config = setup.config;
+  // The kernels' OpenMP team size is the calling thread's: the Python package runs this on a
+  // thread of its own, which would otherwise use every core and leave its idle workers spinning
+  // beside the script's own compute.
+  train::useThreads(config.threads);
   const std::uint32_t id = setup.id;
   const topologies::NodeSpec self = setup.topology->node(id);
   auto log = setup.log ? setup.log : spdlog::default_logger();
