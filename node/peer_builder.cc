@@ -62,10 +62,9 @@ std::shared_ptr<train::Learner> learnerFor(PeerSetup& s, const AttackSpec& attac
                                                s.config.seed);
 }
 
-std::set<std::uint32_t> declaredByzantine(const PeerSetup& setup) {
-  std::set<std::uint32_t> out = setup.byzantine;
-  for (const auto& [id, _] : setup.config.byzantine) out.insert(id);
-  return out;
+std::set<std::uint32_t> declaredByzantine(std::set<std::uint32_t> ids, const Config& config) {
+  for (const auto& [id, _] : config.byzantine) ids.insert(id);
+  return ids;
 }
 
 Config withResolvedStep(Config config, const topologies::Topology& topology,

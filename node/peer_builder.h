@@ -77,8 +77,12 @@ struct PeerSetup {
   std::set<std::uint32_t> byzantine;
 };
 
-// setup.byzantine and the config's `byzantine` entries: the Byzantine ids the run declares.
-std::set<std::uint32_t> declaredByzantine(const PeerSetup& setup);
+// `ids` (setup.byzantine, or a simulation's attackers) and the config's `byzantine` entries:
+// the Byzantine ids the run declares.
+std::set<std::uint32_t> declaredByzantine(std::set<std::uint32_t> ids, const Config& config);
+inline std::set<std::uint32_t> declaredByzantine(const PeerSetup& setup) {
+  return declaredByzantine(setup.byzantine, setup.config);
+}
 
 // `config` with mixing.step: auto replaced by its value on `topology` with `byzantine` (the
 // declared ids: declaredByzantine, or the simulation's) left out of the honest graph.

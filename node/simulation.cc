@@ -314,8 +314,7 @@ SimulationResult simulate(SimulationSetup s) {
       s.config.security.statements ? std::make_shared<net::DigestMemo>(n + n / 4) : nullptr;
 
   // mixing.step: auto is one eigenvalue problem for the run, not one per peer.
-  std::set<std::uint32_t> declared = result.byzantine;  // as declaredByzantine sees them
-  for (const auto& [id, _] : s.config.byzantine) declared.insert(id);
+  const std::set<std::uint32_t> declared = declaredByzantine(result.byzantine, s.config);
   const Config config = withResolvedStep(s.config, topology, declared);
   if (!s.config.mixing.step) {
     loggerFor(slots.empty() ? 0 : slots[0].id)

@@ -236,8 +236,8 @@ class CenteredClipping final : public Rule {
   std::vector<float> v_;
 };
 
-// z = c + Σ_j W_ij CLIP(r_j - c, tau); tau adaptive = the second-largest ‖r_j - c‖, or (practical)
-// the root mean square of the n − b smallest distances, the pivot's 0 included.
+// z = c + Σ_j W_ij CLIP(r_j - c, tau); tau adaptive = the second-largest ‖r_j - c‖ (the practical
+// radius is ClippedGossipHe's, below).
 class ClippedGossip final : public Rule {
  public:
   explicit ClippedGossip(double tau) : tau_(tau) {}
@@ -276,6 +276,23 @@ struct RobustSumWeights {
   double total = 0;       // Σ w
   double byzantine = 0;   // B
   std::vector<std::size_t> order;
+  // The slack of comparisons of cumulative weights with W − k·B: sums of fractions round.
+  double eps() const { return 1e-12 * std::max(total, 1.0); }
+
+  // Walking the rows in order: the position of the first whose cumulative weight reaches
+  // `target` (within eps), and that weight; {order.size(), W} when none does.
+  struct Reach {
+    std::size_t at;
+    double cumulative;
+  };
+  Reach firstReaching(double target) const {
+    double cumulative = 0;
+    for (std::size_t at = 0; at < order.size(); ++at) {
+      cumulative += w[order[at]];
+      if (cumulative >= target - eps()) return {at, cumulative};
+    }
+    return {order.size(), cumulative};
+  }
 };
 
 RobustSumWeights robustSumWeights(const RuleInput& in) {
@@ -442,20 +459,14 @@ class CsPlus final : public Rule {
                                          std::vector<char>& kept) override {
     const std::size_t n = in.rows.size();
     const RobustSumWeights r = robustSumWeights(in);
-    const double eps = 1e-12 * std::max(r.total, 1.0);  // weights are sums of fractions
     const double target = r.total - 2.0 * r.byzantine;
     double tau = std::numeric_limits<double>::infinity();
-    if (r.byzantine > 0) {
-      double cumulative = 0;
-      for (std::size_t at = 0; at < n; ++at) {
-        cumulative += r.w[r.order[at]];
-        if (cumulative < target - eps) continue;
-        if (cumulative <= target + eps) {
-          tau = std::sqrt(in.to_pivot[r.order[at]]);
-        } else {
-          tau = at == 0 ? 0.0 : std::sqrt(in.to_pivot[r.order[at - 1]]);
-        }
-        break;
+    const auto reach = r.byzantine > 0 ? r.firstReaching(target) : RobustSumWeights::Reach{n, 0};
+    if (const std::size_t at = reach.at; at < n) {
+      if (reach.cumulative <= target + r.eps()) {  // reached exactly at that row
+        tau = std::sqrt(in.to_pivot[r.order[at]]);
+      } else {  // passed inside it: the row before
+        tau = at == 0 ? 0.0 : std::sqrt(in.to_pivot[r.order[at - 1]]);
       }
     }
     std::vector<double> c(n, 0.0), f(n, 1.0);
@@ -498,19 +509,21 @@ class Gts final : public Rule {
                                          std::vector<char>& kept) override {
     const std::size_t n = in.rows.size();
     const RobustSumWeights r = robustSumWeights(in);
-    const double eps = 1e-12 * std::max(r.total, 1.0);  // weights are sums of fractions
-    double room = r.total - r.byzantine;
+    const double target = r.total - r.byzantine;
     std::vector<double> c(n, 0.0);
-    for (const std::size_t k : r.order) {
-      if (boundary_ == GtsBoundary::kWhatFits) {
+    if (boundary_ == GtsBoundary::kWhatFits) {
+      double room = target;
+      for (const std::size_t k : r.order) {
         c[k] = std::clamp(room, 0.0, r.w[k]);
-      } else if (room >= r.w[k] + eps) {
-        c[k] = r.w[k];
-      } else if (room > eps) {
-        // The boundary row gets what its weight exceeds W − B by: nothing on an exact hit.
-        c[k] = std::max(0.0, r.w[k] - room);
+        room -= r.w[k];
       }
-      room -= r.w[k];
+    } else {
+      // The rows before the boundary in full; the boundary row what its cumulative weight
+      // exceeds W − B by: nothing on an exact hit.
+      const auto reach = r.firstReaching(target);
+      for (std::size_t at = 0; at < reach.at; ++at) c[r.order[at]] = r.w[r.order[at]];
+      const double excess = reach.cumulative - target;
+      if (reach.at < n && excess > r.eps()) c[r.order[reach.at]] = excess;
     }
     moveFromPivot(in.rows, std::move(c), z, kept);
     return {};
@@ -531,19 +544,14 @@ class ClippedGossipHe final : public Rule {
                                          std::vector<char>& kept) override {
     const std::size_t n = in.rows.size();
     const RobustSumWeights r = robustSumWeights(in);
-    const double eps = 1e-12 * std::max(r.total, 1.0);  // weights are sums of fractions
     double tau = std::numeric_limits<double>::infinity();
-    if (r.byzantine > 0) {
-      double cumulative = 0, below = 0;
-      for (std::size_t at = 0; at < n; ++at) {
-        const std::size_t k = r.order[at];
-        cumulative += r.w[k];
-        if (cumulative >= r.total - r.byzantine - eps) {
-          tau = std::sqrt(below / r.byzantine);
-          break;
-        }
-        below += r.w[k] * in.to_pivot[k];
+    const std::size_t reach = r.byzantine > 0 ? r.firstReaching(r.total - r.byzantine).at : n;
+    if (reach < n) {
+      double below = 0;
+      for (std::size_t at = 0; at < reach; ++at) {
+        below += r.w[r.order[at]] * in.to_pivot[r.order[at]];
       }
+      tau = std::sqrt(below / r.byzantine);
     }
     std::vector<double> c(n, 0.0);
     for (std::size_t k = 1; k < n; ++k) c[k] = r.w[k] * clipFactor(std::sqrt(in.to_pivot[k]), tau);

@@ -88,7 +88,7 @@ Command addTopologyCommand(CLI::App& root) {
                   "random (seeded), centrality (highest betweenness first), cut (greedy: each "
                   "the node that most lowers the honest graph's algebraic connectivity)")
       ->capture_default_str();
-  place->add_option("--seed", o->seed, "random: seed")->capture_default_str();
+  place->add_option("--seed", o->params.seed, "random: seed")->capture_default_str();
   place->add_flag("--json", o->json,
                   "one JSON object: the ids and the placement's breakdown check");
 

@@ -56,6 +56,15 @@ std::string formatCheck(const TopologyCheck& c, const std::optional<BreakdownChe
   return out;
 }
 
+// The breakdown check as JSON (check --json, place --json).
+nlohmann::ordered_json breakdownJson(const BreakdownCheck& b) {
+  return {{"honest_connectivity", b.honest_connectivity},
+          {"byzantine_per_node", b.byzantine_per_node},
+          {"worst_node", b.worst_node},
+          {"ratio", b.ratio},
+          {"beyond", b.beyond()}};
+}
+
 // The same as one JSON object.
 std::string checkToJson(const TopologyCheck& c, const std::optional<BreakdownCheck>& breakdown) {
   nlohmann::ordered_json nodes = nlohmann::ordered_json::array();
@@ -75,13 +84,7 @@ std::string checkToJson(const TopologyCheck& c, const std::optional<BreakdownChe
                            {"breakdown", nullptr},
                            {"warnings", c.warnings},
                            {"cautions", c.cautions}};
-  if (breakdown) {
-    j["breakdown"] = {{"honest_connectivity", breakdown->honest_connectivity},
-                      {"byzantine_per_node", breakdown->byzantine_per_node},
-                      {"worst_node", breakdown->worst_node},
-                      {"ratio", breakdown->ratio},
-                      {"beyond", breakdown->beyond()}};
-  }
+  if (breakdown) j["breakdown"] = breakdownJson(*breakdown);
   return j.dump();
 }
 
@@ -193,30 +196,18 @@ int runTopologyConvert(const TopologyOptions& o) {
 int runTopologyPlace(const TopologyOptions& o) {
   try {
     const Topology t = loadTopology(o.file);
-    const Placement p = placeByzantine(t, o.byzantine_count, o.strategy, o.seed);
+    const Placement p = placeByzantine(t, o.byzantine_count, o.strategy, o.params.seed);
     if (o.json) {
-      nlohmann::ordered_json j;
-      j["strategy"] = std::string(kPlacementStrategies.name(o.strategy));
-      j["requested"] = p.requested;
-      j["byzantine"] = p.byzantine;
-      j["complete"] = p.complete();
-      if (p.breakdown) {
-        j["honest_connectivity"] = p.breakdown->honest_connectivity;
-        j["byzantine_per_node"] = p.breakdown->byzantine_per_node;
-        j["ratio"] = std::isfinite(p.breakdown->ratio) ? nlohmann::json(p.breakdown->ratio)
-                                                       : nlohmann::json(nullptr);
-      }
+      nlohmann::ordered_json j{{"strategy", std::string(kPlacementStrategies.name(o.strategy))},
+                               {"requested", p.requested},
+                               {"byzantine", p.byzantine},
+                               {"complete", p.complete()},
+                               {"breakdown", nullptr}};
+      if (p.breakdown) j["breakdown"] = breakdownJson(*p.breakdown);
       std::cout << j.dump() << "\n";
     } else {
       std::cout << fmt::format("{}\n", fmt::join(p.byzantine, ","));
-      if (p.breakdown) {
-        spdlog::info(
-            "place: {} Byzantine ({}), at most {} per honest node, honest mu_2 {:.4f}, "
-            "2b / mu_2 = {:.3f}{}",
-            p.byzantine.size(), kPlacementStrategies.name(o.strategy),
-            p.breakdown->byzantine_per_node, p.breakdown->honest_connectivity, p.breakdown->ratio,
-            p.breakdown->beyond() ? " (beyond the breakdown bound)" : "");
-      }
+      if (p.breakdown) std::cerr << formatBreakdown(*p.breakdown);
     }
     if (!p.complete()) {
       spdlog::warn(

@@ -5,7 +5,6 @@
 #pragma once
 
 #include <cstddef>
-#include <cstdint>
 #include <string>
 
 #include "topologies/generators.h"
@@ -28,10 +27,9 @@ struct TopologyOptions {
   std::string byzantine;  // check --byzantine: the placement whose breakdown bound to report
   // convert
   std::string from = "yaml", to = "yaml";
-  // place
+  // place (its --seed is params.seed)
   std::size_t byzantine_count = 0;
   topologies::PlacementStrategy strategy = topologies::PlacementStrategy::kRandom;
-  std::uint64_t seed = 1;
 };
 
 // Prints a generated topology as YAML, its regenerating command line as the first comment.

@@ -35,7 +35,7 @@ ExternalLearner::Answer ExternalLearner::submit(std::span<float> vector, double 
           "exchange: a vector of {} values; this peer was made for {}", vector.size(), dimension_));
     }
     caller_ = vector;
-    inbox_loss_ = loss;
+    loss_ = loss;
     in_flight_ = true;
     taken_ = false;
     evaluation_due_ = false;  // the loop went on without reporting
@@ -60,7 +60,11 @@ ExternalLearner::Answer ExternalLearner::await(std::chrono::milliseconds limit) 
 
 void ExternalLearner::withdraw() {
   std::lock_guard lock(mutex_);
-  if (!in_flight_ || caller_.data() == inbox_.data()) return;
+  if (!in_flight_ || caller_.empty() || caller_.data() == inbox_.data()) return;
+  if (taken_) {
+    caller_ = {};  // the node has its copy; the mix goes nowhere
+    return;
+  }
   inbox_.assign(caller_.begin(), caller_.end());
   caller_ = inbox_;
 }
@@ -111,7 +115,7 @@ double ExternalLearner::take(std::vector<float>& into) {
   if (!in_flight_ || taken_) return std::numeric_limits<double>::quiet_NaN();  // not ready()
   std::copy(caller_.begin(), caller_.end(), into.begin());
   taken_ = true;
-  return inbox_loss_;
+  return loss_;
 }
 
 double ExternalLearner::step(std::uint64_t) { return take(params_); }
@@ -126,7 +130,8 @@ void ExternalLearner::roundDone(std::uint64_t, bool evaluation_due) {
   std::lock_guard lock(mutex_);
   if (!in_flight_) return;
   if (taken_) {
-    std::copy(params_.begin(), params_.end(), caller_.begin());  // the one copy out
+    // The one copy out (none when the loop withdrew after the node took its vector).
+    if (!caller_.empty()) std::copy(params_.begin(), params_.end(), caller_.begin());
     last_answer_ = Answer::kMixed;
     evaluation_due_ = evaluation_due;  // set before the loop wakes: it reads it next
     ++rounds_mixed_;

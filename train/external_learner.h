@@ -92,10 +92,11 @@ class ExternalLearner final : public Learner {
 
   mutable std::mutex mutex_;
   std::condition_variable answered_cv_;
-  // The loop's buffer while a vector is in flight (or inbox_, once withdrawn).
+  // The loop's buffer while a vector is in flight; once withdrawn, inbox_ (a copy of the
+  // vector the node had not taken yet) or nothing (it had).
   std::span<float> caller_;
-  std::vector<float> inbox_;  // a withdrawn vector the node has not taken yet
-  double inbox_loss_ = 0;
+  std::vector<float> inbox_;
+  double loss_ = 0;  // the vector's loss
   // A vector is in flight from submit() until its answer; taken_ once the node has it.
   bool in_flight_ = false, taken_ = false, stopped_ = false;
   bool evaluation_due_ = false;

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import collections
 import threading
-from typing import Any, Callable, Dict, Iterable, List, Optional, Union
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
 
 import torch
 
@@ -34,20 +34,13 @@ ParamsT = Union[Iterable[torch.Tensor], Iterable[Dict[str, Any]]]
 
 
 def _tensors(params: ParamsT) -> List[torch.Tensor]:
-    out: List[torch.Tensor] = []
+    """The tensors of `params` (tensors or parameter groups), each once, in order."""
+    out: Dict[int, torch.Tensor] = {}
     for item in params:
-        if isinstance(item, dict):
-            out.extend(item["params"] if not isinstance(item["params"], torch.Tensor)
-                       else [item["params"]])
-        else:
-            out.append(item)
-    seen = set()
-    unique = []
-    for p in out:
-        if id(p) not in seen:
-            seen.add(id(p))
-            unique.append(p)
-    return unique
+        group = item["params"] if isinstance(item, dict) else [item]
+        for p in [group] if isinstance(group, torch.Tensor) else group:
+            out.setdefault(id(p), p)
+    return list(out.values())
 
 
 class Optimizer(torch.optim.Optimizer):
@@ -112,18 +105,17 @@ class Optimizer(torch.optim.Optimizer):
                     p.grad = self.flat_grad[offset:offset + n].view_as(p)
                 self._offsets.append(offset)
                 offset += n
-        self._members = {id(p) for p in self.params}
         self.steps = 0
         self.last_status: Optional[str] = None
         # overlap: the model as sent (_sent) and the exchange's buffer (_wire: the same values,
-        # then the mix); the exchange's thread and its answer; an exchange held back because
-        # the one before came back on an evaluation round and the script reports first.
+        # then the mix); the exchange's thread and its answer; an exchange held back (its loss,
+        # in a tuple) because the one before came back on an evaluation round and the script
+        # reports first.
         self._sent: Optional[torch.Tensor] = None
         self._wire: Optional[torch.Tensor] = None
         self._thread: Optional[threading.Thread] = None
         self._answer: List[Any] = []
-        self._deferred: Optional[Optional[float]] = None
-        self._has_deferred = False
+        self._deferred: Optional[Tuple[Optional[float]]] = None
 
     # The inner optimizer's, so a scheduler's change of lr is the one the inner step uses, and
     # its load_state_dict (which rebinds both) stays visible here.
@@ -148,7 +140,8 @@ class Optimizer(torch.optim.Optimizer):
         this optimizer already exchanges — e.g. a frozen backbone unfrozen for fine-tuning. The
         exchanged vector's length is fixed when the peer starts: a parameter outside it is an
         error, not silently left out of the gossip."""
-        outside = [p for p in _tensors([param_group]) if id(p) not in self._members]
+        members = {id(p) for p in self.params}
+        outside = [p for p in _tensors([param_group]) if id(p) not in members]
         if outside:
             raise ValueError(
                 f"add_param_group: {len(outside)} parameter(s) are not in the exchanged buffer "
@@ -177,25 +170,24 @@ class Optimizer(torch.optim.Optimizer):
             self._gather_grads()
             self.last_status = self.peer.exchange(self.flat_grad, value)
             self.inner.step()
-        elif self.overlap:
-            if self._has_deferred:  # held back for the script's report: it goes now
-                self._has_deferred = False
-                self._begin(self._deferred)
-            self.inner.step()
-            self.steps += 1
-            if self.steps % self.every == 0:
-                self.synchronize()
-                if self.peer.evaluation_due:
-                    # The script evaluates the corrected model and reports before the next
-                    # vector goes (a new one would close the evaluation unreported).
-                    self._deferred, self._has_deferred = value, True
-                else:
-                    self._begin(value)
         else:
+            if self.overlap and self._deferred is not None:  # held back for the report: goes now
+                self._begin(*self._deferred)
+                self._deferred = None
             self.inner.step()
             self.steps += 1
-            if self.steps % self.every == 0:
+            if self.steps % self.every != 0:
+                return result
+            if not self.overlap:
                 self.last_status = self.peer.exchange(self.flat, value)
+                return result
+            self.synchronize()
+            if self.peer.evaluation_due:
+                # The script evaluates the corrected model and reports before the next vector
+                # goes (a new one would close the evaluation unreported).
+                self._deferred = (value,)
+            else:
+                self._begin(value)
         return result
 
     def synchronize(self) -> Optional[str]:

@@ -66,6 +66,16 @@ TEST(ExternalLearner, AWithdrawnVectorIsTheNodesCopyAndTheLoopsBufferIsLeftAlone
   EXPECT_EQ(learner.await(0ms), Answer::kMixed);
   EXPECT_EQ(v, (std::vector<float>{7, 7}));           // the mix went nowhere the loop sees
   EXPECT_EQ(learner.submit(v, 0), Answer::kPending);  // and the next vector is taken
+  // Withdrawn after the node took it: the round goes on with the node's copy, the loop's buffer
+  // is left alone.
+  ASSERT_TRUE(learner.ready([] {}));
+  learner.step(1);
+  learner.withdraw();
+  v = {5, 5};
+  for (float& x : learner.parameters()) x = 4;
+  learner.roundDone(1, false);
+  EXPECT_EQ(learner.await(0ms), Answer::kMixed);
+  EXPECT_EQ(v, (std::vector<float>{5, 5}));
 }
 
 TEST(ExternalLearner, AByzantineRoundPassesTheVectorBackUntouched) {
