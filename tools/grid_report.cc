@@ -34,6 +34,17 @@ double mean(const std::vector<double>& v) {
 std::string csvNumber(double v) { return std::isfinite(v) ? fmt::format("{:.6g}", v) : ""; }
 std::string mdNumber(double v) { return std::isfinite(v) ? fmt::format("{:.4f}", v) : "—"; }
 
+// A markdown table's header row and its separator.
+std::string mdHeader(const std::vector<std::string>& columns) {
+  std::string out = fmt::format("| {} |\n|", fmt::join(columns, " | "));
+  for (std::size_t k = 0; k < columns.size(); ++k) out += "---|";
+  return out + "\n";
+}
+std::vector<std::string> concat(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
 // The breakdown bound's ratio 2b / mu_2 (topologies::breakdownCheck) of each f's placement, in
 // ascending f; an f whose cell cannot be planned or checked is left out.
 std::vector<std::pair<double, double>> breakdownRatios(const Grid& grid,
@@ -65,6 +76,66 @@ double breakdownF(const std::vector<std::pair<double, double>>& ratios) {
     return f0 + (1 - r0) * (f - f0) / (r - r0);
   }
   return kNaN;
+}
+
+// Each setting of the axes other than seed over its seeds: mean ± standard error of the honest
+// mean, the worst seed's, and the worst honest peer on any seed. A seed without a figure (it
+// diverged or did not run) is counted and named, not averaged.
+std::string seedsTable(const Grid& grid, const std::vector<CellResult>& results) {
+  std::vector<std::string> columns{"attack", "rule"};
+  for (const Axis& a : grid.axes) {
+    if (a.name != "attack" && a.name != "rule" && a.name != "seed") columns.push_back(a.name);
+  }
+  const auto keyOf = [&](const Cell& c) {
+    std::vector<std::string> key;
+    for (const auto& name : columns)
+      key.push_back(c.value(name, name == "attack" ? "none" : name == "rule" ? "config" : ""));
+    return key;
+  };
+  std::vector<std::vector<std::string>> keys;
+  std::map<std::vector<std::string>, std::vector<const CellResult*>> groups;
+  for (const CellResult& r : results) {
+    const auto key = keyOf(r.cell);
+    if (!groups.contains(key)) keys.push_back(key);
+    groups[key].push_back(&r);
+  }
+  std::string out =
+      "\n## Over seeds: final honest accuracy (mean over seeds ± standard error; the worst "
+      "seed's mean; the worst honest peer on any seed)\n\n" +
+      mdHeader(concat(columns, {"seeds", "mean ± SE", "worst seed", "worst peer"}));
+  for (const auto& key : keys) {
+    std::vector<double> v;
+    std::vector<std::string> missing;
+    double worst = std::numeric_limits<double>::infinity(), worst_peer = worst;
+    std::string worst_seed;
+    for (const CellResult* r : groups[key]) {
+      const std::string seed = r->cell.value("seed");
+      if (!std::isfinite(r->final_acc_mean)) {
+        missing.push_back(seed);
+        continue;
+      }
+      v.push_back(r->final_acc_mean);
+      if (r->final_acc_mean < worst) {
+        worst = r->final_acc_mean;
+        worst_seed = seed;
+      }
+      if (std::isfinite(r->final_acc_min)) worst_peer = std::min(worst_peer, r->final_acc_min);
+    }
+    const double m = mean(v);
+    double ss = 0;
+    for (const double x : v) ss += (x - m) * (x - m);
+    const std::string se =
+        v.size() > 1
+            ? fmt::format(" ± {:.4f}", std::sqrt(ss / double(v.size() - 1) / double(v.size())))
+            : "";
+    out += fmt::format(
+        "| {} | {}{} | {}{} | {} | {} |\n", fmt::join(key, " | "), v.size(),
+        missing.empty() ? "" : fmt::format(" (no figure: seed {})", fmt::join(missing, ", ")),
+        mdNumber(m), se,
+        v.empty() ? std::string("—") : fmt::format("{:.4f} (seed {})", worst, worst_seed),
+        mdNumber(std::isfinite(worst_peer) ? worst_peer : kNaN));
+  }
+  return out;
 }
 
 }  // namespace
@@ -113,11 +184,9 @@ std::string resultsMarkdown(const Grid& grid, const std::vector<CellResult>& res
       std::count_if(results.begin(), results.end(),
                     [](const auto& r) { return r.status == CellStatus::kError; }));
   const auto table = [&](const char* title, double CellResult::*field) {
-    out += fmt::format(
-        "\n## {} (rows: attack, columns: rule; mean over the other axes)\n\n| attack | {} |\n|---|",
-        title, fmt::join(rules, " | "));
-    for (std::size_t k = 0; k < rules.size(); ++k) out += "---|";
-    out += "\n";
+    out +=
+        fmt::format("\n## {} (rows: attack, columns: rule; mean over the other axes)\n\n", title) +
+        mdHeader(concat({"attack"}, rules));
     for (const auto& a : attacks) {
       out += "| " + a + " |";
       for (const auto& u : rules) {
@@ -161,12 +230,10 @@ std::string resultsMarkdown(const Grid& grid, const std::vector<CellResult>& res
     }
     for (const auto& a : attacks) {
       out += fmt::format(
-          "\n## Breakdown under {}: final honest accuracy (rows: rule, columns: Byzantine peers "
-          "f)\n\n"
-          "| rule | {} |\n|---|",
-          a, fmt::join(fs, " | "));
-      for (std::size_t k = 0; k < fs.size(); ++k) out += "---|";
-      out += "\n";
+                 "\n## Breakdown under {}: final honest accuracy (rows: rule, columns: Byzantine "
+                 "peers f)\n\n",
+                 a) +
+             mdHeader(concat({"rule"}, fs));
       for (const auto& u : rules) {
         out += "| " + u + " |";
         for (const auto& f : fs) {
@@ -183,14 +250,14 @@ std::string resultsMarkdown(const Grid& grid, const std::vector<CellResult>& res
       }
     }
   }
+  const auto seeds = std::find_if(grid.axes.begin(), grid.axes.end(),
+                                  [](const Axis& a) { return a.name == "seed"; });
+  if (seeds != grid.axes.end() && seeds->values.size() > 1) out += seedsTable(grid, results);
   if (!others.empty()) {
-    out += fmt::format(
-        "\n## Every cell\n\n| attack | rule | {} | status | final acc mean | final acc min | "
-        "detection | "
-        "wire MB per honest peer | compression |\n|---|---|",
-        fmt::join(others, " | "));
-    for (std::size_t k = 0; k < others.size() + 6; ++k) out += "---|";
-    out += "\n";
+    out += "\n## Every cell\n\n" +
+           mdHeader(concat(concat({"attack", "rule"}, others),
+                           {"status", "final acc mean", "final acc min", "detection",
+                            "wire MB per honest peer", "compression"}));
     for (const CellResult& r : results) {
       out += fmt::format("| {} | {} |", r.cell.value("attack", "none"),
                          r.cell.value("rule", "config"));
@@ -205,12 +272,10 @@ std::string resultsMarkdown(const Grid& grid, const std::vector<CellResult>& res
   // exchange: hub cells: what each direction carried, and what compressing the broadcast saved.
   if (std::any_of(results.begin(), results.end(),
                   [](const CellResult& r) { return std::isfinite(r.downlink_bytes); })) {
-    out += fmt::format(
-        "\n## Hub traffic (honest peers; MB)\n\n| attack | rule | {} | uplink | downlink | "
-        "dense downlink | downlink saved | downlink ratio |\n|---|---|",
-        fmt::join(others, " | "));
-    for (std::size_t k = 0; k < others.size() + 5; ++k) out += "---|";
-    out += "\n";
+    out +=
+        "\n## Hub traffic (honest peers; MB)\n\n" +
+        mdHeader(concat(concat({"attack", "rule"}, others), {"uplink", "downlink", "dense downlink",
+                                                             "downlink saved", "downlink ratio"}));
     const auto mb = [](double v) {
       return std::isfinite(v) ? fmt::format("{:.2f}", v / 1e6) : "—";
     };

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "node/config.h"
@@ -292,6 +293,41 @@ TEST(Experiment, MarkdownHasBreakdownAndPerCellTablesWhereOtherAxesVary) {
   EXPECT_THAT(md2, ::testing::Not(HasSubstr("rows: attack, columns: rule")));
   EXPECT_THAT(md2,
               HasSubstr("| none | config | `sign` | ok | 0.8000 | 0.7000 | — | 1.0 | 32.0x |"));
+}
+
+TEST(Experiment, MarkdownSummarizesEachSettingOverItsSeeds) {
+  testing::TempDir dir;
+  const Grid g = gridFrom(dir,
+                          "config: c.yaml\ntopology: t.yaml\ngrid: {seed: [1, 2, 3], attack: "
+                          "[ipm], rule: [nna, mean]}\n");
+  std::vector<CellResult> results;
+  for (const Cell& c : expand(g, {})) {
+    // nna: 0.8, 0.9, 0.7 on seeds 1, 2, 3 (mean 0.8, sd 0.1, SE 0.1 / sqrt 3); mean: seed 2
+    // diverged (no figure), 0.5 and 0.4 on the others.
+    const int seed = std::stoi(c.value("seed"));
+    const bool nna = c.value("rule") == "nna";
+    const double acc =
+        nna ? std::array{0.8, 0.9, 0.7}[seed - 1] : std::array{0.5, double(NAN), 0.4}[seed - 1];
+    results.push_back({.cell = c,
+                       .status = std::isfinite(acc) ? CellStatus::kOk : CellStatus::kFailed,
+                       .final_acc_mean = acc,
+                       .final_acc_min = acc - 0.05,
+                       .best_acc_mean = acc,
+                       .consensus_distance = NAN,
+                       .byzantine_leakage = NAN,
+                       .detection_rate = NAN,
+                       .wire_bytes = 1e6,
+                       .compression_ratio = 1,
+                       .wall_seconds = 1});
+  }
+  const std::string md = resultsMarkdown(g, results, {});
+  EXPECT_THAT(md, HasSubstr("| attack | rule | seeds | mean ± SE | worst seed | worst peer |"));
+  EXPECT_THAT(md, HasSubstr("| ipm | nna | 3 | 0.8000 ± 0.0577 | 0.7000 (seed 3) | 0.6500 |"));
+  EXPECT_THAT(md, HasSubstr("| ipm | mean | 2 (no figure: seed 2) | 0.4500 ± 0.0500 | 0.4000 "
+                            "(seed 3) | 0.3500 |"));
+  // One seed: no such table.
+  const Grid one = gridFrom(dir, "config: c.yaml\ntopology: t.yaml\ngrid: {seed: [1]}\n");
+  EXPECT_THAT(resultsMarkdown(one, {}, {}), ::testing::Not(HasSubstr("Over seeds")));
 }
 
 }  // namespace
