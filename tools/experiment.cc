@@ -10,6 +10,7 @@
 
 #include "base/text.h"
 #include "topologies/generators.h"
+#include "topologies/placement.h"
 
 namespace phalanx::tools {
 namespace {
@@ -187,6 +188,42 @@ std::vector<Cell> expand(const Grid& grid, const std::vector<std::string>& filte
   return cells;
 }
 
+namespace {
+
+// The ids a placement axis value ("centrality", "cut", "random" or "random:SEED"; random's seed
+// is otherwise the cell's seed axis, else 1) gives f Byzantine peers on the cell's topology.
+std::vector<std::uint32_t> placedByzantine(const Grid& grid, const Cell& cell,
+                                           const topologies::Topology& topology, std::size_t f,
+                                           const std::string& value) {
+  const auto colon = value.find(':');
+  const std::string name = value.substr(0, colon);
+  const auto strategy = topologies::kPlacementStrategies.parse(name);
+  if (!strategy) {
+    throw GridError(fmt::format("{}: placement: unknown value '{}' (allowed: last, {})",
+                                grid.file.string(), value,
+                                fmt::join(topologies::kPlacementStrategies.names(), ", ")));
+  }
+  std::uint64_t seed = 1;
+  try {
+    if (colon != std::string::npos)
+      seed = std::stoull(value.substr(colon + 1));
+    else if (!cell.value("seed").empty())
+      seed = std::stoull(cell.value("seed"));
+  } catch (const std::exception&) {
+    throw GridError(
+        fmt::format("{}: placement: '{}': a seed is a whole number", grid.file.string(), value));
+  }
+  const topologies::Placement placed = topologies::placeByzantine(topology, f, *strategy, seed);
+  if (!placed.complete()) {
+    throw GridError(fmt::format(
+        "{}: placement {}: only {} of f = {} Byzantine peers fit the honest nodes' budgets",
+        grid.file.string(), value, placed.byzantine.size(), f));
+  }
+  return placed.byzantine;
+}
+
+}  // namespace
+
 CellPlan planCell(const Grid& grid, const Cell& cell, std::uint16_t base_port) {
   std::vector<topologies::NodeSpec> nodes;
   std::vector<topologies::Edge> edges;
@@ -249,12 +286,23 @@ CellPlan planCell(const Grid& grid, const Cell& cell, std::uint16_t base_port) {
     nodes[i].metrics_port = std::uint16_t(base_port + 250 + i);
   }
   CellPlan plan{.topology = topologies::Topology(nodes, edges, budget)};
-  // Byzantine peers: explicit ids, or the last f (an f axis overrides both).
+  // Byzantine peers: explicit ids, or f of them (an f axis overrides both) — the last f, or
+  // where a placement axis puts them.
   const std::string f_axis = cell.value("f");
+  const std::string placement = cell.value("placement", "last");
   if (!f_axis.empty() || grid.byzantine.empty()) {
     const std::size_t f = f_axis.empty() ? grid.f : std::stoul(f_axis);
     if (f > n) throw GridError(fmt::format("{}: f = {} with {} peers", grid.file.string(), f, n));
-    for (std::size_t i = n - f; i < n; ++i) plan.byzantine.push_back(nodes[i].id);
+    if (placement == "last") {
+      for (std::size_t i = n - f; i < n; ++i) plan.byzantine.push_back(nodes[i].id);
+    } else {
+      plan.byzantine = placedByzantine(grid, cell, plan.topology, f, placement);
+    }
+  } else if (placement != "last") {
+    throw GridError(
+        fmt::format("{}: a placement axis chooses the Byzantine ids: give f, not "
+                    "byzantine",
+                    grid.file.string()));
   } else {
     plan.byzantine = grid.byzantine;
   }
@@ -271,7 +319,7 @@ CellPlan planCell(const Grid& grid, const Cell& cell, std::uint16_t base_port) {
     }
   }
   for (const auto& [axis, value] : cell.values) {
-    if (axis == "attack" || axis == "f" || axis == "n") continue;
+    if (axis == "attack" || axis == "f" || axis == "n" || axis == "placement") continue;
     if (axis == "rule") {
       for (auto& s : ruleSets(value)) plan.sets.push_back(std::move(s));
     } else if (value.find('=') != std::string::npos) {

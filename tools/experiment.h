@@ -18,6 +18,9 @@
 //     rule: [nna, "nnm+cwtm", "clipped_gossip:0.1"]   # pre+...+rule[:tau]
 //     seed: [1, 2]
 //     n: [9, 17, 33]                                    # a generated graph's size per cell
+//     placement: [last, random, centrality, cut]        # where the f Byzantine peers sit
+//                          # (topologies/placement.h; random's seed: "random:7", else the
+//                          # cell's seed axis, else 1; last: the last f ids, the default)
 //     compression.density: [0.01, 0.001]
 //     compression: [{codec: topk, density: 0.01, gamma: 0.05}]   # a bundle set together
 //     settings: [{exchange: gradient, compression.feedback: dgc}] # a bundle of top-level paths

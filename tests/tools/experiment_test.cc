@@ -15,6 +15,7 @@
 #include "tests/support/temp_dir.h"
 #include "tools/cell_record.h"
 #include "tools/grid_report.h"
+#include "topologies/placement.h"
 
 namespace phalanx::tools {
 namespace {
@@ -293,6 +294,57 @@ TEST(Experiment, MarkdownHasBreakdownAndPerCellTablesWhereOtherAxesVary) {
   EXPECT_THAT(md2, ::testing::Not(HasSubstr("rows: attack, columns: rule")));
   EXPECT_THAT(md2,
               HasSubstr("| none | config | `sign` | ok | 0.8000 | 0.7000 | — | 1.0 | 32.0x |"));
+}
+
+TEST(Experiment, APlacementAxisChoosesWhereTheByzantinePeersSit) {
+  testing::TempDir dir;
+  // A path 0-1-2-3-4: its middle node lies on the most shortest paths, so centrality takes it;
+  // every node's budget of 1 admits it.
+  std::string path = "byzantine_budget: 1\nnodes:\n";
+  for (int i = 0; i < 5; ++i)
+    path += fmt::format("  - {{id: {}, host: \"127.0.0.1\", port: {}}}\n", i, 7000 + i);
+  dir.write("t.yaml", path + "edges: [[0, 1], [1, 2], [2, 3], [3, 4]]\n");
+  const Grid g = gridFrom(dir,
+                          "config: c.yaml\ntopology: t.yaml\n"
+                          "f: 1\ngrid: {placement: [last, centrality, \"random:3\"], seed: [5]}\n");
+  const auto cells = expand(g, {});
+  ASSERT_EQ(cells.size(), 3u);
+  EXPECT_EQ(planCell(g, cells[0], 30000).byzantine, std::vector<std::uint32_t>{4});
+  const CellPlan central = planCell(g, cells[1], 30000);
+  EXPECT_EQ(central.byzantine, std::vector<std::uint32_t>{2});
+  // The placement is no config field.
+  EXPECT_THAT(central.sets, ::testing::Not(::testing::Contains(HasSubstr("placement"))));
+  // random: its own seed when it names one, else the cell's seed axis.
+  const auto expected = [&](std::uint64_t seed) {
+    return topologies::placeByzantine(central.topology, 1, topologies::PlacementStrategy::kRandom,
+                                      seed)
+        .byzantine;
+  };
+  EXPECT_EQ(planCell(g, cells[2], 30000).byzantine, expected(3));
+  const Grid seeded = gridFrom(
+      dir, "config: c.yaml\ntopology: t.yaml\nf: 1\ngrid: {seed: [5], placement: [random]}\n");
+  EXPECT_EQ(planCell(seeded, expand(seeded, {})[0], 30000).byzantine, expected(5));
+
+  // More than the budgets admit (two attackers next to every honest peer of K4, budget 1), an
+  // unknown strategy, and explicit ids beside a placement are errors that name the grid.
+  const auto error = [&](const std::string& yaml) {
+    const Grid bad = gridFrom(dir, yaml);
+    try {
+      planCell(bad, expand(bad, {})[0], 30000);
+    } catch (const GridError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_THAT(error("config: c.yaml\ntopology: {kind: complete, n: 4, byzantine_budget: 1}\n"
+                    "f: 2\ngrid: {placement: [cut]}\n"),
+              HasSubstr("placement cut: only 1 of f = 2 Byzantine peers fit"));
+  EXPECT_THAT(
+      error("config: c.yaml\ntopology: t.yaml\nf: 1\ngrid: {placement: [hubs]}\n"),
+      HasSubstr("placement: unknown value 'hubs' (allowed: last, random, centrality, cut)"));
+  EXPECT_THAT(error("config: c.yaml\ntopology: t.yaml\nbyzantine: [2]\n"
+                    "grid: {placement: [cut]}\n"),
+              HasSubstr("give f, not byzantine"));
 }
 
 TEST(Experiment, MarkdownSummarizesEachSettingOverItsSeeds) {
