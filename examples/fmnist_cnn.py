@@ -127,10 +127,9 @@ def main():
 
     import phalanx  # PYTHONPATH=build/python (phalanx launch --script sets it)
 
-    dimension = sum(p.numel() for p in model.parameters())
-    explicit = {k: v for k, v in (("topology", args.topology), ("config", args.config),
-                                  ("id", args.id), ("out", args.out)) if v}
-    peer = phalanx.Peer.from_env(dimension=dimension, **explicit)
+    peer = phalanx.Peer.from_env(dimension=sum(p.numel() for p in model.parameters()),
+                                 topology=args.topology, config=args.config, id=args.id,
+                                 out=args.out)
 
     (train_x, train_y), (test_x, test_y) = load_fashion_mnist(args.data)
     # This peer's shard: the same seeded permutation on every peer, one part each.
@@ -144,6 +143,7 @@ def main():
     schedule = torch.optim.lr_scheduler.CosineAnnealingLR(opt, peer.rounds)
     generator = torch.Generator().manual_seed(100 + peer.id)
     step = 0
+    diverged = False
     while not peer.finished:
         batch = torch.randint(len(y), (args.batch,), generator=generator).to(args.device)
         opt.zero_grad()
@@ -160,10 +160,12 @@ def main():
             print(json.dumps({"peer": peer.id, "step": step, "test_accuracy": accuracy,
                               "test_loss": test_loss}), flush=True)
         if not math.isfinite(loss.item()):
+            diverged = True  # the mix took the model to inf or NaN
             break
     opt.synchronize()  # overlap: the last exchange's mix
     peer.close()
-    sys.exit({"completed": 0, "diverged": 3}.get(peer.status, 1))
+    # launch's convention: 3 for a peer that diverged, whether its node or its loss saw it.
+    sys.exit(3 if diverged else {"completed": 0, "diverged": 3}.get(peer.status, 1))
 
 
 if __name__ == "__main__":

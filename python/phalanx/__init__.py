@@ -89,7 +89,9 @@ class Peer:
                  **overrides: Any) -> "Peer":
         """The peer `phalanx launch --script` asked this process to be (PHALANX_TOPOLOGY,
         PHALANX_CONFIG, PHALANX_ID, PHALANX_OUT, PHALANX_SETS as a JSON list, PHALANX_ROUNDS,
-        PHALANX_ATTACK); keyword arguments override them."""
+        PHALANX_ATTACK); keyword arguments override them, except those that are None or ""
+        (a script's unset command-line options: the same script runs under launch or alone)."""
+        overrides = {k: v for k, v in overrides.items() if v is not None and v != ""}
         missing = [v for v in ("PHALANX_TOPOLOGY", "PHALANX_CONFIG", "PHALANX_ID")
                    if v not in os.environ]
         if missing and not {"topology", "config", "id"} <= overrides.keys():

@@ -9,6 +9,13 @@ neighbours and replaced by the robust mix:
 - exchange: gradient: the flat gradient is exchanged and replaced by its robust aggregate
   before the inner step (every step; `every` must be 1).
 
+An outer optimizer (model exchange, `outer_lr`, `outer_momentum`; DiLoCo's, Douillard et al.
+2023, over a robust mix instead of an all-reduce): the exchange's mix M is not taken as the new
+model; the pseudo-gradient Δ = x_start − M (x_start: the model after the previous exchange)
+drives a momentum step from x_start, v = μ·v + Δ, x = x_start − η·(Δ + μ·v) (Nesterov) or
+x_start − η·v. η = 1, μ = 0 (the default) is the mix itself. The step is a function of the mix
+and of the peer's own history only, so it is as robust as the mix (docs/ALGORITHMS.md §3.7).
+
 With overlap=True (model exchange) the exchange runs on a thread while the next local steps
 compute, and its mix lands one exchange late as a correction: the model moves by (mix − the
 model that was sent), so the local steps taken meanwhile are kept — delayed parameter averaging,
@@ -50,11 +57,14 @@ class Optimizer(torch.optim.Optimizer):
     them, trainable or frozen — their sizes must add up to `peer.dimension`; peer: a
     `phalanx.Peer`; inner: the local optimizer (SGD, Adam, ...) over the same parameters;
     every: local steps between exchanges (model exchange only); overlap: exchange in the
-    background, the mix applied one exchange late (model exchange only; see the module's doc).
+    background, the mix applied one exchange late (model exchange only; see the module's doc);
+    outer_lr, outer_momentum, nesterov: the outer optimizer's step from the mix (model exchange,
+    not with overlap; the defaults take the mix as it is).
     """
 
     def __init__(self, params: ParamsT, peer: Any, inner: torch.optim.Optimizer,
-                 every: int = 1, overlap: bool = False) -> None:
+                 every: int = 1, overlap: bool = False, outer_lr: float = 1.0,
+                 outer_momentum: float = 0.0, nesterov: bool = True) -> None:
         # torch.optim.Optimizer.__init__ is not called: it would make groups and state of its
         # own, and these are the inner optimizer's. What torch's step and hook machinery
         # expects of an instance is set here, for the versions that keep it.
@@ -79,6 +89,15 @@ class Optimizer(torch.optim.Optimizer):
             raise ValueError("Optimizer: overlap needs model exchange (a gradient's aggregate is "
                              "what the next step applies)")
         self.overlap = bool(overlap)
+        self.outer_lr, self.outer_momentum = float(outer_lr), float(outer_momentum)
+        self.nesterov = bool(nesterov)
+        self._outer = self.outer_lr != 1.0 or self.outer_momentum != 0.0
+        if not (self.outer_lr > 0 and 0 <= self.outer_momentum < 1):
+            raise ValueError(f"Optimizer: outer_lr {outer_lr} must be > 0 and outer_momentum "
+                             f"{outer_momentum} in [0, 1)")
+        if self._outer and (overlap or peer.exchange_mode != "model"):
+            raise ValueError("Optimizer: an outer optimizer steps from a mix of models (model "
+                             "exchange, without overlap)")
         self.defaults = getattr(inner, "defaults", {})
         for hooks in ("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks",
                       "_optimizer_state_dict_pre_hooks", "_optimizer_state_dict_post_hooks",
@@ -107,6 +126,9 @@ class Optimizer(torch.optim.Optimizer):
                 offset += n
         self.steps = 0
         self.last_status: Optional[str] = None
+        # The outer optimizer's x_start and velocity (None without one).
+        self._start = self.flat.clone() if self._outer else None
+        self._velocity = torch.zeros_like(self.flat) if self._outer else None
         # overlap: the model as sent (_sent) and the exchange's buffer (_wire: the same values,
         # then the mix); the exchange's thread and its answer; an exchange held back (its loss,
         # in a tuple) because the one before came back on an evaluation round and the script
@@ -180,6 +202,8 @@ class Optimizer(torch.optim.Optimizer):
                 return result
             if not self.overlap:
                 self.last_status = self.peer.exchange(self.flat, value)
+                if self._outer:
+                    self._outer_step(self.last_status == "mixed")
                 return result
             self.synchronize()
             if self.peer.evaluation_due:
@@ -189,6 +213,22 @@ class Optimizer(torch.optim.Optimizer):
             else:
                 self._begin(value)
         return result
+
+    def _outer_step(self, mixed: bool) -> None:
+        """flat holds the mix M (when `mixed`): the outer step from x_start, which it becomes."""
+        start, v, x = self._start, self._velocity, self.flat
+        assert start is not None and v is not None
+        with torch.no_grad():
+            if mixed:
+                delta = start.sub_(x)  # Δ = x_start − M, in x_start's buffer
+                v.mul_(self.outer_momentum).add_(delta)
+                x.add_(delta)  # back to x_start
+                if self.nesterov:
+                    x.add_(delta, alpha=-self.outer_lr)
+                    x.add_(v, alpha=-self.outer_lr * self.outer_momentum)
+                else:
+                    x.add_(v, alpha=-self.outer_lr)
+            start.copy_(x)
 
     def synchronize(self) -> Optional[str]:
         """overlap: waits for the exchange in flight and applies its mix as a correction
@@ -256,11 +296,18 @@ class Optimizer(torch.optim.Optimizer):
 
     def state_dict(self) -> Dict[str, Any]:
         self.synchronize()
-        return {"inner": self.inner.state_dict(), "steps": self.steps}
+        state = {"inner": self.inner.state_dict(), "steps": self.steps}
+        if self._start is not None:
+            state["outer"] = {"start": self._start.clone(), "velocity": self._velocity.clone()}
+        return state
 
     def load_state_dict(self, state_dict: Dict[str, Any]) -> None:
         self.inner.load_state_dict(state_dict["inner"])
         self.steps = int(state_dict["steps"])
+        outer = state_dict.get("outer")
+        if outer is not None and getattr(self, "_start", None) is not None:
+            self._start.copy_(outer["start"])
+            self._velocity.copy_(outer["velocity"])
 
     def __repr__(self) -> str:
         return (f"phalanx.Optimizer(peer {self.peer.id}, every {self.every}, "

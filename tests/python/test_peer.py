@@ -1,7 +1,9 @@
 """phalanx.Peer: the C++ node driven by Python training loops — exact mixes over real TCP,
 Byzantine peers, bad input that names what is wrong, and the torch optimizer."""
 
+import argparse
 import json
+import math
 import os
 import signal
 import subprocess
@@ -14,6 +16,8 @@ import pytest
 
 import phalanx
 import phalanx.torch
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 CONFIG = """
 seed: 3
@@ -170,6 +174,9 @@ def test_from_env_needs_the_launchers_variables(monkeypatch):
         monkeypatch.delenv(v, raising=False)
     with pytest.raises(ValueError, match="PHALANX_TOPOLOGY"):
         phalanx.Peer.from_env(dimension=3)
+    # A script's unset options (None, "") are no overrides: still not enough to make a peer.
+    with pytest.raises(ValueError, match="PHALANX_TOPOLOGY"):
+        phalanx.Peer.from_env(dimension=3, topology=None, config="", id=None)
 
 
 torch = pytest.importorskip("torch")
@@ -348,27 +355,34 @@ def alive(pid):
         return False
 
 
+def launch_example(complete_topology, name, data, package, out, launch_args, script_args):
+    """examples/NAME.py under `phalanx launch` with examples/NAME.yaml: 4 peers on a complete
+    graph (b = 1), peer 3 running ALIE. Skips without the binary or the example's data (a file
+    of the Debian package `package`)."""
+    binary = os.environ.get("PHALANX_BINARY")
+    if not binary:
+        pytest.skip("PHALANX_BINARY not set (ctest sets it)")
+    if not os.path.exists(data):
+        pytest.skip(f"the Debian package {package} is not installed")
+    examples = os.path.join(ROOT, "examples")
+    done = subprocess.run(
+        [binary, "launch", "--topology", complete_topology(4, 1, metrics=True),
+         "--config", os.path.join(examples, name + ".yaml"), "--byzantine", "3",
+         "--attack", "alie", "--script", os.path.join(examples, name + ".py"),
+         "--python", sys.executable, "--out", str(out)] + launch_args + ["--"] + script_args,
+        capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+
+
 @pytest.mark.parametrize("overlap", [False, True])
 def test_the_cnn_example_trains_under_launch(complete_topology, tmp_path, overlap):
     """examples/fmnist_cnn.py as the README runs it, shortened: 4 peers, one ALIE; and with the
     exchange overlapped with the next step."""
-    binary = os.environ.get("PHALANX_BINARY")
-    if not binary:
-        pytest.skip("PHALANX_BINARY not set (ctest sets it)")
-    if not os.path.exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz"):
-        pytest.skip("the Debian package dataset-fashion-mnist is not installed")
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    topology = complete_topology(4, 1, metrics=True)
     out = tmp_path / "cnn"
-    done = subprocess.run(
-        [binary, "launch", "--topology", topology,
-         "--config", os.path.join(root, "examples", "fmnist_cnn.yaml"),
-         "--byzantine", "3", "--attack", "alie", "--rounds", "30",
-         "--set", "rounds.eval_every=10", "--set", "rounds.deadline_ms=60000",
-         "--script", os.path.join(root, "examples", "fmnist_cnn.py"),
-         "--python", sys.executable, "--out", str(out)] + (["--", "--overlap"] if overlap else []),
-        capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    launch_example(complete_topology, "fmnist_cnn", "/usr/share/datasets/fashion-mnist/"
+                   "train-images-idx3-ubyte.gz", "dataset-fashion-mnist", out,
+                   ["--rounds", "30", "--set", "rounds.eval_every=10",
+                    "--set", "rounds.deadline_ms=60000"], ["--overlap"] if overlap else [])
     summary = json.load(open(out / "summary.json"))
     assert summary["crashed"] == [] and summary["diverged"] == []
     assert summary["rounds"] == 30
@@ -378,3 +392,57 @@ def test_the_cnn_example_trains_under_launch(complete_topology, tmp_path, overla
     assert summary["honest_accuracy_max"] - summary["honest_accuracy_min"] < 0.02
     evaluated = [json.loads(line) for line in open(out / "node-0.jsonl")]
     assert [r["round"] for r in evaluated if "test_accuracy" in r] == [9, 19, 29]
+
+
+def test_the_language_model_example_trains_under_launch(complete_topology, tmp_path):
+    """examples/char_lm.py as examples/char_lm_grid.py runs it, shortened and shrunk: 4 peers,
+    one ALIE, models mixed every 3 local steps with QSGD 8-bit replicas; then the grid's table
+    over that run."""
+    out = tmp_path / "lm"
+    tiny = ["--dim", "32", "--layers", "1", "--heads", "2", "--context", "16", "--batch", "4",
+            "--eval-windows", "32"]
+    launch_example(complete_topology, "char_lm", "/usr/share/wordnet/data.noun", "wordnet-base",
+                   out, ["--rounds", "6", "--set", "rounds.eval_every=3",
+                         "--set", "compression.codec=qsgd", "--set", "compression.bits=8"],
+                   ["--every", "3"] + tiny)
+    summary = json.load(open(out / "summary.json"))
+    assert summary["crashed"] == [] and summary["diverged"] == [] and summary["rounds"] == 6
+    metrics = summary["honest_metrics"]
+    # 18 local steps take the byte model well below the uniform guess, ln 256 = 5.55 nats.
+    assert metrics["test_loss"]["max"] < math.log(256) - 0.3
+    assert metrics["local_steps"]["min"] == metrics["local_steps"]["max"] == 18
+    records = [json.loads(line) for line in open(out / "node-0.jsonl")]
+    evaluated = [r for r in records if "test_loss" in r]
+    assert [r["round"] for r in evaluated] == [2, 5]
+    for r in evaluated:  # the script's figures, consistent with each other
+        m = r["test_metrics"]
+        assert m["perplexity"] == pytest.approx(math.exp(r["test_loss"]), rel=1e-9)
+        assert m["bits_per_byte"] == pytest.approx(r["test_loss"] / math.log(2), rel=1e-9)
+    # QSGD 8-bit replicas: the bytes sent are a fraction of the dense model's.
+    assert 0 < records[-1]["bytes_sent_total"] < 0.6 * records[-1]["dense_bytes_total"]
+
+    # The grid's report over this run, as the run it names.
+    sys.path.insert(0, os.path.join(ROOT, "examples"))
+    try:
+        import char_lm_grid
+    finally:
+        sys.path.pop(0)
+    grid = tmp_path / "grid"
+    os.makedirs(grid)
+    os.rename(out, grid / "nna-q8-h30-alie")
+    (grid / "nna-q8-h30-alie" / "wall.json").write_text('{"seconds": 12.0, "every": 3}')
+    (grid / "step.json").write_text('{"step_seconds": 0.5}')
+    args = argparse.Namespace(out=str(grid), latency_ms=50.0, rate_mbit=100.0)
+    row = char_lm_grid.read_run(args, "nna-q8-h30-alie", 0.5)
+    assert row["loss_mean"] == pytest.approx(metrics["test_loss"]["mean"], rel=1e-9)
+    assert row["loss_worst"] == pytest.approx(metrics["test_loss"]["max"], rel=1e-9)
+    # The simulated-WAN clock of an honest peer after its 6 rounds: 6 x 3 steps at 0.5 s, 6
+    # latencies of 50 ms, every byte it sent at 100 Mbit/s; the curve holds the honest mean.
+    sent = [[json.loads(line) for line in open(grid / "nna-q8-h30-alie" / f"node-{k}.jsonl")]
+            [-1]["bytes_sent_total"] for k in range(3)]
+    assert row["curve"][-1][1] == pytest.approx(
+        sum(6 * 3 * 0.5 + 6 * 0.05 + b * 8 / 1e8 for b in sent) / 3, rel=1e-9)
+    assert row["curve"][-1][0] == pytest.approx(sum(sent) / 3, rel=1e-9)
+    char_lm_grid.report(args)
+    table = (grid / "results.md").read_text()
+    assert "| models every 3 steps, QSGD 8-bit replicas | nna | alie |" in table

@@ -9,6 +9,7 @@ import os
 import re
 import sys
 import threading
+import types
 
 import pytest
 import torch
@@ -201,3 +202,56 @@ def test_overlap_exchanges_in_the_background_and_applies_the_mix_one_exchange_la
     records = [json.loads(line) for line in open(tmp_path / "node-0.jsonl")]
     assert len(records) == 4
     assert [r["round"] for r in records if "test_accuracy" in r] == [1, 3]
+
+
+@pytest.mark.parametrize("nesterov", [True, False])
+def test_the_outer_optimizer_steps_from_the_mix_with_momentum(complete_topology, config_file,
+                                                              nesterov):
+    """Two peers at 0 and 1 with no local progress: every exchange's mix is their mean; the
+    outer step from each peer's x_start is DiLoCo's, computed here by hand alongside."""
+    peers = make_peers(complete_topology, config_file, 2, 3)
+    lr, mu = 0.5, 0.5
+    models, opts = [], []
+    for i in range(2):
+        model = Tiny()
+        with torch.no_grad():
+            for p in model.parameters():
+                p.fill_(float(i))
+        inner = torch.optim.SGD(model.parameters(), lr=0.0)
+        models.append(model)
+        opts.append(phalanx.Optimizer(model.parameters(), peers[i], inner, every=2,
+                                      outer_lr=lr, outer_momentum=mu, nesterov=nesterov))
+
+    def loop(peer):
+        i = peer.id
+        trace = []
+        while not peer.finished:
+            opts[i].zero_grad()
+            models[i](torch.ones(1, 4)).sum().backward()
+            opts[i].step()
+            if opts[i].steps % 2 == 0 and opts[i].last_status == "mixed":
+                trace.append(opts[i].flat[0].item())
+        peer.close()
+        return trace
+
+    results = run_peers(peers, loop)
+    x, v = [0.0, 1.0], [0.0, 0.0]
+    expected = [[], []]
+    for _ in range(3):
+        mix = sum(x) / 2
+        for i in range(2):
+            delta = x[i] - mix
+            v[i] = mu * v[i] + delta
+            x[i] -= lr * (delta + mu * v[i] if nesterov else v[i])
+            expected[i].append(x[i])
+    for i in range(2):
+        assert results[i] == pytest.approx(expected[i], rel=1e-6)
+    # The defaults are the mix itself; an outer step needs model exchange without overlap.
+    with pytest.raises(ValueError, match="outer optimizer steps from a mix of models"):
+        model = Tiny()
+        phalanx.Optimizer(model.parameters(), types.SimpleNamespace(dimension=23,
+                                                                    exchange_mode="model"),
+                          torch.optim.SGD(model.parameters(), lr=0.1), overlap=True,
+                          outer_momentum=0.9)
+    state = opts[0].state_dict()
+    assert state["outer"]["velocity"][0].item() == pytest.approx(v[0], rel=1e-6)
