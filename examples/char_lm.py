@@ -104,15 +104,18 @@ def validation_windows(data, count, context):
     return windows[:, :-1], windows[:, 1:]
 
 
+def lm_loss(model, x, y, reduction="mean"):
+    """Cross-entropy of the next byte at every position."""
+    return F.cross_entropy(model(x).flatten(0, 1), y.flatten(), reduction=reduction)
+
+
 def evaluate(model, windows, batch=128):
     x, y = windows
     model.eval()
     total = 0.0
     with torch.no_grad():
         for i in range(0, len(x), batch):
-            out = model(x[i:i + batch])
-            total += F.cross_entropy(out.flatten(0, 1), y[i:i + batch].flatten(),
-                                     reduction="sum").item()
+            total += lm_loss(model, x[i:i + batch], y[i:i + batch], "sum").item()
     model.train()
     return total / y.numel()
 
@@ -144,7 +147,7 @@ def train_alone(model, args):
     for step in range(1, args.steps + 1):
         x, y = sample(data, batch, args.context, generator)
         inner.zero_grad()
-        F.cross_entropy(model(x).flatten(0, 1), y.flatten()).backward()
+        lm_loss(model, x, y).backward()
         inner.step()
         lr.step()
         if step % args.eval_steps == 0 or step == args.steps:
@@ -164,7 +167,7 @@ def time_steps(model, args):
             started = time.perf_counter()
         x, y = sample(shards[0], args.batch, args.context, generator)
         inner.zero_grad()
-        F.cross_entropy(model(x).flatten(0, 1), y.flatten()).backward()
+        lm_loss(model, x, y).backward()
         inner.step()
     print(json.dumps({"step_seconds": (time.perf_counter() - started) / args.time_steps,
                       "threads": torch.get_num_threads()}), flush=True)
@@ -235,7 +238,7 @@ def main():
             started = time.perf_counter()
             x, y = sample(data, args.batch, args.context, generator)
             opt.zero_grad()
-            loss = F.cross_entropy(model(x).flatten(0, 1), y.flatten())
+            loss = lm_loss(model, x, y)
             loss.backward()
             compute += time.perf_counter() - started
             opt.step(loss=loss.item())

@@ -26,6 +26,7 @@ reported as measured and is not the WAN time.
 """
 
 import argparse
+import csv
 import json
 import math
 import os
@@ -152,13 +153,14 @@ def read_run(args, name, step):
     curve = [tuple(sum(c[k][i] for c in curves) / len(curves) for i in range(3))
              for k in range(points)]
     exchange, rule, attack = describe(name, h)
-    return {"name": name, "H": h, "exchange": exchange, "rule": rule, "attack": attack, "status": "diverged" if summary["diverged"] else
-            ("crashed" if summary["crashed"] else "completed"),
+    status = ("diverged" if summary["diverged"] else
+              "crashed" if summary["crashed"] else "completed")
+    return {"name": name, "H": h, "exchange": exchange, "rule": rule, "attack": attack,
+            "status": status,
             "loss_mean": sum(finals) / len(finals), "loss_worst": max(finals),
             "bytes_per_peer": sum(sent) / len(sent), "wan_seconds": sum(wan) / len(wan),
             "wall_seconds": wall["seconds"], "beside": wall.get("beside", ""),
-            "diverged_round": min((r for r in [summary.get("rounds")] if summary["diverged"]),
-                                  default=None),
+            "diverged_round": summary["rounds"] if summary["diverged"] else None,
             "curve": curve}
 
 
@@ -212,7 +214,8 @@ def report(args):
                      f"{r['bytes_per_peer'] / 1e6:,.1f} | {fewer} | {r['wan_seconds']:.0f} s | "
                      f"{wall} |")
     if alone:
-        lines.append(f"| alone on the 6 honest shards (batch 96) | — | — | {alone['loss']:.4f} | | "
+        lines.append(f"| alone on the {HONEST_SHARDS} honest shards (batch {HONEST_SHARDS * 16}) "
+                     f"| — | — | {alone['loss']:.4f} | | "
                      f"| 0 | | | {alone['wall_seconds'] / 60:.1f} min |")
     if shared:
         lines += ["", "\\* ran beside another run on the same two cores (its wall time is not "
@@ -222,13 +225,13 @@ def report(args):
         lines += ["", "## Plots", ""] + [f"![{p}](plots/{p})" for p in plots]
     with open(os.path.join(args.out, "results.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
-    with open(os.path.join(args.out, "results.csv"), "w") as f:
+    with open(os.path.join(args.out, "results.csv"), "w", newline="") as f:
         columns = ["name", "H", "exchange", "rule", "attack", "status", "loss_mean",
                    "loss_worst", "bytes_per_peer", "wan_seconds", "wall_seconds"]
-        f.write(",".join(columns) + "\n")
-        for r in rows:
-            f.write(",".join(f'"{r[c]}"' if isinstance(r[c], str) else f"{r[c]:.6g}"
-                             for c in columns) + "\n")
+        writer = csv.writer(f)
+        writer.writerow(columns)
+        writer.writerows([[r[c] if isinstance(r[c], str) else f"{r[c]:.6g}" for c in columns]
+                          for r in rows])
     with open(os.path.join(args.out, "results.json"), "w") as f:
         json.dump({"step_seconds": step, "alone": alone, "runs": rows}, f, indent=1)
     print("\n".join(lines))

@@ -34,6 +34,20 @@ double mean(const std::vector<double>& v) {
 std::string csvNumber(double v) { return std::isfinite(v) ? fmt::format("{:.6g}", v) : ""; }
 std::string mdNumber(double v) { return std::isfinite(v) ? fmt::format("{:.4f}", v) : "—"; }
 
+// A cell's value on an axis, attack and rule defaulted as every table shows them.
+std::string axisValue(const Cell& c, const std::string& axis) {
+  return c.value(axis, axis == "attack" ? "none" : axis == "rule" ? "config" : "");
+}
+
+// attack and rule (every cell has them), then the grid's other axes in file order, less `skip`.
+std::vector<std::string> reportColumns(const Grid& grid, const std::string& skip = "") {
+  std::vector<std::string> columns{"attack", "rule"};
+  for (const Axis& a : grid.axes) {
+    if (a.name != "attack" && a.name != "rule" && a.name != skip) columns.push_back(a.name);
+  }
+  return columns;
+}
+
 // A markdown table's header row and its separator.
 std::string mdHeader(const std::vector<std::string>& columns) {
   std::string out = fmt::format("| {} |\n|", fmt::join(columns, " | "));
@@ -82,14 +96,10 @@ double breakdownF(const std::vector<std::pair<double, double>>& ratios) {
 // mean, the worst seed's, and the worst honest peer on any seed. A seed without a figure (it
 // diverged or did not run) is counted and named, not averaged.
 std::string seedsTable(const Grid& grid, const std::vector<CellResult>& results) {
-  std::vector<std::string> columns{"attack", "rule"};
-  for (const Axis& a : grid.axes) {
-    if (a.name != "attack" && a.name != "rule" && a.name != "seed") columns.push_back(a.name);
-  }
+  const std::vector<std::string> columns = reportColumns(grid, "seed");
   const auto keyOf = [&](const Cell& c) {
     std::vector<std::string> key;
-    for (const auto& name : columns)
-      key.push_back(c.value(name, name == "attack" ? "none" : name == "rule" ? "config" : ""));
+    for (const auto& name : columns) key.push_back(axisValue(c, name));
     return key;
   };
   std::vector<std::vector<std::string>> keys;
@@ -141,11 +151,7 @@ std::string seedsTable(const Grid& grid, const std::vector<CellResult>& results)
 }  // namespace
 
 std::string resultsCsv(const Grid& grid, const std::vector<CellResult>& results) {
-  std::vector<std::string> columns;
-  for (const char* always : {"attack", "rule"}) columns.push_back(always);
-  for (const Axis& a : grid.axes) {
-    if (a.name != "attack" && a.name != "rule") columns.push_back(a.name);
-  }
+  const std::vector<std::string> columns = reportColumns(grid);
   std::string out = fmt::format(
       "{},status,final_acc_mean,final_acc_min,best_acc_mean,consensus_distance,"
       "byzantine_leakage,detection_rate,wire_bytes,compression_ratio,wall_seconds,uplink_bytes,"
@@ -153,8 +159,7 @@ std::string resultsCsv(const Grid& grid, const std::vector<CellResult>& results)
       fmt::join(columns, ","));
   for (const CellResult& r : results) {
     std::vector<std::string> row;
-    for (const auto& c : columns)
-      row.push_back(r.cell.value(c, c == "attack" ? "none" : c == "rule" ? "config" : ""));
+    for (const auto& c : columns) row.push_back(axisValue(r.cell, c));
     out += fmt::format(
         "{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", fmt::join(row, ","),
         kCellStatuses.name(r.status), csvNumber(r.final_acc_mean), csvNumber(r.final_acc_min),

@@ -91,11 +91,11 @@ class Optimizer(torch.optim.Optimizer):
         self.overlap = bool(overlap)
         self.outer_lr, self.outer_momentum = float(outer_lr), float(outer_momentum)
         self.nesterov = bool(nesterov)
-        self._outer = self.outer_lr != 1.0 or self.outer_momentum != 0.0
+        outer = self.outer_lr != 1.0 or self.outer_momentum != 0.0
         if not (self.outer_lr > 0 and 0 <= self.outer_momentum < 1):
             raise ValueError(f"Optimizer: outer_lr {outer_lr} must be > 0 and outer_momentum "
                              f"{outer_momentum} in [0, 1)")
-        if self._outer and (overlap or peer.exchange_mode != "model"):
+        if outer and (overlap or peer.exchange_mode != "model"):
             raise ValueError("Optimizer: an outer optimizer steps from a mix of models (model "
                              "exchange, without overlap)")
         self.defaults = getattr(inner, "defaults", {})
@@ -127,8 +127,8 @@ class Optimizer(torch.optim.Optimizer):
         self.steps = 0
         self.last_status: Optional[str] = None
         # The outer optimizer's x_start and velocity (None without one).
-        self._start = self.flat.clone() if self._outer else None
-        self._velocity = torch.zeros_like(self.flat) if self._outer else None
+        self._start = self.flat.clone() if outer else None
+        self._velocity = torch.zeros_like(self.flat) if outer else None
         # overlap: the model as sent (_sent) and the exchange's buffer (_wire: the same values,
         # then the mix); the exchange's thread and its answer; an exchange held back (its loss,
         # in a tuple) because the one before came back on an evaluation round and the script
@@ -202,7 +202,7 @@ class Optimizer(torch.optim.Optimizer):
                 return result
             if not self.overlap:
                 self.last_status = self.peer.exchange(self.flat, value)
-                if self._outer:
+                if self._start is not None:
                     self._outer_step(self.last_status == "mixed")
                 return result
             self.synchronize()

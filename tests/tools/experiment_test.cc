@@ -27,6 +27,22 @@ Grid gridFrom(const testing::TempDir& dir, const std::string& yaml) {
   return loadGrid(dir.write("g.yaml", yaml));
 }
 
+// A cell that ran: its final accuracies, bytes and compression; the rest not measured.
+CellResult ranCell(const Cell& c, double acc_mean, double acc_min, double wire_bytes,
+                   double compression_ratio) {
+  return {.cell = c,
+          .status = CellStatus::kOk,
+          .final_acc_mean = acc_mean,
+          .final_acc_min = acc_min,
+          .best_acc_mean = acc_mean,
+          .consensus_distance = NAN,
+          .byzantine_leakage = NAN,
+          .detection_rate = NAN,
+          .wire_bytes = wire_bytes,
+          .compression_ratio = compression_ratio,
+          .wall_seconds = 1};
+}
+
 TEST(Experiment, ExpandsTheProductAndFilters) {
   testing::TempDir dir;
   const Grid g =
@@ -243,17 +259,7 @@ TEST(Experiment, MarkdownHasBreakdownAndPerCellTablesWhereOtherAxesVary) {
     // Accuracy falls with f for the mean only: 0.9 - 0.3 f for mean, 0.9 for nna.
     const double f = std::stod(c.value("f"));
     const double acc = c.value("rule") == "mean" ? 0.9 - 0.3 * f : 0.9;
-    results.push_back({.cell = c,
-                       .status = CellStatus::kOk,
-                       .final_acc_mean = acc,
-                       .final_acc_min = acc,
-                       .best_acc_mean = acc,
-                       .consensus_distance = NAN,
-                       .byzantine_leakage = NAN,
-                       .detection_rate = NAN,
-                       .wire_bytes = 2e6,
-                       .compression_ratio = 1,
-                       .wall_seconds = 1});
+    results.push_back(ranCell(c, acc, acc, 2e6, 1));
   }
   const std::string md = resultsMarkdown(g, results, {});
   EXPECT_THAT(md, HasSubstr("| attack | nna | mean |"));  // rules vary: the pivots stay
@@ -278,17 +284,7 @@ TEST(Experiment, MarkdownHasBreakdownAndPerCellTablesWhereOtherAxesVary) {
       gridFrom(dir, "config: c.yaml\ntopology: t.yaml\ngrid: {compression.codec: [none, sign]}\n");
   std::vector<CellResult> two;
   for (const Cell& c : expand(codecs, {})) {
-    two.push_back({.cell = c,
-                   .status = CellStatus::kOk,
-                   .final_acc_mean = 0.8,
-                   .final_acc_min = 0.7,
-                   .best_acc_mean = 0.8,
-                   .consensus_distance = NAN,
-                   .byzantine_leakage = NAN,
-                   .detection_rate = NAN,
-                   .wire_bytes = 1e6,
-                   .compression_ratio = 32,
-                   .wall_seconds = 1});
+    two.push_back(ranCell(c, 0.8, 0.7, 1e6, 32));
   }
   const std::string md2 = resultsMarkdown(codecs, two, {});
   EXPECT_THAT(md2, ::testing::Not(HasSubstr("rows: attack, columns: rule")));
@@ -360,17 +356,8 @@ TEST(Experiment, MarkdownSummarizesEachSettingOverItsSeeds) {
     const bool nna = c.value("rule") == "nna";
     const double acc =
         nna ? std::array{0.8, 0.9, 0.7}[seed - 1] : std::array{0.5, double(NAN), 0.4}[seed - 1];
-    results.push_back({.cell = c,
-                       .status = std::isfinite(acc) ? CellStatus::kOk : CellStatus::kFailed,
-                       .final_acc_mean = acc,
-                       .final_acc_min = acc - 0.05,
-                       .best_acc_mean = acc,
-                       .consensus_distance = NAN,
-                       .byzantine_leakage = NAN,
-                       .detection_rate = NAN,
-                       .wire_bytes = 1e6,
-                       .compression_ratio = 1,
-                       .wall_seconds = 1});
+    results.push_back(ranCell(c, acc, acc - 0.05, 1e6, 1));
+    if (!std::isfinite(acc)) results.back().status = CellStatus::kFailed;
   }
   const std::string md = resultsMarkdown(g, results, {});
   EXPECT_THAT(md, HasSubstr("| attack | rule | seeds | mean ± SE | worst seed | worst peer |"));
