@@ -221,16 +221,31 @@ class AlongMinusMean : public LinearAttack {
 using Ipm = AlongMinusMean<false>;
 using Foe = AlongMinusMean<true>;
 
-// opt_alie / opt_ipm / opt_foe: tau maximizing ‖Agg(Pre(V(tau))) - μ‖ by the §4 line search, where
-// V(tau) is the honest rows followed by f copies of the attack vector. Pivot rules use the
-// first honest row as their pivot.
+// Whether a rule's mix is the same whichever row is its pivot (no pre-aggregators in front).
+bool pivotFree(const AggregatorConfig& rule) {
+  return rule.pre.empty() &&
+         (rule.rule == RuleId::kMean || rule.rule == RuleId::kCwtm || rule.rule == RuleId::kCwmed);
+}
+
+// What an optimized attack's search maximizes.
+enum class Objective : std::uint8_t {
+  kFirstPivot,  // ‖Agg(V(tau)) − μ‖, pivot rules pivoting on the first honest row
+  kEveryPivot,  // ‖(1/h) Σ_i Agg_i(V(tau)) − μ‖, Agg_i pivoting on honest row i (empire)
+};
+
+// opt_alie / opt_ipm / opt_foe / empire: tau maximizing the objective above by a line search,
+// where V(tau) is the honest rows followed by f copies of the attack vector.
 template <class Base>
 class Optimized final : public Base {
  public:
-  // reference_search: lineMaximize (opt_foe, as the MoNNA reference searches FOE's factor)
-  // instead of the §4 lineSearch.
-  Optimized(std::string name, const AttackConfig& c, bool reference_search = false)
-      : Base(std::move(name), 0.0), config_(c), reference_search_(reference_search) {}
+  // reference_search: lineMaximize (opt_foe and empire, as the MoNNA reference searches FOE's
+  // factor) instead of the §4 lineSearch.
+  Optimized(std::string name, const AttackConfig& c, bool reference_search = false,
+            Objective objective = Objective::kFirstPivot)
+      : Base(std::move(name), 0.0),
+        config_(c),
+        reference_search_(reference_search),
+        objective_(objective) {}
 
  protected:
   std::expected<double, std::string> chooseTau(Rows honest) override {
@@ -264,8 +279,34 @@ class Optimized final : public Base {
       return distance(target, {set, config_.target_b, {}, known ? &*known : nullptr}, z,
                       this->mean_);
     };
+    // The MoNNA reference's objective: every honest peer mixes with itself as the pivot, and the
+    // search moves the average of their mixes. Pivot i's rows: its own, the other honest ones in
+    // order, the copies — the same buffers as the first pivot's, so known distances apply.
+    std::vector<double> average;
+    std::vector<std::span<const float>> pivoted(rows.size());
+    const auto distanceOfEveryPivot = [&]() {
+      average.assign(d, 0.0);
+      for (std::size_t i = 0; i < honest.size(); ++i) {
+        pivoted[0] = rows[i];
+        std::copy(rows.begin(), rows.begin() + std::ptrdiff_t(i), pivoted.begin() + 1);
+        std::copy(rows.begin() + std::ptrdiff_t(i) + 1, rows.end(),
+                  pivoted.begin() + std::ptrdiff_t(i) + 1);
+        const double one = distanceOfMix(pivoted, config_.target);
+        if (!std::isfinite(one)) return one;  // the rule refused the set
+        for (std::size_t k = 0; k < d; ++k) average[k] += z[k];
+      }
+      double squared = 0;
+      for (std::size_t k = 0; k < d; ++k) {
+        const double gap = average[k] / double(honest.size()) - double(this->mean_[k]);
+        squared += gap * gap;
+      }
+      return std::sqrt(squared);
+    };
+    const bool every_pivot =
+        objective_ == Objective::kEveryPivot && !pivotFree(config_.target) && honest.size() > 1;
     auto F = [&](double tau) {
       this->compose(tau, attack);
+      if (every_pivot) return distanceOfEveryPivot();
       if (nnm && kernels::allFinite(attack)) {
         const std::vector<std::span<const float>> mixed_rows = nnm->apply(attack);
         return distanceOfMix(mixed_rows, after_nnm);
@@ -289,6 +330,7 @@ class Optimized final : public Base {
  private:
   AttackConfig config_;
   bool reference_search_;
+  Objective objective_;
 };
 
 class Mimic final : public Attack {
@@ -500,6 +542,7 @@ std::expected<std::unique_ptr<Attack>, std::string> makeAttack(const AttackConfi
     case AttackId::kOptAlie:
     case AttackId::kOptIpm:
     case AttackId::kOptFoe:
+    case AttackId::kEmpire:
     case AttackId::kSpectral:
     case AttackId::kOptDissensus: {
       if (c.evals < 1) return std::unexpected(n + ": needs evals >= 1");
@@ -509,6 +552,10 @@ std::expected<std::unique_ptr<Attack>, std::string> makeAttack(const AttackConfi
       if (c.attack == AttackId::kOptIpm) return std::make_unique<Optimized<Ipm>>(n, c);
       if (c.attack == AttackId::kOptFoe) {
         return std::make_unique<Optimized<Foe>>(n, c, /*reference_search=*/true);
+      }
+      if (c.attack == AttackId::kEmpire) {
+        return std::make_unique<Optimized<Foe>>(n, c, /*reference_search=*/true,
+                                                Objective::kEveryPivot);
       }
       if (c.attack == AttackId::kOptDissensus) return std::make_unique<Dissensus>(c);
       return std::make_unique<Spectral>(c);

@@ -28,6 +28,7 @@ enum class AttackId : std::uint8_t {
   kOptAlie,
   kOptIpm,
   kOptFoe,
+  kEmpire,
   kMimic,
   kDissensus,
   kOptDissensus,
@@ -46,6 +47,7 @@ inline constexpr auto kAttacks =
                                {AttackId::kOptAlie, "opt_alie"},
                                {AttackId::kOptIpm, "opt_ipm"},
                                {AttackId::kOptFoe, "opt_foe"},
+                               {AttackId::kEmpire, "empire"},
                                {AttackId::kMimic, "mimic"},
                                {AttackId::kDissensus, "dissensus"},
                                {AttackId::kOptDissensus, "opt_dissensus"},
@@ -70,9 +72,8 @@ struct AttackConfig {
   std::size_t mimic = 0;       // mimic: which honest vector to copy
   double eps = 1.5;            // dissensus (opt_dissensus searches it)
   std::uint64_t seed = 1;      // gaussian
-  // opt_alie / opt_ipm / opt_foe / spectral / opt_dissensus: the rule under attack (its
-  // pre-aggregators included)
-  // and its b.
+  // opt_alie / opt_ipm / opt_foe / empire / spectral / opt_dissensus: the rule under attack
+  // (its pre-aggregators included) and its b.
   AggregatorConfig target;
   std::size_t target_b = 0;
   int evals = 20;

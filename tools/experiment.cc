@@ -266,8 +266,10 @@ CellPlan planCell(const Grid& grid, const Cell& cell, std::uint16_t base_port) {
     const std::size_t n = !n_axis.empty()   ? std::stoul(n_axis)
                           : grid.honest > 0 ? grid.honest + f
                                             : s.n;
-    if (s.kind == topologies::GraphKind::kTwoWorlds)
-      p.byzantine = f;  // the attackers are the last f peers
+    // The attackers are the last f peers, joined to every honest one — unless a placement axis
+    // chooses them among the two worlds' own nodes.
+    if (s.kind == topologies::GraphKind::kTwoWorlds && cell.value("placement", "last") == "last")
+      p.byzantine = f;
     auto made = topologies::generateEdges(*s.kind, n, p);
     if (!made) throw GridError(fmt::format("{}: topology: {}", grid.file.string(), made.error()));
     edges = std::move(*made);

@@ -23,6 +23,17 @@ bool fits(const Topology& t, NodeId candidate, const std::set<NodeId>& byzantine
   return true;
 }
 
+// How many honest nodes have a Byzantine neighbour: the honest peers the coalition can speak to.
+std::size_t reach(const Topology& t, const std::set<NodeId>& byzantine) {
+  std::size_t reached = 0;
+  for (const auto& node : t.nodes()) {
+    if (byzantine.contains(node.id)) continue;
+    if (std::ranges::any_of(t.neighbours(node.id), [&](NodeId n) { return byzantine.contains(n); }))
+      ++reached;
+  }
+  return reached;
+}
+
 std::optional<BreakdownCheck> breakdownOf(const Topology& t, const std::set<NodeId>& byzantine) {
   if (t.size() - byzantine.size() < 2 || t.size() > kMaxSpectralNodes) return std::nullopt;
   return breakdownCheck(t, byzantine);
@@ -99,6 +110,29 @@ Placement placeByzantine(const Topology& topology, std::size_t count, PlacementS
         if (better) {
           best = id;
           best_check = c;
+        }
+      }
+      if (!best) break;
+      byzantine.insert(*best);
+    }
+  } else if (strategy == PlacementStrategy::kMaxSpan) {
+    // Span first (the honest nodes a coalition reaches bound the models it can bias), centrality
+    // to break ties: among candidates reaching as many, the one on the most shortest paths.
+    const std::vector<double> c = betweenness(topology);
+    while (byzantine.size() < count) {
+      std::optional<NodeId> best;
+      std::size_t best_reach = 0;
+      for (const NodeId id : ids) {
+        if (byzantine.contains(id) || !fits(topology, id, byzantine)) continue;
+        std::set<NodeId> trial = byzantine;
+        trial.insert(id);
+        const std::size_t r = reach(topology, trial);
+        const bool better =
+            !best || r > best_reach ||
+            (r == best_reach && c[topology.indexOf(id)] > c[topology.indexOf(*best)]);
+        if (better) {
+          best = id;
+          best_reach = r;
         }
       }
       if (!best) break;

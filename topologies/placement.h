@@ -18,11 +18,13 @@ enum class PlacementStrategy : std::uint8_t {
   kRandom,      // a seeded random order
   kCentrality,  // highest betweenness first (ties: higher degree, then lower id)
   kCut,         // greedy: each step the node that most lowers the honest graph's mu_2
+  kMaxSpan,     // greedy: each step the node that reaches the most honest nodes not yet reached
 };
 inline constexpr auto kPlacementStrategies =
     base::nameTable<PlacementStrategy>({{PlacementStrategy::kRandom, "random"},
                                         {PlacementStrategy::kCentrality, "centrality"},
-                                        {PlacementStrategy::kCut, "cut"}});
+                                        {PlacementStrategy::kCut, "cut"},
+                                        {PlacementStrategy::kMaxSpan, "maxspan"}});
 
 struct Placement {
   std::vector<NodeId> byzantine;  // ascending; fewer than asked when the budgets ran out

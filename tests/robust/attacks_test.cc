@@ -278,18 +278,29 @@ TEST(LineSearch, OptimizedFoeAgainstTheMeanKeepsExpanding) {
   EXPECT_FLOAT_EQ(v[1], float(2 * (1 - tau)));
 }
 
-TEST(LineSearch, OptimizedFoeAgainstNnaIsKeptByNna) {
-  // Honest models around 5 (model space): NNA drops a far (1 - tau) μ, so the best tau found
-  // is one whose vector NNA keeps, and it moves the mix off μ towards 0.
-  AttackConfig c = named("opt_foe");
-  c.f = 2;
-  c.target.rule = RuleId::kNna;
-  c.target_b = 2;
+// Six honest models around 5 (model space), 20 coordinates.
+Matrix modelsAroundFive() {
   Matrix honest = testing::gaussianRows(6, 20, 0.3f, 4);
   for (auto& row : honest) {
     for (float& x : row) x += 5.0f;
   }
-  const auto v = craft(c, honest);
+  return honest;
+}
+
+// `name` sending two copies against NNA told b = 2.
+AttackConfig twoCopiesAgainstNna(std::string_view name) {
+  AttackConfig c = named(name);
+  c.f = 2;
+  c.target.rule = RuleId::kNna;
+  c.target_b = 2;
+  return c;
+}
+
+TEST(LineSearch, OptimizedFoeAgainstNnaIsKeptByNna) {
+  // Honest models around 5 (model space): NNA drops a far (1 - tau) μ, so the best tau found
+  // is one whose vector NNA keeps, and it moves the mix off μ towards 0.
+  const Matrix honest = modelsAroundFive();
+  const auto v = craft(twoCopiesAgainstNna("opt_foe"), honest);
   std::vector<std::span<const float>> rows(honest.begin(), honest.end());
   rows.insert(rows.end(), 2, std::span<const float>(v));
   auto nna = makeAggregator({.rule = RuleId::kNna});
@@ -301,6 +312,45 @@ TEST(LineSearch, OptimizedFoeAgainstNnaIsKeptByNna) {
   meanAndStd(views(honest), mean, {});
   EXPECT_LT(v[0], mean[0]);  // shrunk towards 0
   EXPECT_GT(v[0], 0.0f);
+}
+
+TEST(LineSearch, EmpireMovesTheAverageOfEveryHonestPivotsMix) {
+  // The MoNNA reference's FOE: (1 - tau) μ with tau from lineMaximize of ‖(1/h) Σ_i NNA_i − μ‖,
+  // NNA_i pivoting on honest row i over every honest row and the f copies.
+  AttackConfig c = twoCopiesAgainstNna("empire");
+  const Matrix honest = modelsAroundFive();
+  std::vector<float> mean(20);
+  meanAndStd(views(honest), mean, {});
+  auto nna = makeAggregator({.rule = RuleId::kNna});
+  const auto F = [&](double tau) {
+    std::vector<float> attack(20), z(20);
+    for (std::size_t k = 0; k < 20; ++k) attack[k] = mean[k] + float(tau) * -mean[k];
+    std::vector<double> average(20, 0.0);
+    for (std::size_t i = 0; i < honest.size(); ++i) {
+      std::vector<std::span<const float>> rows{honest[i]};
+      for (std::size_t j = 0; j < honest.size(); ++j) {
+        if (j != i) rows.push_back(honest[j]);
+      }
+      rows.insert(rows.end(), 2, std::span<const float>(attack));
+      EXPECT_TRUE((*nna)->mix({rows, 2, {}}, z).has_value());
+      for (std::size_t k = 0; k < 20; ++k) average[k] += z[k];
+    }
+    double squared = 0;
+    for (std::size_t k = 0; k < 20; ++k) {
+      const double gap = average[k] / 6.0 - mean[k];
+      squared += gap * gap;
+    }
+    return std::sqrt(squared);
+  };
+  const double tau = lineMaximize(F);
+  const auto v = craft(c, honest);
+  for (std::size_t k = 0; k < 20; ++k) EXPECT_FLOAT_EQ(v[k], mean[k] + float(tau) * -mean[k]) << k;
+  EXPECT_GT(tau, 0.0);
+  // Against a rule with no pivot (the mean) the objective is opt_foe's: the same vector.
+  c.target.rule = RuleId::kMean;
+  AttackConfig foe = c;
+  foe.attack = AttackId::kOptFoe;
+  EXPECT_EQ(craft(c, honest), craft(foe, honest));
 }
 
 TEST(LineSearch, OptimizedAlieAgainstNnaStaysWhereItIsKept) {

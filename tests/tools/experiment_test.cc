@@ -337,10 +337,35 @@ TEST(Experiment, APlacementAxisChoosesWhereTheByzantinePeersSit) {
               HasSubstr("placement cut: only 1 of f = 2 Byzantine peers fit"));
   EXPECT_THAT(
       error("config: c.yaml\ntopology: t.yaml\nf: 1\ngrid: {placement: [hubs]}\n"),
-      HasSubstr("placement: unknown value 'hubs' (allowed: last, random, centrality, cut)"));
+      HasSubstr(
+          "placement: unknown value 'hubs' (allowed: last, random, centrality, cut, maxspan)"));
   EXPECT_THAT(error("config: c.yaml\ntopology: t.yaml\nbyzantine: [2]\n"
                     "grid: {placement: [cut]}\n"),
               HasSubstr("give f, not byzantine"));
+}
+
+TEST(Experiment, APlacedTwoWorldsGraphChoosesItsAttackersAmongItsOwnNodes) {
+  testing::TempDir dir;
+  // With the last f ids the two worlds get f extra attackers joined to every honest peer; a
+  // placement instead turns f of the H + f nodes of two cliques (no extra attackers) Byzantine,
+  // each honest peer's budget f.
+  const Grid g = gridFrom(dir,
+                          "config: c.yaml\nhonest: 10\n"
+                          "topology: {kind: two_worlds, links: 2, byzantine_budget: f}\n"
+                          "grid: {f: [2], placement: [last, maxspan]}\n");
+  const auto cells = expand(g, {});
+  ASSERT_EQ(cells.size(), 2u);
+  const CellPlan last = planCell(g, cells[0], 30000);
+  EXPECT_EQ(last.byzantine, (std::vector<std::uint32_t>{10, 11}));
+  EXPECT_EQ(last.topology.degree(10), 10u);
+  const CellPlan placed = planCell(g, cells[1], 30000);
+  ASSERT_EQ(placed.topology.size(), 12u);
+  // Two cliques of 6, two links per node across: every node has 5 + 2 neighbours.
+  for (const auto& node : placed.topology.nodes()) EXPECT_EQ(placed.topology.degree(node.id), 7u);
+  EXPECT_EQ(placed.byzantine, topologies::placeByzantine(placed.topology, 2,
+                                                         topologies::PlacementStrategy::kMaxSpan, 0)
+                                  .byzantine);
+  EXPECT_EQ(placed.byzantine.size(), 2u);
 }
 
 TEST(Experiment, MarkdownSummarizesEachSettingOverItsSeeds) {

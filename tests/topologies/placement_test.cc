@@ -67,11 +67,35 @@ TEST(Placement, CutTakesABridgeEnd) {
             (std::vector<NodeId>{3}));
 }
 
+TEST(Placement, MaxSpanReachesTheMostHonestNodesWhereCentralityTakesTheBridge) {
+  // Two 4-cliques {0..3} and {4..7} joined through node 8 (3 - 8 - 4), budget 1. Betweenness:
+  // 8 carries the 16 cross pairs, 3 and 4 carry 15 each, the others none. Centrality takes 8,
+  // then 3. Maxspan takes 3 (reaches 0, 1, 2 and 8; 4 reaches as many, 3 wins the tie by id),
+  // then cannot take 4 (8 would have two Byzantine neighbours) or 0..2 (they already face 3),
+  // so 5: it reaches 4, 6 and 7, three new honest nodes, as 6 and 7 would.
+  std::vector<Edge> edges{{3, 8}, {4, 8}};
+  for (NodeId a = 0; a < 4; ++a) {
+    for (NodeId b = a + 1; b < 4; ++b) {
+      edges.push_back({a, b});
+      edges.push_back({NodeId(a + 4), NodeId(b + 4)});
+    }
+  }
+  const Topology t = graph(9, edges, 1);
+  EXPECT_EQ(betweenness(t), (std::vector<double>{0, 0, 0, 15, 15, 0, 0, 0, 16}));
+  EXPECT_EQ(placeByzantine(t, 2, PlacementStrategy::kCentrality, 0).byzantine,
+            (std::vector<NodeId>{3, 8}));
+  const Placement span = placeByzantine(t, 2, PlacementStrategy::kMaxSpan, 0);
+  EXPECT_EQ(span.byzantine, (std::vector<NodeId>{3, 5}));
+  EXPECT_TRUE(withinBudgets(t, span.byzantine));
+  // Every honest node now faces one Byzantine neighbour, its budget: a third cannot fit.
+  EXPECT_FALSE(placeByzantine(t, 3, PlacementStrategy::kMaxSpan, 0).complete());
+}
+
 TEST(Placement, BudgetsHoldAndAShortPlacementSaysSo) {
   // Complete graph of 4, budget 1: a second Byzantine peer would give every honest node two.
   const Topology k4 = graph(4, {{0, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 3}}, 1);
-  for (const auto s :
-       {PlacementStrategy::kRandom, PlacementStrategy::kCentrality, PlacementStrategy::kCut}) {
+  for (const auto s : {PlacementStrategy::kRandom, PlacementStrategy::kCentrality,
+                       PlacementStrategy::kCut, PlacementStrategy::kMaxSpan}) {
     const Placement p = placeByzantine(k4, 2, s, 3);
     EXPECT_EQ(p.byzantine.size(), 1u);
     EXPECT_FALSE(p.complete());
@@ -88,6 +112,7 @@ TEST(Placement, BudgetsHoldAndAShortPlacementSaysSo) {
     EXPECT_EQ(p.byzantine, placeByzantine(t, 3, PlacementStrategy::kRandom, seed).byzantine);
   }
   EXPECT_TRUE(withinBudgets(t, placeByzantine(t, 3, PlacementStrategy::kCut, 0).byzantine));
+  EXPECT_TRUE(withinBudgets(t, placeByzantine(t, 3, PlacementStrategy::kMaxSpan, 0).byzantine));
 }
 
 }  // namespace
