@@ -171,6 +171,60 @@ std::string resultsCsv(const Grid& grid, const std::vector<CellResult>& results)
   return out;
 }
 
+// A placement axis: where each strategy put the attackers (the ids and the breakdown check of
+// the placement), then per attack the rules' accuracy under each placement, with the seeded
+// random placements' mean as the row a worst-case placement is measured against.
+std::string placementTables(const Grid& grid, const std::vector<CellResult>& results,
+                            const std::vector<std::string>& attacks,
+                            const std::vector<std::string>& rules) {
+  std::vector<std::string> placements;
+  std::string out =
+      "\n## Where the attackers sit (topologies::placeByzantine; 2b / mu_2 as in "
+      "docs/ALGORITHMS.md §2)\n\n" +
+      mdHeader({"placement", "Byzantine ids", "honest mu_2", "b", "2b / mu_2"});
+  for (const CellResult& r : results) {
+    const std::string p = r.cell.value("placement", "last");
+    if (std::find(placements.begin(), placements.end(), p) != placements.end()) continue;
+    placements.push_back(p);
+    try {
+      const CellPlan plan = planCell(grid, r.cell, 7000);
+      const std::set<topologies::NodeId> ids(plan.byzantine.begin(), plan.byzantine.end());
+      const auto check = topologies::breakdownCheck(plan.topology, ids);
+      out += fmt::format("| {} | {} | {:.3f} | {} | {:.3f} |\n", p, fmt::join(ids, ", "),
+                         check.honest_connectivity, check.byzantine_per_node, check.ratio);
+    } catch (const std::exception& e) {
+      out += fmt::format("| {} | — ({}) | — | — | — |\n", p, e.what());
+    }
+  }
+  const auto isRandom = [](const std::string& p) { return p.starts_with("random"); };
+  const std::size_t randoms = std::count_if(placements.begin(), placements.end(), isRandom);
+  for (const auto& a : attacks) {
+    out += fmt::format(
+               "\n## Placement under {}: final honest accuracy, mean over honest peers (worst "
+               "honest peer) (rows: placement, columns: rule)\n\n",
+               a) +
+           mdHeader(concat({"placement"}, rules));
+    const auto row = [&](const std::string& label, const auto& takes) {
+      out += "| " + label + " |";
+      for (const auto& u : rules) {
+        std::vector<double> mean_acc, worst_acc;
+        for (const CellResult& r : results) {
+          if (axisValue(r.cell, "attack") == a && axisValue(r.cell, "rule") == u &&
+              takes(r.cell.value("placement", "last"))) {
+            mean_acc.push_back(r.final_acc_mean);
+            worst_acc.push_back(r.final_acc_min);
+          }
+        }
+        out += fmt::format(" {} ({}) |", mdNumber(mean(mean_acc)), mdNumber(mean(worst_acc)));
+      }
+      out += "\n";
+    };
+    for (const auto& p : placements) row(p, [&](const std::string& q) { return q == p; });
+    if (randoms > 1) row(fmt::format("random, mean of {}", randoms), isRandom);
+  }
+  return out;
+}
+
 std::string resultsMarkdown(const Grid& grid, const std::vector<CellResult>& results,
                             const std::vector<std::string>& plots) {
   std::vector<std::string> attacks, rules;
@@ -255,6 +309,8 @@ std::string resultsMarkdown(const Grid& grid, const std::vector<CellResult>& res
       }
     }
   }
+  if (std::find(others.begin(), others.end(), "placement") != others.end())
+    out += placementTables(grid, results, attacks, rules);
   const auto seeds = std::find_if(grid.axes.begin(), grid.axes.end(),
                                   [](const Axis& a) { return a.name == "seed"; });
   if (seeds != grid.axes.end() && seeds->values.size() > 1) out += seedsTable(grid, results);

@@ -292,14 +292,19 @@ TEST(Experiment, MarkdownHasBreakdownAndPerCellTablesWhereOtherAxesVary) {
               HasSubstr("| none | config | `sign` | ok | 0.8000 | 0.7000 | — | 1.0 | 32.0x |"));
 }
 
-TEST(Experiment, APlacementAxisChoosesWhereTheByzantinePeersSit) {
-  testing::TempDir dir;
-  // A path 0-1-2-3-4: its middle node lies on the most shortest paths, so centrality takes it;
-  // every node's budget of 1 admits it.
+// t.yaml: the path 0-1-2-3-4, every node's budget 1.
+void writePathOfFive(const testing::TempDir& dir) {
   std::string path = "byzantine_budget: 1\nnodes:\n";
   for (int i = 0; i < 5; ++i)
     path += fmt::format("  - {{id: {}, host: \"127.0.0.1\", port: {}}}\n", i, 7000 + i);
   dir.write("t.yaml", path + "edges: [[0, 1], [1, 2], [2, 3], [3, 4]]\n");
+}
+
+TEST(Experiment, APlacementAxisChoosesWhereTheByzantinePeersSit) {
+  testing::TempDir dir;
+  // Its middle node lies on the most shortest paths, so centrality takes it; every node's budget
+  // of 1 admits it.
+  writePathOfFive(dir);
   const Grid g = gridFrom(dir,
                           "config: c.yaml\ntopology: t.yaml\n"
                           "f: 1\ngrid: {placement: [last, centrality, \"random:3\"], seed: [5]}\n");
@@ -392,6 +397,29 @@ TEST(Experiment, MarkdownSummarizesEachSettingOverItsSeeds) {
   // One seed: no such table.
   const Grid one = gridFrom(dir, "config: c.yaml\ntopology: t.yaml\ngrid: {seed: [1]}\n");
   EXPECT_THAT(resultsMarkdown(one, {}, {}), ::testing::Not(HasSubstr("Over seeds")));
+}
+
+TEST(Experiment, MarkdownTablesEachPlacementBesideTheRandomOnesMean) {
+  testing::TempDir dir;
+  // One attacker on the path: centrality takes the middle node 2.
+  writePathOfFive(dir);
+  const Grid g = gridFrom(dir,
+                          "config: c.yaml\ntopology: t.yaml\nf: 1\n"
+                          "grid: {placement: [\"random:1\", \"random:2\", centrality], attack: "
+                          "[alie], rule: [nna]}\n");
+  std::vector<CellResult> results;
+  for (const Cell& c : expand(g, {})) {
+    const std::string p = c.value("placement");
+    const double acc = p == "random:1" ? 0.8 : p == "random:2" ? 0.7 : 0.5;
+    results.push_back(ranCell(c, acc, acc - 0.1, 1e6, 1));
+  }
+  const std::string md = resultsMarkdown(g, results, {});
+  // The middle node splits the path: mu_2 = 0, beyond the bound.
+  EXPECT_THAT(md, HasSubstr("| centrality | 2 | 0.000 | 1 | inf |"));
+  EXPECT_THAT(md, HasSubstr("## Placement under alie: final honest accuracy"));
+  EXPECT_THAT(md, HasSubstr("| random:2 | 0.7000 (0.6000) |"));
+  EXPECT_THAT(md, HasSubstr("| centrality | 0.5000 (0.4000) |"));
+  EXPECT_THAT(md, HasSubstr("| random, mean of 2 | 0.7500 (0.6500) |"));
 }
 
 }  // namespace
