@@ -359,24 +359,27 @@ double trimmedMean(std::span<const double> values, std::span<const double> weigh
   return kept > 1e-12 * total ? sum / kept : median;
 }
 
-// A direction e through the pivot c, measured once per mix: ‖e‖ and ⟨c, e⟩/‖e‖. The radial
-// trim's is the pivot's own, e = c; the principal trim's the offsets' principal direction.
+// A direction e through the pivot c = rows[0], measured once per mix: ‖e‖, ⟨c, e⟩/‖e‖ and every
+// row's offset along it, in one pass over the rows. The radial trim's is the pivot's own, e = c;
+// the principal trim's the offsets' principal direction.
 struct TrimAxis {
-  TrimAxis(std::span<const float> pivot, std::span<const float> direction)
-      : c(pivot), e(direction), norm(std::sqrt(kernels::squaredNorm(direction))) {
-    if (norm > 0) along = kernels::dot(c, e) / norm;
+  TrimAxis(Rows rows, std::span<const float> direction) : c(rows[0]), e(direction) {
+    std::vector<std::span<const float>> with_e(rows.begin(), rows.end());
+    with_e.push_back(e);
+    std::vector<double> products(with_e.size());
+    kernels::dots(with_e, e, products);
+    norm = std::sqrt(products.back());
+    if (norm > 0) along = products[0] / norm;
+    along_rows.assign(rows.size(), 0.0);
+    if (!(norm > 0)) return;
+    for (std::size_t k = 1; k < rows.size(); ++k) along_rows[k] = products[k] / norm - along;
   }
   std::span<const float> c, e;
-  double norm;
+  double norm = 0;
   double along = 0;
+  std::vector<double> along_rows;  // ⟨r_k - c, e/‖e‖⟩ (the pivot's 0); all zero when e = 0
 
-  // ⟨r_k - c, e/‖e‖⟩ for every row (the pivot's 0); all zero when e = 0.
-  std::vector<double> offsets(Rows rows) const {
-    std::vector<double> out(rows.size(), 0.0);
-    if (!(norm > 0)) return out;
-    for (std::size_t k = 1; k < rows.size(); ++k) out[k] = kernels::dot(rows[k], e) / norm - along;
-    return out;
-  }
+  const std::vector<double>& offsets() const { return along_rows; }
   // Moves z along e so that ⟨z - c, e/‖e‖⟩ = target; nothing when e = 0.
   void set(double target, std::span<float> z) const {
     if (!(norm > 0)) return;
@@ -477,12 +480,12 @@ class CsPlus final : public Rule {
     moveFromPivot(in.rows, std::move(c), z, kept);
     if (trim_ == CsPlusTrim::kNone || n < 3) return {};
     const auto trimAlong = [&](const TrimAxis& axis) {
-      std::vector<double> along = axis.offsets(in.rows);
+      std::vector<double> along = axis.offsets();
       for (std::size_t k = 1; k < n; ++k) along[k] *= f[k];
       axis.set(r.total * trimmedMean(along, r.w, r.byzantine), z);
     };
     const bool radial = trim_ == CsPlusTrim::kRadial || trim_ == CsPlusTrim::kBoth;
-    if (radial) trimAlong(TrimAxis(in.rows[0], in.rows[0]));
+    if (radial) trimAlong(TrimAxis(in.rows, in.rows[0]));
     if (trim_ == CsPlusTrim::kRadial) return {};
     std::vector<float> principal =
         principalDirection(in.rows, in.to_pivot, r.w, f, in.known_distances);
@@ -492,7 +495,7 @@ class CsPlus final : public Rule {
       if (cc > 0)
         kernels::axpy(float(-kernels::dot(principal, in.rows[0]) / cc), in.rows[0], principal);
     }
-    trimAlong(TrimAxis(in.rows[0], principal));
+    trimAlong(TrimAxis(in.rows, principal));
     return {};
   }
 
@@ -610,8 +613,8 @@ class RadialNna final : public Rule {
     if (auto ok = nna_->apply(plain, z, kept); !ok) return ok;
     const std::size_t n = in.rows.size();
     if (n < 3) return {};  // nothing to trim
-    const TrimAxis axis(in.rows[0], in.rows[0]);
-    const std::vector<double> along = axis.offsets(in.rows);
+    const TrimAxis axis(in.rows, in.rows[0]);
+    const std::vector<double>& along = axis.offsets();
     std::vector<double> values, ones;
     for (std::size_t k = 0; k < n; ++k) {
       if (!kept[k]) continue;

@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
 
+#include "kernels/vector_ops.h"
 #include "tests/support/rows.h"
 
 namespace phalanx::kernels {
@@ -36,6 +38,23 @@ TEST(BatchOps, DistancesMatchNaiveOnSizesAcrossBlockBoundaries) {
         if (i == 0) {
           EXPECT_NEAR(to[j], naive, 1e-5 * naive + 1e-12);
         }
+      }
+    }
+  }
+}
+
+TEST(BatchOps, DotsAreDotBitForBitWhateverTheRowCount) {
+  // Full groups of eight, a padded last group, a single row left, and empty rows.
+  for (std::size_t n : {0u, 1u, 2u, 7u, 8u, 9u, 17u, 26u}) {
+    for (std::size_t d : {0u, 1u, 5u, 79510u}) {
+      SCOPED_TRACE(::testing::Message() << n << " rows of " << d);
+      const auto m = gaussianRows(n, d, 3.0f, n * 131 + d);
+      const auto y = gaussianRows(1, d, 0.5f, d + 7)[0];
+      std::vector<double> got(n);
+      dots(views(m), y, got);
+      for (std::size_t k = 0; k < n; ++k) {
+        const double want = dot(m[k], y);
+        EXPECT_EQ(std::memcmp(&got[k], &want, sizeof want), 0) << k << ": " << got[k];
       }
     }
   }
