@@ -428,6 +428,7 @@ Config parse(const YAML::Node& root, const Source& source, base::FieldLog* log =
     entry.number("sigma", b.sigma, 0, kHuge);
     entry.number("eps", b.eps, -kHuge, kHuge);
     entry.boolean("collude", b.collude);
+    entry.choice("pivots", b.pivots, kSearchPivots);
     entry.finish();
     if (!template_entry) c.byzantine[id] = b;
   }

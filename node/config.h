@@ -189,12 +189,20 @@ struct ControlConfig {
 // ConfigError when the file cannot be read, is empty, or group or others may read it.
 std::string controlToken(const ControlConfig& control);
 
+// What an optimized attack's line search (opt_alie, opt_ipm, opt_foe) measures against a rule
+// with a pivot: the first honest peer's mix, or the average of every honest peer's own mix (the
+// MoNNA reference code's objective; robust/attacks.h).
+enum class SearchPivots : std::uint8_t { kFirst, kEvery };
+inline constexpr auto kSearchPivots = base::nameTable<SearchPivots>(
+    {{SearchPivots::kFirst, "first"}, {SearchPivots::kEvery, "every"}});
+
 struct ByzantineConfig {
   AttackSpec attack;
   double tau = 0;  // 0: the attack's default
   double sigma = 1.0;
   double eps = 1.5;
   bool collude = false;
+  SearchPivots pivots = SearchPivots::kFirst;
 };
 
 struct Config;

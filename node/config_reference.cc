@@ -105,6 +105,9 @@ const std::map<std::string_view, std::string_view>& meanings() {
       {"byzantine.ID.sigma", "the gaussian attack's standard deviation"},
       {"byzantine.ID.eps", "dissensus' factor"},
       {"byzantine.ID.collude", "pool vectors with the other colluding attackers"},
+      {"byzantine.ID.pivots",
+       "opt_alie / opt_ipm / opt_foe against a pivot rule: search against the first honest "
+       "peer's mix, or the average of every honest peer's (empire's objective)"},
   };
   return table;
 }

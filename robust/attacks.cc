@@ -548,10 +548,15 @@ std::expected<std::unique_ptr<Attack>, std::string> makeAttack(const AttackConfi
       if (c.evals < 1) return std::unexpected(n + ": needs evals >= 1");
       if (auto probe = makeAggregator(c.target); !probe)
         return std::unexpected(n + ": " + probe.error());
-      if (c.attack == AttackId::kOptAlie) return std::make_unique<Optimized<Alie>>(n, c);
-      if (c.attack == AttackId::kOptIpm) return std::make_unique<Optimized<Ipm>>(n, c);
+      const Objective objective = c.every_pivot ? Objective::kEveryPivot : Objective::kFirstPivot;
+      if (c.attack == AttackId::kOptAlie) {
+        return std::make_unique<Optimized<Alie>>(n, c, /*reference_search=*/false, objective);
+      }
+      if (c.attack == AttackId::kOptIpm) {
+        return std::make_unique<Optimized<Ipm>>(n, c, /*reference_search=*/false, objective);
+      }
       if (c.attack == AttackId::kOptFoe) {
-        return std::make_unique<Optimized<Foe>>(n, c, /*reference_search=*/true);
+        return std::make_unique<Optimized<Foe>>(n, c, /*reference_search=*/true, objective);
       }
       if (c.attack == AttackId::kEmpire) {
         return std::make_unique<Optimized<Foe>>(n, c, /*reference_search=*/true,

@@ -71,7 +71,9 @@ struct AttackConfig {
   bool scale_to_mean = false;  // gaussian: sigma = ‖μ‖ / √d
   std::size_t mimic = 0;       // mimic: which honest vector to copy
   double eps = 1.5;            // dissensus (opt_dissensus searches it)
-  std::uint64_t seed = 1;      // gaussian
+  // opt_alie / opt_ipm / opt_foe: the search averages every honest pivot's mix, as empire does
+  bool every_pivot = false;
+  std::uint64_t seed = 1;  // gaussian
   // opt_alie / opt_ipm / opt_foe / empire / spectral / opt_dissensus: the rule under attack
   // (its pre-aggregators included) and its b.
   AggregatorConfig target;

@@ -364,14 +364,15 @@ double trimmedMean(std::span<const double> values, std::span<const double> weigh
 // the principal trim's the offsets' principal direction.
 struct TrimAxis {
   TrimAxis(Rows rows, std::span<const float> direction) : c(rows[0]), e(direction) {
+    along_rows.assign(rows.size(), 0.0);
+    if (e.empty()) return;  // no axis (principalDirection found none): e = 0
     std::vector<std::span<const float>> with_e(rows.begin(), rows.end());
     with_e.push_back(e);
     std::vector<double> products(with_e.size());
     kernels::dots(with_e, e, products);
     norm = std::sqrt(products.back());
-    if (norm > 0) along = products[0] / norm;
-    along_rows.assign(rows.size(), 0.0);
     if (!(norm > 0)) return;
+    along = products[0] / norm;
     for (std::size_t k = 1; k < rows.size(); ++k) along_rows[k] = products[k] / norm - along;
   }
   std::span<const float> c, e;

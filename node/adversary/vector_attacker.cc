@@ -60,6 +60,7 @@ std::expected<std::unique_ptr<robust::Attack>, std::string> VectorAttacker::make
                          .f = std::max<std::size_t>(1, byzantine_.size()),
                          .sigma = byz.sigma,
                          .eps = byz.eps,
+                         .every_pivot = byz.pivots == SearchPivots::kEvery,
                          .seed = byz.collude ? config.seed * 31 + 7 : config.seed + host_.self(),
                          .target = ruleConfig(config, host_.self()),
                          .target_b = topology.defaultBudget()};

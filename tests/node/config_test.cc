@@ -87,7 +87,7 @@ mixing: {rule: cwtm, pre: [nnm, "clip:2.0", arc, "bucketing:2"], tau: 0.1, iters
 rounds: {count: 300, deadline_ms: 2000, eval_every: 50}
 checkpoint: {dir: /tmp/ck, every: 10}
 security: {mode: tls, ca: ca.pem, cert: n.pem, key: n.key}
-byzantine: {3: {attack: alie, tau: 1.5}, 7: {attack: signflip, collude: true}}
+byzantine: {3: {attack: alie, tau: 1.5}, 7: {attack: opt_foe, collude: true, pivots: every}}
 )",
                                "c.yaml");
   EXPECT_EQ(c.seed, 7u);
@@ -106,7 +106,9 @@ byzantine: {3: {attack: alie, tau: 1.5}, 7: {attack: signflip, collude: true}}
   EXPECT_EQ(c.security.mode, SecurityMode::kTls);
   ASSERT_EQ(c.byzantine.size(), 2u);
   EXPECT_EQ(c.byzantine.at(3).attack.name(), "alie");
+  EXPECT_EQ(c.byzantine.at(3).pivots, SearchPivots::kFirst);
   EXPECT_TRUE(c.byzantine.at(7).collude);
+  EXPECT_EQ(c.byzantine.at(7).pivots, SearchPivots::kEvery);
 }
 
 TEST(Config, UnknownFieldNamesFileFieldAndAllowedOnes) {

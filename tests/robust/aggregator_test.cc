@@ -388,6 +388,14 @@ TEST(CsPlus, ClipsAtTheDistanceBeyondWhichTwiceTheByzantineWeightLies) {
   EXPECT_EQ(r.report.kept, (std::vector<char>{1, 0, 0, 0}));
 }
 
+TEST(CsPlusPt, RowsThatAllAgreeHaveNoAxisAndMixToThemselves) {
+  // Every offset 0: no principal direction to trim along; the mix is the common row.
+  for (const char* name : {"cs_plus_pt", "cs_plus_rpt", "cs_plus_rt", "nna_rt"}) {
+    const auto m = mixWith(rule(name), {{1, 2, 3}, {1, 2, 3}, {1, 2, 3}, {1, 2, 3}}, 1);
+    EXPECT_EQ(m.z, (std::vector<float>{1, 2, 3})) << name;
+  }
+}
+
 TEST(Gts, KeepsTheClosestWeightUpToTotalMinusB) {
   // Default weights 1/4 (self 1/4); b = 1 keeps weight 3/4: self, 1 and 2 -> 0.25 * (1 + 2).
   auto r = mixWith(rule("gts"), {{0}, {1}, {2}, {10}}, 1);

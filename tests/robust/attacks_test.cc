@@ -346,6 +346,11 @@ TEST(LineSearch, EmpireMovesTheAverageOfEveryHonestPivotsMix) {
   const auto v = craft(c, honest);
   for (std::size_t k = 0; k < 20; ++k) EXPECT_FLOAT_EQ(v[k], mean[k] + float(tau) * -mean[k]) << k;
   EXPECT_GT(tau, 0.0);
+  // opt_foe searching against every pivot is empire.
+  AttackConfig every = c;
+  every.attack = AttackId::kOptFoe;
+  every.every_pivot = true;
+  EXPECT_EQ(craft(every, honest), v);
   // Against a rule with no pivot (the mean) the objective is opt_foe's: the same vector.
   c.target.rule = RuleId::kMean;
   AttackConfig foe = c;
