@@ -227,25 +227,17 @@ bool pivotFree(const AggregatorConfig& rule) {
          (rule.rule == RuleId::kMean || rule.rule == RuleId::kCwtm || rule.rule == RuleId::kCwmed);
 }
 
-// What an optimized attack's search maximizes.
-enum class Objective : std::uint8_t {
-  kFirstPivot,  // ‖Agg(V(tau)) − μ‖, pivot rules pivoting on the first honest row
-  kEveryPivot,  // ‖(1/h) Σ_i Agg_i(V(tau)) − μ‖, Agg_i pivoting on honest row i (empire)
-};
-
-// opt_alie / opt_ipm / opt_foe / empire: tau maximizing the objective above by a line search,
-// where V(tau) is the honest rows followed by f copies of the attack vector.
+// opt_alie / opt_ipm / opt_foe / empire: tau maximizing by a line search ‖Agg(V(tau)) − μ‖, a
+// pivot rule pivoting on the first honest row, or with AttackConfig::every_pivot (empire)
+// ‖(1/h) Σ_i Agg_i(V(tau)) − μ‖, Agg_i pivoting on honest row i; V(tau) is the honest rows
+// followed by f copies of the attack vector.
 template <class Base>
 class Optimized final : public Base {
  public:
   // reference_search: lineMaximize (opt_foe and empire, as the MoNNA reference searches FOE's
   // factor) instead of the §4 lineSearch.
-  Optimized(std::string name, const AttackConfig& c, bool reference_search = false,
-            Objective objective = Objective::kFirstPivot)
-      : Base(std::move(name), 0.0),
-        config_(c),
-        reference_search_(reference_search),
-        objective_(objective) {}
+  Optimized(std::string name, const AttackConfig& c, bool reference_search = false)
+      : Base(std::move(name), 0.0), config_(c), reference_search_(reference_search) {}
 
  protected:
   std::expected<double, std::string> chooseTau(Rows honest) override {
@@ -302,8 +294,7 @@ class Optimized final : public Base {
       }
       return std::sqrt(squared);
     };
-    const bool every_pivot =
-        objective_ == Objective::kEveryPivot && !pivotFree(config_.target) && honest.size() > 1;
+    const bool every_pivot = config_.every_pivot && !pivotFree(config_.target) && honest.size() > 1;
     auto F = [&](double tau) {
       this->compose(tau, attack);
       if (every_pivot) return distanceOfEveryPivot();
@@ -330,7 +321,6 @@ class Optimized final : public Base {
  private:
   AttackConfig config_;
   bool reference_search_;
-  Objective objective_;
 };
 
 class Mimic final : public Attack {
@@ -548,19 +538,15 @@ std::expected<std::unique_ptr<Attack>, std::string> makeAttack(const AttackConfi
       if (c.evals < 1) return std::unexpected(n + ": needs evals >= 1");
       if (auto probe = makeAggregator(c.target); !probe)
         return std::unexpected(n + ": " + probe.error());
-      const Objective objective = c.every_pivot ? Objective::kEveryPivot : Objective::kFirstPivot;
-      if (c.attack == AttackId::kOptAlie) {
-        return std::make_unique<Optimized<Alie>>(n, c, /*reference_search=*/false, objective);
-      }
-      if (c.attack == AttackId::kOptIpm) {
-        return std::make_unique<Optimized<Ipm>>(n, c, /*reference_search=*/false, objective);
-      }
+      if (c.attack == AttackId::kOptAlie) return std::make_unique<Optimized<Alie>>(n, c);
+      if (c.attack == AttackId::kOptIpm) return std::make_unique<Optimized<Ipm>>(n, c);
       if (c.attack == AttackId::kOptFoe) {
-        return std::make_unique<Optimized<Foe>>(n, c, /*reference_search=*/true, objective);
+        return std::make_unique<Optimized<Foe>>(n, c, /*reference_search=*/true);
       }
-      if (c.attack == AttackId::kEmpire) {
-        return std::make_unique<Optimized<Foe>>(n, c, /*reference_search=*/true,
-                                                Objective::kEveryPivot);
+      if (c.attack == AttackId::kEmpire) {  // opt_foe searching against every pivot
+        AttackConfig every = c;
+        every.every_pivot = true;
+        return std::make_unique<Optimized<Foe>>(n, every, /*reference_search=*/true);
       }
       if (c.attack == AttackId::kOptDissensus) return std::make_unique<Dissensus>(c);
       return std::make_unique<Spectral>(c);

@@ -8,6 +8,7 @@
 #include <numeric>
 #include <random>
 #include <set>
+#include <utility>
 
 namespace phalanx::topologies {
 namespace {
@@ -32,6 +33,30 @@ std::size_t reach(const Topology& t, const std::set<NodeId>& byzantine) {
       ++reached;
   }
   return reached;
+}
+
+// Adds the fitting candidate with the highest key(trial set, candidate) — pairs compared in
+// order, the lowest id on a tie — one at a time, until `count` are placed, none fits, or only
+// `keep_honest` honest nodes would be left.
+template <class Key>
+void addGreedily(const Topology& t, const std::vector<NodeId>& ids, std::size_t count,
+                 std::size_t keep_honest, std::set<NodeId>& byzantine, Key key) {
+  while (byzantine.size() < count && t.size() - byzantine.size() > keep_honest) {
+    std::optional<NodeId> best;
+    std::pair<double, double> best_key;
+    for (const NodeId id : ids) {
+      if (byzantine.contains(id) || !fits(t, id, byzantine)) continue;
+      std::set<NodeId> trial = byzantine;
+      trial.insert(id);
+      const std::pair<double, double> k = key(trial, id);
+      if (!best || k > best_key) {
+        best = id;
+        best_key = k;
+      }
+    }
+    if (!best) break;
+    byzantine.insert(*best);
+  }
 }
 
 std::optional<BreakdownCheck> breakdownOf(const Topology& t, const std::set<NodeId>& byzantine) {
@@ -94,50 +119,19 @@ Placement placeByzantine(const Topology& topology, std::size_t count, PlacementS
                       "eigenvalue problem per candidate and step)",
                       topology.size(), kMaxSpectralNodes));
     }
-    while (byzantine.size() < count && topology.size() - byzantine.size() > 2) {
-      // The candidate whose turn leaves the honest graph least connected for its b: the
-      // highest 2b / mu_2, then the lowest mu_2, then the lowest id.
-      std::optional<NodeId> best;
-      BreakdownCheck best_check;
-      for (const NodeId id : ids) {
-        if (byzantine.contains(id) || !fits(topology, id, byzantine)) continue;
-        std::set<NodeId> trial = byzantine;
-        trial.insert(id);
-        const BreakdownCheck c = breakdownCheck(topology, trial);
-        const bool better =
-            !best || c.ratio > best_check.ratio ||
-            (c.ratio == best_check.ratio && c.honest_connectivity < best_check.honest_connectivity);
-        if (better) {
-          best = id;
-          best_check = c;
-        }
-      }
-      if (!best) break;
-      byzantine.insert(*best);
-    }
+    // The candidate whose turn leaves the honest graph least connected for its b: the highest
+    // 2b / mu_2, then the lowest mu_2; breakdownCheck needs two honest nodes left.
+    addGreedily(topology, ids, count, 2, byzantine, [&](const std::set<NodeId>& trial, NodeId) {
+      const BreakdownCheck c = breakdownCheck(topology, trial);
+      return std::pair{c.ratio, -c.honest_connectivity};
+    });
   } else if (strategy == PlacementStrategy::kMaxSpan) {
     // Span first (the honest nodes a coalition reaches bound the models it can bias), centrality
     // to break ties: among candidates reaching as many, the one on the most shortest paths.
     const std::vector<double> c = betweenness(topology);
-    while (byzantine.size() < count) {
-      std::optional<NodeId> best;
-      std::size_t best_reach = 0;
-      for (const NodeId id : ids) {
-        if (byzantine.contains(id) || !fits(topology, id, byzantine)) continue;
-        std::set<NodeId> trial = byzantine;
-        trial.insert(id);
-        const std::size_t r = reach(topology, trial);
-        const bool better =
-            !best || r > best_reach ||
-            (r == best_reach && c[topology.indexOf(id)] > c[topology.indexOf(*best)]);
-        if (better) {
-          best = id;
-          best_reach = r;
-        }
-      }
-      if (!best) break;
-      byzantine.insert(*best);
-    }
+    addGreedily(topology, ids, count, 0, byzantine, [&](const std::set<NodeId>& trial, NodeId id) {
+      return std::pair{double(reach(topology, trial)), c[topology.indexOf(id)]};
+    });
   } else {
     if (strategy == PlacementStrategy::kRandom) {
       std::mt19937_64 rng(seed);
