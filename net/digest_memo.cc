@@ -7,7 +7,7 @@ namespace phalanx::net {
 
 std::size_t DigestMemo::DigestHash::operator()(const Digest& d) const {
   std::size_t h;
-  std::memcpy(&h, d.data(), sizeof h);  // SHA-256's bytes are uniform already
+  std::memcpy(&h, d.data(), sizeof h);  // BLAKE3's bytes are uniform already
   return h;
 }
 

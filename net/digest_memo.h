@@ -1,9 +1,9 @@
 // Statement digests one process has computed, by content (DESIGN.md "Simulation"): in
 // `phalanx simulate` a sender and each receiver of its vector would hash the same 318 KB, so
-// the first one's SHA-256 is kept with the bytes (a reference to an immutable buffer where the
-// hasher has one, a copy otherwise) and the others compare bytes
-// instead (memcmp runs ~10x faster than SHA-256 here). An answer is never taken on trust: it
-// is given only for bytes equal to those hashed, so every outcome is the one vectorDigest gives.
+// the first one's digest is kept with the bytes (a reference to an immutable buffer where the
+// hasher has one, a copy otherwise) and the others compare bytes instead (memcmp runs several
+// times faster than BLAKE3 here). An answer is never taken on trust: it is given only for bytes
+// equal to those hashed, so every outcome is the one vectorDigest gives.
 #pragma once
 
 #include <cstddef>
@@ -34,7 +34,7 @@ class DigestMemo {
   bool matches(std::span<const float> values, const Digest& claimed);
 
   struct Counters {
-    std::size_t hashed = 0, compared = 0;  // SHA-256 computed; answered by comparison
+    std::size_t hashed = 0, compared = 0;  // digests computed; answered by comparison
   };
   Counters counters() const;
 

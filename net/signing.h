@@ -20,7 +20,7 @@
 
 namespace phalanx::net {
 
-// What a statement says a vector is: SHA-256 of its float32 bytes. A statement binds its vector
+// What a statement says a vector is: BLAKE3 of its float32 bytes. A statement binds its vector
 // only as far as no signer can find two vectors with one digest, so the digest is cryptographic
 // (with a 64-bit or non-cryptographic hash an equivocator makes two vectors that share one, and
 // signs once for both).

@@ -310,8 +310,9 @@ SimulationResult simulate(SimulationSetup s) {
   // A round's vectors are hashed once, by their senders; each receiver compares bytes
   // (net/digest_memo.h). A round's worth and a quarter more (the receivers of one round run in
   // the windows after its senders, before the next round's vectors push it out), at most 1 GiB.
-  const auto digest_memo =
-      s.config.security.statements ? std::make_shared<net::DigestMemo>(n + n / 4) : nullptr;
+  const auto digest_memo = s.config.security.statements && !s.hash_every_vector
+                               ? std::make_shared<net::DigestMemo>(n + n / 4)
+                               : nullptr;
 
   // mixing.step: auto is one eigenvalue problem for the run, not one per peer.
   const std::set<std::uint32_t> declared = declaredByzantine(result.byzantine, s.config);
@@ -420,6 +421,7 @@ SimulationResult simulate(SimulationSetup s) {
 
   result.virtual_seconds = secondsOf(scheduler.now());
   result.events = scheduler.eventsRun();
+  result.every_vector_hashed = s.hash_every_vector;
   if (digest_memo) {
     result.digests_hashed = digest_memo->counters().hashed;
     result.digests_compared = digest_memo->counters().compared;

@@ -82,6 +82,9 @@ struct SimulationSetup {
   // > 0: after the rounds, this many local steps on each of a few fresh learners of honest
   // peers' shards, timed on the same threads: the compute floor (node/compute_floor.h).
   std::uint64_t floor_steps = 0;
+  // Each receiver digests every vector it hears, as a real node must, instead of comparing
+  // bytes with its sender's (net/digest_memo.h): what a statement costs a deployed peer.
+  bool hash_every_vector = false;
   double sample_every_seconds = 0;  // `on_sample` this often in virtual time (0: at the end)
   // Between windows (nothing runs): every node as it is now, by id.
   std::function<void(double seconds, const std::map<std::uint32_t, const PeerNode*>& nodes)>
@@ -100,9 +103,10 @@ struct SimulationResult {
   // whole process's CPU time, so per-round costs are measured without the start-up.
   double rounds_wall_seconds = 0, rounds_cpu_seconds = 0;
   std::uint64_t events = 0, windows = 0, peer_rounds = 0;
-  // Statement digests (net/digest_memo.h): SHA-256 computed, and checks answered by comparing
+  // Statement digests (net/digest_memo.h): BLAKE3 computed, and checks answered by comparing
   // bytes with a vector hashed before.
   std::uint64_t digests_hashed = 0, digests_compared = 0;
+  bool every_vector_hashed = false;   // SimulationSetup::hash_every_vector (no counts then)
   std::optional<ComputeFloor> floor;  // when floor_steps > 0
   unsigned threads = 0;
 };

@@ -29,6 +29,8 @@ int runBench(const BenchOptions& o, CLI::App* app) {
     registerCompressBenchmarks(o.quick);
   } else if (o.suite == "attack") {
     registerAttackBenchmarks(o.quick);
+  } else if (o.suite == "digest") {
+    registerDigestBenchmarks(o.quick);
   } else if (o.suite == "gpu") {
     if (const std::string why = registerGpuBenchmarks(o.quick); !why.empty()) {
       fmt::print(stderr, "{}\n", why);
@@ -68,13 +70,14 @@ Command addBenchCommand(CLI::App& root) {
       "timed in the same run); attack (a colluding coalition's opt_alie / opt_foe line search "
       "against NNA and cs_plus_pt per round at f = 1 and 8, once for all as phalanx's coalition "
       "leader runs it and once per colluder, each as a ratio to the f = 1 search timed in the "
-      "same run); net "
+      "same run); digest (the statements' BLAKE3 of one vector beside OpenSSL's SHA-256, d in "
+      "{79,510, 1M, 25.6M}, each with its ratio to a read floor); net "
       "(the transport's loopback throughput against raw sockets in the "
       "same run, and round-trip latency; --bytes, --json). --benchmark_filter=REGEX and other "
       "--benchmark_* flags pass through.");
-  app->add_option("suite", opts->suite, "aggregate | compress | attack | gpu | net")
+  app->add_option("suite", opts->suite, "aggregate | compress | attack | digest | gpu | net")
       ->required()
-      ->check(CLI::IsMember({"aggregate", "compress", "attack", "gpu", "net"}));
+      ->check(CLI::IsMember({"aggregate", "compress", "attack", "digest", "gpu", "net"}));
   app->add_option("--bytes", opts->net.bytes, "net: message size in bytes (default 100 MB)");
   app->add_flag("--json", opts->net.json, "net: one JSON line");
   app->add_flag("--quick", opts->quick, "tiny sizes, for smoke tests");

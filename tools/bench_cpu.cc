@@ -2,6 +2,7 @@
 
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
+#include <openssl/evp.h>
 
 #include <Eigen/Core>
 #include <algorithm>
@@ -13,6 +14,7 @@
 
 #include "compress/compressor.h"
 #include "compress/decode.h"
+#include "net/signing.h"
 #include "robust/aggregator.h"
 #include "robust/attacks.h"
 
@@ -195,7 +197,40 @@ void runCraft(benchmark::State& state, robust::AttackId attack, robust::RuleId r
   state.counters["ratio_to_shared_f1"] = baseline > 0 ? total / baseline : 0;
 }
 
+// One vector's statement digest (BLAKE3, what every signed round message costs each receiver),
+// or OpenSSL's SHA-256 of the same bytes (SHA-NI where the CPU has it): the collision-resistant
+// hash a user would otherwise reach for. Each reports its ratio to the read floor of that vector.
+void runDigest(benchmark::State& state, std::size_t d, bool sha256) {
+  const RowSet& set = rowSet(1, d);
+  const std::span<const float> v = set.rows[0];
+  const double floor = readFloorSeconds(set);
+  const double per = timeIterations(state, [&]() -> std::expected<void, std::string> {
+    if (!sha256) {
+      benchmark::DoNotOptimize(net::vectorDigest(v));
+      return {};
+    }
+    net::Digest out{};
+    unsigned int size = 0;
+    if (EVP_Digest(v.data(), v.size_bytes(), out.data(), &size, EVP_sha256(), nullptr) != 1)
+      return std::unexpected("EVP_Digest failed");
+    benchmark::DoNotOptimize(out);
+    return {};
+  });
+  floorCounters(state, floor, per, double(v.size_bytes()));
+}
+
 }  // namespace
+
+void registerDigestBenchmarks(bool quick) {
+  // The Fashion-MNIST MLP (79,510 parameters), 1M and the 25.6M-parameter model.
+  const std::vector<std::size_t> dims =
+      quick ? std::vector<std::size_t>{4096}
+            : std::vector<std::size_t>{79'510, 1'000'000, 25'600'000};
+  for (std::size_t d : dims) {
+    registerTimed(fmt::format("digest/blake3/d:{}", d), runDigest, d, false);
+    registerTimed(fmt::format("digest/sha256/d:{}", d), runDigest, d, true);
+  }
+}
 
 void registerAggregateBenchmarks(bool quick) {
   const std::vector<std::size_t> dims =

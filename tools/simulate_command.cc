@@ -119,6 +119,10 @@ Command addSimulateCommand(CLI::App& root) {
                   "same threads: simulation.json then gives the compute floor and the run's "
                   "share of it (e.g. --floor 200)")
       ->check(CLI::PositiveNumber);
+  app->add_flag("--hash-every-vector", o->hash_every_vector,
+                "each receiver digests every vector it hears, as a deployed peer does, instead of "
+                "comparing bytes with the sender's (the statements' real CPU cost; results are "
+                "identical)");
   app->add_flag("--json", o->json,
                 "print one JSON object (summary, simulation, files) instead of the lines for "
                 "people");

@@ -69,6 +69,7 @@ SimulateOutcome runSimulation(const SimulateRequest& r) {
   setup.write_models = r.write_models;
   setup.eval_samples = r.eval_samples;
   setup.floor_steps = r.floor_steps;
+  setup.hash_every_vector = r.hash_every_vector;
   setup.compute_time = std::chrono::microseconds(std::int64_t(r.compute_ms * 1000));
   setup.sample_every_seconds = r.sample_every_seconds;
   const fs::path out_dir = r.out;
@@ -174,6 +175,7 @@ nlohmann::ordered_json simulationObject(const SimulateOutcome& o) {
                            {"events", s.events},
                            {"digests_hashed", s.digests_hashed},
                            {"digests_compared", s.digests_compared},
+                           {"every_vector_hashed", s.every_vector_hashed},
                            {"windows", s.windows}};
   if (s.floor) {
     // The rounds' own rate (no loading, no building) against local steps alone.

@@ -37,8 +37,9 @@ struct SimulateRequest {
   double sample_every_seconds = 0;  // consensus-distance samples in virtual time (0: the end)
   std::uint64_t floor_steps = 0;    // > 0: measure the compute floor after the rounds
   bool write_models = true;
-  bool force = false;  // --out may hold an earlier run, whose files are deleted first
-  bool json = false;   // the outcome as one JSON object on stdout
+  bool hash_every_vector = false;  // node::SimulationSetup::hash_every_vector
+  bool force = false;              // --out may hold an earlier run, whose files are deleted first
+  bool json = false;               // the outcome as one JSON object on stdout
   // A progress line on stderr (peer-rounds, rate, ETA), redrawn twice a second; by default only
   // when stderr is a terminal.
   bool progress = false;

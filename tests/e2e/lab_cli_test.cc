@@ -121,6 +121,15 @@ TEST(BenchCli, QuickAttackRunComparesTheSharedSearchWithOnePerColluder) {
   EXPECT_THAT(r.output, HasSubstr("\"ratio_to_shared_f1\""));
 }
 
+TEST(BenchCli, QuickDigestRunTimesBlake3BesideSha256) {
+  const auto r = runProcess(phalanxBinary() + " bench digest --quick --benchmark_min_time=0.01");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("\"name\": \"digest/blake3/d:4096/manual_time\""));
+  EXPECT_THAT(r.output, HasSubstr("\"name\": \"digest/sha256/d:4096/manual_time\""));
+  EXPECT_THAT(r.output, HasSubstr("\"ratio_to_floor\""));
+  EXPECT_THAT(r.output, ::testing::Not(HasSubstr("error_occurred")));
+}
+
 TEST(LabCli, CompressRoundTripsAFileAndReportsJson) {
   testing::TempDir dir;
   const auto in = writeRows(dir, "w.npy", {{1, 2, 3, 4}, {2, 4, 6, 8}, {-1, -2, -3, -4}});

@@ -14,7 +14,8 @@ using testing::completeGraph;
 using testing::syntheticConfig;
 
 std::vector<std::vector<std::string>> recordsOf(node::Config config, std::uint64_t floor_steps,
-                                                node::SimulationResult& result) {
+                                                node::SimulationResult& result,
+                                                bool hash_every_vector = false) {
   const auto topology = completeGraph(5, 1);
   std::vector<std::vector<std::string>> lines(topology->size());
   node::SimulationSetup s;
@@ -22,6 +23,7 @@ std::vector<std::vector<std::string>> recordsOf(node::Config config, std::uint64
   s.topology = topology;
   s.threads = 2;
   s.floor_steps = floor_steps;
+  s.hash_every_vector = hash_every_vector;
   s.on_round = [&lines](std::uint32_t id, const node::RoundRecord& r) {
     lines[id].push_back(node::roundRecordJson(id, r));
   };
@@ -64,6 +66,21 @@ TEST(DigestMemo, EveryVectorIsHashedOnceAndComparedByItsReceivers) {
   recordsOf(config, 0, result);
   EXPECT_EQ(result.digests_hashed, result.peer_rounds);
   EXPECT_EQ(result.digests_compared, 4 * result.peer_rounds);
+}
+
+// --hash-every-vector: every receiver digests what it hears, as a deployed peer does; the memo
+// is off (nothing counted) and every record is the memo's run's.
+TEST(DigestMemo, HashingEveryVectorChangesNoRecord) {
+  node::Config config = syntheticConfig(20, 5000, 10);
+  config.byzantine[4].attack = testing::attackNamed("alie");
+  node::SimulationResult memo, every;
+  const auto with_memo = recordsOf(config, 0, memo);
+  const auto hashing = recordsOf(config, 0, every, true);
+  EXPECT_EQ(hashing, with_memo);
+  EXPECT_FALSE(memo.every_vector_hashed);
+  EXPECT_TRUE(every.every_vector_hashed);
+  EXPECT_GT(memo.digests_compared, 0u);
+  EXPECT_EQ(every.digests_hashed + every.digests_compared, 0u);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 // rounds outside the window are forgotten.
 #include "node/equivocation.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -46,6 +47,27 @@ TEST(Equivocation, DigestIsOfTheBytes) {
   const std::vector<float> zero{0.0f}, negative_zero{-0.0f};
   EXPECT_NE(net::vectorDigest(zero),
             net::vectorDigest(negative_zero));  // bit for bit, not by value
+}
+
+std::string hex(const Digest& d) {
+  std::string out;
+  for (std::uint8_t byte : d) out += fmt::format("{:02x}", byte);
+  return out;
+}
+
+// The digest is BLAKE3 of the little-endian float32 bytes: the answers are b3sum's (Debian's
+// b3sum, fed the same bytes), for an empty vector, a short one and a model-sized one (the SIMD
+// paths of many 1 KiB chunks).
+TEST(Equivocation, DigestIsBlake3OfTheFloatBytes) {
+  EXPECT_EQ(hex(net::vectorDigest(std::span<const float>{})),
+            "af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262");
+  const std::vector<float> three{1.0f, -2.5f, 0.1f};
+  EXPECT_EQ(hex(net::vectorDigest(three)),
+            "0f4cd200ae9e527b20929370ac61ccd52624491be484fa6f3d9c08d2bc9cc038");
+  std::vector<float> model(79'510);
+  for (std::size_t k = 0; k < model.size(); ++k) model[k] = float(k) * 0.25f;
+  EXPECT_EQ(hex(net::vectorDigest(model)),
+            "e63c5bf2c8a3b842a4089441b49cbae8c25745e40a266b05d7c18c2d096964c8");
 }
 
 TEST(Signing, ASignatureHoldsForItsStatementOnly) {
