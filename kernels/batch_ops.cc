@@ -110,6 +110,35 @@ PHALANX_SIMD_CLONES void runGroupDistances(const float* const* a, const float* c
   out[3] = s3;
 }
 
+// z += (a + a) + (a + a), `times` times: what `times` groups of four copies of one row add,
+// one after the other, to the sum of runGroupDistances<true> (the same operations, in order).
+// Chunks of 64 coordinates held in registers while every group's sum is added: z is read and
+// written once, and the chunk's adds are 64 independent chains, vectorized.
+PHALANX_SIMD_CLONES void runRepeatedGroupAdd(const float* a, float* z, std::size_t n,
+                                             std::size_t times) {
+  constexpr std::size_t kChunk = 64;
+  std::size_t at = 0;
+  for (; at + kChunk <= n; at += kChunk) {
+    float s[kChunk], group[kChunk];
+#pragma omp simd
+    for (std::size_t j = 0; j < kChunk; ++j) {
+      const float x = a[at + j];
+      group[j] = (x + x) + (x + x);
+      s[j] = z[at + j];
+    }
+    for (std::size_t t = 0; t < times; ++t) {
+#pragma omp simd
+      for (std::size_t j = 0; j < kChunk; ++j) s[j] += group[j];
+    }
+#pragma omp simd
+    for (std::size_t j = 0; j < kChunk; ++j) z[at + j] = s[j];
+  }
+  for (; at < n; ++at) {
+    const float group = (a[at] + a[at]) + (a[at] + a[at]);
+    for (std::size_t t = 0; t < times; ++t) z[at] += group;
+  }
+}
+
 PHALANX_SIMD_CLONES void runAxpy(float w, const float* x, float* z, std::size_t n) {
 #pragma omp simd
   for (std::size_t i = 0; i < n; ++i) z[i] += w * x[i];
@@ -142,11 +171,35 @@ double blockSquaredDistance(const float* a, const float* b, std::size_t len) {
   return total;
 }
 
+// Whether the group of rows from k is one buffer four times.
+bool oneBufferGroup(Rows rows, std::size_t k) {
+  for (std::size_t g = 1; g < kGroup; ++g) {
+    if (rows[k + g].data() != rows[k].data()) return false;
+  }
+  return true;
+}
+
 // acc[k] += ‖rows[k] - c‖² over one block; with z (not null), also z += Σ_k rows[k] there.
+// Rows that are one buffer (an attacker's f copies of its vector) are measured once: a group of
+// four copies that follows the same group makes the same call, so each row's acc (equal to the
+// first group's, block after block) is copied and its sum added again in the same order; a
+// tail row that is an earlier tail row's buffer gets that row's distance.
 void blockDistances(Rows rows, const float* c, float* z, std::size_t start, std::size_t len,
                     std::vector<double>& acc) {
   std::size_t k = 0;
   for (; k + kGroup <= rows.size(); k += kGroup) {
+    if (k >= kGroup && oneBufferGroup(rows, k) && oneBufferGroup(rows, k - kGroup) &&
+        rows[k].data() == rows[k - kGroup].data()) {
+      std::size_t end = k + kGroup;  // the run of such groups
+      while (end + kGroup <= rows.size() && oneBufferGroup(rows, end) &&
+             rows[end].data() == rows[k].data()) {
+        end += kGroup;
+      }
+      for (std::size_t j = k; j < end; ++j) acc[j] = acc[k - kGroup + (j - k) % kGroup];
+      if (z) runRepeatedGroupAdd(rows[k].data() + start, z, len, (end - k) / kGroup);
+      k = end - kGroup;
+      continue;
+    }
     for (std::size_t at = 0; at < len; at += kRun) {
       const std::size_t n = std::min(kRun, len - at);
       const float* a[kGroup];
@@ -162,9 +215,12 @@ void blockDistances(Rows rows, const float* c, float* z, std::size_t start, std:
       }
     }
   }
+  const std::size_t tail = k;
   for (; k < rows.size(); ++k) {
     const float* a = rows[k].data() + start;
-    acc[k] += blockSquaredDistance(a, c, len);
+    std::size_t same = tail;
+    while (same < k && rows[same].data() != rows[k].data()) ++same;
+    acc[k] = same < k ? acc[same] : acc[k] + blockSquaredDistance(a, c, len);
     if (z) runAxpy(1.0f, a, z, len);
   }
 }
@@ -242,6 +298,58 @@ double squaredDistancesAndSum(std::span<const float> center, Rows rows, std::spa
       kDistanceBlock);
   std::copy(sums.begin(), sums.begin() + std::ptrdiff_t(n), out.begin());
   return sums[n];
+}
+
+double squaredDistancesAndSum(std::span<const float> center, Rows rows, std::span<double> out,
+                              std::span<float> sum, SumPrefix* prefix) {
+  const std::size_t d = commonLength(rows);
+  const std::size_t n = rows.size();
+  // Only whole groups are held: a row's distance and its place in the sum depend on whether it
+  // is summed in a group of kGroup or alone, and a held group then ends where it would.
+  const std::size_t held = prefix ? std::min(prefix->unchanged_, n) / kGroup * kGroup : 0;
+  if (held == 0 || offloading(n * d)) return squaredDistancesAndSum(center, rows, out, sum);
+  PHALANX_CHECK(out.size() == n, "squaredDistancesAndSum: output size");
+  PHALANX_CHECK(sum.size() == d && center.size() == d, "squaredDistancesAndSum: lengths");
+  SumPrefix& p = *prefix;
+  const Rows leading = rows.first(held);
+  const bool holds =
+      p.center_ == center.data() && p.sum_.size() == d && p.rows_.size() == held &&
+      std::equal(leading.begin(), leading.end(), p.rows_.begin(),
+                 [](std::span<const float> r, const float* q) { return r.data() == q; });
+  if (!holds) {
+    // The full pass's work on the leading rows alone, kept.
+    p.center_ = center.data();
+    p.rows_.clear();
+    for (const auto& r : leading) p.rows_.push_back(r.data());
+    p.sum_.resize(d);
+    std::vector<double> sums(held + 1);
+    reduceOverBlocks(
+        d, sums,
+        [&](std::size_t start, std::size_t len, std::vector<double>& acc) {
+          float* z = p.sum_.data() + start;
+          std::fill(z, z + len, 0.0f);
+          blockDistances(leading, center.data() + start, z, start, len, acc);
+          acc[held] += double(block(center, start, len).square().sum());
+        },
+        kDistanceBlock);
+    p.center_norm_ = sums[held];
+    p.distances_.assign(sums.begin(), sums.begin() + std::ptrdiff_t(held));
+  }
+  // The rest, added to the held sum in the order the full pass adds them.
+  const Rows rest = rows.subspan(held);
+  std::vector<double> sums(rest.size());
+  reduceOverBlocks(
+      d, sums,
+      [&](std::size_t start, std::size_t len, std::vector<double>& acc) {
+        float* z = sum.data() + start;
+        std::copy(p.sum_.begin() + std::ptrdiff_t(start),
+                  p.sum_.begin() + std::ptrdiff_t(start + len), z);
+        blockDistances(rest, center.data() + start, z, start, len, acc);
+      },
+      kDistanceBlock);
+  std::copy(p.distances_.begin(), p.distances_.end(), out.begin());
+  std::copy(sums.begin(), sums.end(), out.begin() + std::ptrdiff_t(held));
+  return p.center_norm_;
 }
 
 KnownDistances::KnownDistances(Rows rows)

@@ -27,6 +27,32 @@ void squaredDistancesTo(std::span<const float> center, Rows rows, std::span<doub
 double squaredDistancesAndSum(std::span<const float> center, Rows rows, std::span<double> out,
                               std::span<float> sum);
 
+// What squaredDistancesAndSum measured of a center and the leading rows of a set that comes
+// back with only its last rows changed (an attacker's line search: its honest rows, then copies
+// of each candidate): their distances, ‖center‖² and their partial sum. The first call with it
+// fills it; later calls with the same center and leading buffers read only the rows after
+// them. Keyed by buffers: whoever holds one promises those buffers keep their contents.
+class SumPrefix {
+ public:
+  // The first `unchanged` rows of every call stay the same.
+  explicit SumPrefix(std::size_t unchanged) : unchanged_(unchanged) {}
+
+ private:
+  friend double squaredDistancesAndSum(std::span<const float>, Rows, std::span<double>,
+                                       std::span<float>, SumPrefix*);
+  std::size_t unchanged_;
+  const float* center_ = nullptr;
+  std::vector<const float*> rows_;  // the leading rows held (a whole number of groups)
+  std::vector<double> distances_;
+  double center_norm_ = 0;
+  std::vector<float> sum_;  // Σ of the rows held, in the order the full pass adds them
+};
+
+// squaredDistancesAndSum with a prefix (null: the plain call): bit for bit the plain call's
+// results, the leading rows' share taken from `prefix` when it holds them.
+double squaredDistancesAndSum(std::span<const float> center, Rows rows, std::span<double> out,
+                              std::span<float> sum, SumPrefix* prefix);
+
 // z = scale * (z + Σ_k weights[k] * rows[k]), block by block; rows whose weight is exactly 0
 // are not read. Returns false when some result is not finite (overflow), so a caller that took
 // a shortcut can redo the work the long way.

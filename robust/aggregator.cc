@@ -45,7 +45,8 @@ class Pipeline final : public Aggregator {
     const bool fused = pre_.empty() && rule_->sumsAllRows();
     double pivot_squared_norm = 0;
     if (fused) {
-      pivot_squared_norm = kernels::squaredDistancesAndSum(in.rows[0], in.rows, sq, out);
+      pivot_squared_norm =
+          kernels::squaredDistancesAndSum(in.rows[0], in.rows, sq, out, in.sum_prefix);
     } else {
       kernels::squaredDistancesTo(in.rows[0], in.rows, sq);
     }

@@ -83,6 +83,9 @@ struct MixInput {
   // Distances between rows that the caller measured before and promises unchanged (an
   // attacker's line search: its honest rows); rules that measure every pair take them from here.
   const kernels::KnownDistances* known_distances = nullptr;
+  // The same caller's promise for its leading rows (the honest ones of a line search): rules
+  // that sum every row keep what they measured of them here and read only the others next time.
+  kernels::SumPrefix* sum_prefix = nullptr;
 };
 
 // What a rule did with each row (index as in MixInput::rows; row 0 is the pivot).

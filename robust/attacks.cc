@@ -267,8 +267,12 @@ class Optimized final : public Base {
       nnm.emplace(honest, config_.f, config_.target_b);
     }
     const auto known = knownPairs(config_.target, honest);
-    const auto distanceOfMix = [&](Rows set, const AggregatorConfig& target) {
-      return distance(target, {set, config_.target_b, {}, known ? &*known : nullptr}, z,
+    // The plain search's rows are the honest ones, then the copies: a rule that sums every row
+    // measures the honest ones once (kernels::SumPrefix), the copies in each evaluation.
+    kernels::SumPrefix honest_prefix(honest.size());
+    const auto distanceOfMix = [&](Rows set, const AggregatorConfig& target,
+                                   kernels::SumPrefix* prefix = nullptr) {
+      return distance(target, {set, config_.target_b, {}, known ? &*known : nullptr, prefix}, z,
                       this->mean_);
     };
     // The MoNNA reference's objective: every honest peer mixes with itself as the pivot, and the
@@ -311,7 +315,7 @@ class Optimized final : public Base {
         ++distance.succeeded;
         return std::sqrt(kernels::squaredDistance(z, this->mean_));
       }
-      return distanceOfMix(rows, config_.target);
+      return distanceOfMix(rows, config_.target, &honest_prefix);
     };
     const double tau = reference_search_ ? lineMaximize(F) : lineSearch(F, config_.evals);
     if (distance.succeeded == 0) return std::unexpected(this->name_ + ": " + distance.failure);

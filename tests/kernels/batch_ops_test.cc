@@ -135,6 +135,76 @@ TEST(BatchOps, DistancesAndSumInOnePassMatchTheSeparateKernels) {
   }
 }
 
+// An attacker's f copies are one buffer f times: measured once, summed as often. The results
+// are bit for bit those of f separate buffers with the same contents (nothing shared), for
+// copies in whole groups of four, across groups, in the tail, and between other rows.
+TEST(BatchOps, CopiesOfOneBufferGiveWhatSeparateEqualRowsGive) {
+  const std::size_t d = 9000;
+  const auto m = gaussianRows(4, d, 1.0f, 77);
+  for (std::size_t before : {0u, 1u, 3u, 4u}) {
+    for (std::size_t copies : {1u, 2u, 4u, 7u, 8u, 13u, 50u}) {
+      for (std::size_t after : {0u, 2u}) {
+        SCOPED_TRACE(::testing::Message() << before << " + " << copies << " + " << after);
+        std::vector<std::vector<float>> separate(copies, m[3]);
+        std::vector<std::span<const float>> shared, distinct;
+        for (std::size_t k = 0; k < before; ++k) {
+          shared.emplace_back(m[k % 3]);
+          distinct.emplace_back(m[k % 3]);
+        }
+        for (std::size_t k = 0; k < copies; ++k) {
+          shared.emplace_back(m[3]);
+          distinct.emplace_back(separate[k]);
+        }
+        for (std::size_t k = 0; k < after; ++k) {
+          shared.emplace_back(m[k]);
+          distinct.emplace_back(m[k]);
+        }
+        const std::size_t n = shared.size();
+        std::vector<double> want(n), got(n), want_to(n), got_to(n);
+        std::vector<float> want_sum(d), got_sum(d);
+        EXPECT_EQ(squaredDistancesAndSum(m[0], shared, got, got_sum),
+                  squaredDistancesAndSum(m[0], distinct, want, want_sum));
+        EXPECT_EQ(got, want);
+        ASSERT_EQ(std::memcmp(got_sum.data(), want_sum.data(), d * sizeof(float)), 0);
+        squaredDistancesTo(m[1], shared, got_to);
+        squaredDistancesTo(m[1], distinct, want_to);
+        EXPECT_EQ(got_to, want_to);
+      }
+    }
+  }
+}
+
+// A line search's rows: `fixed` ones (the first the center), then copies of a candidate that
+// changes between calls. With a SumPrefix every call's distances, sum and ‖center‖² are the
+// plain call's bit for bit, whatever the counts (groups of four, a tail, nothing held), and
+// when the leading buffers are other ones (the prefix is measured again).
+TEST(BatchOps, ASumPrefixGivesThePlainPassBitForBit) {
+  const std::size_t d = 20000;
+  for (std::size_t fixed : {1u, 3u, 4u, 5u, 8u, 9u}) {
+    for (std::size_t copies : {0u, 1u, 2u, 5u}) {
+      SCOPED_TRACE(::testing::Message() << fixed << " fixed, " << copies << " copies");
+      auto m = gaussianRows(fixed + 1, d, 1.0f, 31 * fixed + copies);
+      auto other = gaussianRows(fixed, d, 1.0f, 7 * fixed + copies + 1);
+      SumPrefix prefix(fixed);
+      for (int call = 0; call < 4; ++call) {
+        for (float& v : m[fixed]) v = v * 0.5f + float(call);  // the candidate moves
+        // From the third call on, other leading buffers (another center among them).
+        const auto& lead = call >= 2 ? other : m;
+        std::vector<std::span<const float>> rows;
+        for (std::size_t k = 0; k < fixed; ++k) rows.emplace_back(lead[k]);
+        rows.insert(rows.end(), copies, std::span<const float>(m[fixed]));
+        std::vector<double> want(rows.size()), got(rows.size());
+        std::vector<float> want_sum(d), got_sum(d, -5.0f);
+        const double want_norm = squaredDistancesAndSum(lead[0], rows, want, want_sum);
+        const double got_norm = squaredDistancesAndSum(lead[0], rows, got, got_sum, &prefix);
+        EXPECT_EQ(got_norm, want_norm);
+        EXPECT_EQ(got, want);
+        ASSERT_EQ(std::memcmp(got_sum.data(), want_sum.data(), d * sizeof(float)), 0);
+      }
+    }
+  }
+}
+
 TEST(BatchOps, AccumulateThenScaleAndItsOverflowSignal) {
   testing::Matrix m{{1, 2}, {std::numeric_limits<float>::quiet_NaN(), 0}, {10, 20}};
   std::vector<float> z{4, 8};
