@@ -32,8 +32,10 @@ void putStatement(net::v1::EquivocationProof& p, const Proof& proof) {
 }  // namespace
 
 std::uint64_t DigestGossip::reach(std::uint32_t sender) {
-  if (const auto it = reach_.find(sender); it != reach_.end()) return it->second;
-  return reach_[sender] = topologies::detourLength(topology_, sender);
+  const std::size_t at = topology_.indexOf(sender);
+  if (reach_.empty()) reach_.assign(topology_.size(), 0);
+  if (reach_[at] == 0) reach_[at] = topologies::detourLength(topology_, sender);  // at least 1
+  return reach_[at];
 }
 
 std::vector<std::uint32_t> DigestGossip::screen(std::uint64_t t,
@@ -82,6 +84,10 @@ void DigestGossip::take(std::uint32_t reporter, const net::v1::RoundDigest& d, s
   if (!active()) return;
   if (d.has_proof()) {
     const auto& p = d.proof();
+    if (!topology_.contains(p.sender())) {
+      ++rejections_[net::Refusal::kUnknownSender];
+      return;
+    }
     const auto a = net::digestOf(p.digest_a()), b = net::digestOf(p.digest_b());
     if (!a || !b) return;
     const Proof proof{{p.sender(), p.round(), *a, p.signature_a()},
@@ -106,6 +112,10 @@ void DigestGossip::take(std::uint32_t reporter, const net::v1::RoundDigest& d, s
   onward.set_hops(std::uint32_t(std::min<std::uint64_t>(hops + 1, UINT32_MAX)));
   for (int k = 0; k < d.senders_size(); ++k) {
     const std::uint32_t sender = d.senders(k);
+    if (!topology_.contains(sender)) {  // made up: it would only take memory (and has no reach)
+      ++rejections_[net::Refusal::kUnknownSender];
+      continue;
+    }
     const auto digest = net::digestOf(d.hashes(k));
     if (sender == self_ || sender == reporter || !digest) continue;
     const auto outcome = detector_.report(reporter, sender, d.round(), *digest, d.signatures(k));

@@ -65,7 +65,8 @@ class DigestGossip {
   // Message `m`, of an earlier round, moved its sender's replica to `row` outside any mix:
   // evidence all the same.
   void witness(const net::Received& m, std::span<const float> row, std::uint64_t open);
-  // A neighbour's report: statements to check and relay, or a proof.
+  // A neighbour's report: statements to check and relay, or a proof. Statements and proofs
+  // about ids outside the topology are counted (unknown_sender) and dropped.
   void take(std::uint32_t reporter, const net::v1::RoundDigest& digest, std::uint64_t open);
 
   const EquivocationDetector& detector() const { return detector_; }
@@ -90,7 +91,7 @@ class DigestGossip {
   std::map<net::Refusal, std::uint64_t>& rejections_;
   spdlog::logger& log_;
   EquivocationDetector detector_;
-  std::map<std::uint32_t, std::uint64_t> reach_;  // by sender
+  std::vector<std::uint64_t> reach_;  // by the sender's topology index; 0: not measured yet
 };
 
 }  // namespace phalanx::node

@@ -84,6 +84,7 @@ Topology::Topology(std::vector<NodeSpec> nodes, std::vector<Edge> edges,
 }
 
 bool Topology::contains(NodeId id) const {
+  if (id < nodes_.size() && nodes_[id].id == id) return true;  // ids 0..n-1, as indexOf
   return std::binary_search(nodes_.begin(), nodes_.end(), NodeSpec{.id = id},
                             [](const NodeSpec& a, const NodeSpec& b) { return a.id < b.id; });
 }

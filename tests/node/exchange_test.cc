@@ -532,5 +532,36 @@ TEST(DigestGossip, StatementsTravelAsFarAsTheSendersOtherNeighbourAndNoFurther) 
     EXPECT_TRUE(h.transport.envelopes[k].second.digest().has_proof());  // only the proof
 }
 
+// A Byzantine neighbour's reports about peers that do not exist: each statement is counted and
+// dropped, nothing is kept, relayed or thrown (their reach was a topology lookup that threw, and
+// every made-up id took a slot until its round left the window); proofs likewise.
+TEST(DigestGossip, StatementsAndProofsAboutUnknownPeersAreCountedAndDropped) {
+  Harness h(syntheticConfig());  // peer 0 of complete-3
+  const TestKeys keys(3);
+  DigestGossip digests = gossipOf(h, keys.ring);
+  net::v1::RoundDigest report = reportOf(keys, 1, {1, 2, 3, 4});
+  for (std::uint32_t made_up : {3u, 1000u, 4294967295u}) {
+    report.add_senders(made_up);
+    report.add_hashes(report.hashes(0));
+    report.add_signatures(report.signatures(0));
+  }
+  EXPECT_NO_THROW(digests.take(2, report, 0));
+  EXPECT_EQ(h.rejections[net::Refusal::kUnknownSender], 3u);
+  for (const auto& [to, envelope] : h.transport.envelopes) {
+    for (const std::uint32_t sender : envelope.digest().senders()) EXPECT_EQ(sender, 1u) << to;
+  }
+  net::v1::RoundDigest proof;
+  proof.set_round(0);
+  proof.mutable_proof()->set_sender(77);
+  proof.mutable_proof()->set_round(0);
+  proof.mutable_proof()->set_digest_a(report.hashes(0));
+  proof.mutable_proof()->set_signature_a(report.signatures(0));
+  proof.mutable_proof()->set_digest_b(std::string(net::kDigestBytes, 'x'));
+  proof.mutable_proof()->set_signature_b(report.signatures(0));
+  EXPECT_NO_THROW(digests.take(2, proof, 0));
+  EXPECT_EQ(h.rejections[net::Refusal::kUnknownSender], 4u);
+  EXPECT_FALSE(digests.detector().convicted(77));
+}
+
 }  // namespace
 }  // namespace phalanx::node
