@@ -44,6 +44,11 @@ BYZANTINE = "6,7"
 # the contraction measured (gamma auto) instead of examples/char_lm.yaml's 1.
 Q8 = ("compression.codec=qsgd", "compression.bits=8")
 Q4 = ("compression.codec=qsgd", "compression.bits=4", "compression.gamma=auto")
+# Top-1 % of each replica delta with fp16 values, every step: about 130x smaller than a dense
+# model; no periodic keyframes (one dense replica every 100 steps would alone cost what 100x
+# allows), gamma measured (top-k is a contraction of factor 0.01 at worst).
+TOPK1 = ("compression.codec=topk", "compression.density=0.01", "compression.values=fp16",
+         "compression.gamma=auto", "compression.keyframe_every=0")
 RUNS = {
     "nna-dense-h1-clean": (1, "nna", None, ()),
     "nna-q8-h30-clean": (30, "nna", None, Q8),
@@ -59,13 +64,14 @@ RUNS = {
     "nna-q4-h15-clean": (15, "nna", None, Q4),
     "nna-q4-h15-opt_alie": (15, "nna", "opt_alie", Q4),
     "nna-dense-h1-opt_alie": (1, "nna", "opt_alie", ()),
+    "nna-topk1-h1-clean": (1, "nna", None, TOPK1),
 }
 
 
 def describe(name, h):
     _, rule, attack, settings = RUNS[name]
-    codec = ("QSGD 8-bit replicas" if settings == Q8 else "QSGD 4-bit replicas"
-             if settings == Q4 else "dense")
+    codec = {Q8: "QSGD 8-bit replicas", Q4: "QSGD 4-bit replicas",
+             TOPK1: "top-1 % fp16 replicas"}.get(settings, "dense")
     exchange = "per-step gossip" if h == 1 else f"models every {h} steps"
     return f"{exchange}, {codec}", rule, attack or "none"
 
