@@ -39,6 +39,12 @@ bool FaultyTransport::send(std::uint32_t peer, const v1::Envelope& envelope) {
   return inner_->send(peer, envelope);
 }
 
+bool FaultyTransport::sendShared(std::uint32_t peer,
+                                 const std::shared_ptr<const v1::Envelope>& envelope) {
+  if (blocked(peer)) return false;
+  return inner_->sendShared(peer, envelope);
+}
+
 bool FaultyTransport::sendRound(std::uint32_t peer, const v1::RoundMessage& header,
                                 Payload payload) {
   if (blocked(peer)) return false;

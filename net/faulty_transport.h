@@ -44,6 +44,7 @@ class FaultyTransport final : public Transport {
     inner_->connect(std::move(addresses));
   }
   bool send(std::uint32_t peer, const v1::Envelope& envelope) override;
+  bool sendShared(std::uint32_t peer, const std::shared_ptr<const v1::Envelope>& envelope) override;
   bool sendRound(std::uint32_t peer, const v1::RoundMessage& header, Payload payload) override;
   void setRound(std::uint64_t round) override { inner_->setRound(round); }
   std::vector<std::uint32_t> livePeers() const override;

@@ -89,6 +89,12 @@ class MemoryTransport final : public Transport {
   }
 
   bool send(std::uint32_t peer, const v1::Envelope& envelope) override {
+    return sendShared(peer, std::make_shared<const v1::Envelope>(envelope));
+  }
+
+  // Every receiver reads the one message: it is immutable once sent.
+  bool sendShared(std::uint32_t peer,
+                  const std::shared_ptr<const v1::Envelope>& envelope) override {
     if (closed_ || !up_.contains(peer)) {
       ++stats_.peers[peer].dropped_sends;
       return false;
@@ -123,7 +129,8 @@ class MemoryTransport final : public Transport {
     if (closed_) return;
     v1::Envelope bye;
     bye.mutable_goodbye()->set_reason(v1::Goodbye::LEAVING);
-    for (const std::uint32_t j : std::vector(up_.begin(), up_.end())) transmit(j, bye);
+    const auto shared = std::make_shared<const v1::Envelope>(std::move(bye));
+    for (const std::uint32_t j : std::vector(up_.begin(), up_.end())) transmit(j, shared);
     close();
   }
 
@@ -147,12 +154,15 @@ class MemoryTransport final : public Transport {
     up_.clear();
   }
 
-  void transmit(std::uint32_t peer, v1::Envelope envelope) {
-    const std::size_t bytes = kLengthBytes + envelope.ByteSizeLong();
+  void transmit(std::uint32_t peer, std::shared_ptr<const v1::Envelope> envelope) {
+    const std::size_t bytes = kLengthBytes + envelope->ByteSizeLong();
     deliverLater(peer, bytes,
                  [envelope = std::move(envelope)](MemoryTransport& to, std::uint32_t from) {
-                   to.receive(from, envelope);
+                   to.receive(from, *envelope);
                  });
+  }
+  void transmit(std::uint32_t peer, v1::Envelope envelope) {
+    transmit(peer, std::make_shared<const v1::Envelope>(std::move(envelope)));
   }
 
   // Counts the frame and schedules its arrival on the receiver's actor, whichever endpoint holds
@@ -270,7 +280,8 @@ class MemoryTransport final : public Transport {
       if (closed_) return;
       v1::Envelope beat;
       beat.mutable_heartbeat()->set_round(round_);
-      for (const std::uint32_t j : std::vector(up_.begin(), up_.end())) transmit(j, beat);
+      const auto shared = std::make_shared<const v1::Envelope>(std::move(beat));
+      for (const std::uint32_t j : std::vector(up_.begin(), up_.end())) transmit(j, shared);
       heartbeat();
     });
   }

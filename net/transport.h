@@ -110,6 +110,12 @@ class Transport {
   // Queues one envelope to `peer`. False (and counted) when there is no open connection to
   // it or its queue is full: a slow peer never grows memory without bound.
   virtual bool send(std::uint32_t peer, const v1::Envelope& envelope) = 0;
+  // The same envelope to each of several peers, one call per peer: a transport that can hand
+  // every receiver the one immutable message (the in-memory network) does instead of copying
+  // it; the others send it as `send` does.
+  virtual bool sendShared(std::uint32_t peer, const std::shared_ptr<const v1::Envelope>& envelope) {
+    return send(peer, *envelope);
+  }
   // Queues a RoundMessage whose payload is shared, not copied: one encoded delta goes to every
   // neighbour from the same buffer. header.payload() must be empty.
   virtual bool sendRound(std::uint32_t peer, const v1::RoundMessage& header, Payload payload) = 0;

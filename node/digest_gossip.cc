@@ -65,7 +65,7 @@ std::vector<std::uint32_t> DigestGossip::screen(std::uint64_t t,
     handle(detector_.own(s), j, t, open);
     if (!detector_.convicted(j) || !exclude_) kept.push_back(j);
   }
-  if (digest.senders_size() > 0) broadcast(envelope, self_);
+  if (digest.senders_size() > 0) broadcast(std::move(envelope), self_);
   return kept;
 }
 
@@ -77,7 +77,7 @@ void DigestGossip::witness(const net::Received& m, std::span<const float> row, s
   handle(detector_.own(s), s.sender, s.round, open);
   net::v1::Envelope envelope = reportOf(s.round);
   addStatement(*envelope.mutable_digest(), s);
-  broadcast(envelope, self_);
+  broadcast(std::move(envelope), self_);
 }
 
 void DigestGossip::take(std::uint32_t reporter, const net::v1::RoundDigest& d, std::uint64_t open) {
@@ -97,7 +97,7 @@ void DigestGossip::take(std::uint32_t reporter, const net::v1::RoundDigest& d, s
       ++metrics_.proofs_sent_total;
       net::v1::Envelope envelope;
       *envelope.mutable_digest() = d;
-      broadcast(envelope, reporter);
+      broadcast(std::move(envelope), reporter);
     }
     return;
   }
@@ -125,7 +125,7 @@ void DigestGossip::take(std::uint32_t reporter, const net::v1::RoundDigest& d, s
   }
   if (onward.senders_size() > 0) {
     metrics_.statements_relayed_total += std::uint64_t(onward.senders_size());
-    broadcast(relay, reporter);
+    broadcast(std::move(relay), reporter);
   }
 }
 
@@ -138,12 +138,13 @@ void DigestGossip::handle(const EquivocationDetector::Outcome& outcome, std::uin
   envelope.mutable_digest()->set_round(round);
   putStatement(*envelope.mutable_digest()->mutable_proof(), *outcome.proof);
   ++metrics_.proofs_sent_total;
-  broadcast(envelope, self_);
+  broadcast(std::move(envelope), self_);
 }
 
-void DigestGossip::broadcast(const net::v1::Envelope& envelope, std::uint32_t except) {
+void DigestGossip::broadcast(net::v1::Envelope envelope, std::uint32_t except) {
+  const auto shared = std::make_shared<const net::v1::Envelope>(std::move(envelope));
   for (const std::uint32_t j : wire_.livePeers()) {
-    if (j != except) wire_.sendEnvelope(j, envelope);
+    if (j != except) wire_.sendEnvelope(j, shared);
   }
 }
 

@@ -74,7 +74,8 @@ class DigestGossip {
  private:
   void handle(const EquivocationDetector::Outcome& outcome, std::uint32_t sender,
               std::uint64_t round, std::uint64_t open);
-  void broadcast(const net::v1::Envelope& envelope, std::uint32_t except);
+  // To every live neighbour but `except`: one message, shared where the transport can.
+  void broadcast(net::v1::Envelope envelope, std::uint32_t except);
   // Edges a statement about `sender` must cross to get from any of its neighbours to any other
   // without passing it (the topology's longest such shortest path; the node count if none).
   std::uint64_t reach(std::uint32_t sender);

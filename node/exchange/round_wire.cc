@@ -96,6 +96,11 @@ void RoundWire::sendEnvelope(std::uint32_t peer, const net::v1::Envelope& envelo
   transport_->send(peer, envelope);
 }
 
+void RoundWire::sendEnvelope(std::uint32_t peer,
+                             const std::shared_ptr<const net::v1::Envelope>& envelope) {
+  transport_->sendShared(peer, envelope);
+}
+
 std::vector<std::uint32_t> RoundWire::livePeers() const { return transport_->livePeers(); }
 
 }  // namespace phalanx::node

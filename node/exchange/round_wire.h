@@ -60,6 +60,8 @@ class RoundWire {
                   net::v1::RoundMessage::Kind kind, const net::Transport::Payload& payload);
   // Anything else (a resync request, a digest) to one peer.
   void sendEnvelope(std::uint32_t peer, const net::v1::Envelope& envelope);
+  // One envelope to several peers (net::Transport::sendShared).
+  void sendEnvelope(std::uint32_t peer, const std::shared_ptr<const net::v1::Envelope>& envelope);
   std::vector<std::uint32_t> livePeers() const;
   // Whether the transport proves its peers' ids (net::Transport::authenticated).
   bool authenticated() const { return transport_ && transport_->authenticated(); }

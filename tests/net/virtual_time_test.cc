@@ -137,6 +137,50 @@ TEST(MemoryTransport, FramesCostWhatTcpWritesAndArriveAfterLatencyAndSerialisati
   EXPECT_EQ(it->second, "round 0 " + std::string(1000, 'x'));
 }
 
+// One envelope for several peers (sendShared): each receives the same message and the link
+// counts the frame TCP would write, as send does; to a peer that is not up, nothing.
+TEST(MemoryTransport, ASharedEnvelopeCostsAndArrivesAsACopyWould) {
+  VirtualScheduler s(3, 1ms, 1);
+  MemoryNetwork network(s, {{0, 0}, {1, 1}, {2, 2}}, LinkTable{.fallback = {.latency = 1ms}});
+  Endpoint a, b, c;
+  std::vector<std::string> heard;
+  TransportHandlers to_b = record(b, s.clock(1)), to_c = record(c, s.clock(2));
+  to_b.on_digest = [&heard](std::uint32_t p, const v1::RoundDigest& d) {
+    heard.push_back("b from " + std::to_string(p) + ": " + d.hashes(0));
+  };
+  to_c.on_digest = [&heard](std::uint32_t p, const v1::RoundDigest& d) {
+    heard.push_back("c from " + std::to_string(p) + ": " + d.hashes(0));
+  };
+  a.transport = network.transport(configFor(0, {1, 2}), record(a, s.clock(0)));
+  b.transport = network.transport(configFor(1, {0}), std::move(to_b));
+  c.transport = network.transport(configFor(2, {0}), std::move(to_c));
+  for (auto* e : {&a, &b, &c}) e->transport->connect({});
+  s.run(nullptr, Clock::TimePoint(100ms));
+  v1::Envelope envelope;
+  envelope.mutable_digest()->set_round(3);
+  envelope.mutable_digest()->add_hashes(std::string(32, 'h'));
+  const auto shared = std::make_shared<const v1::Envelope>(envelope);
+  const auto sent = [&](std::uint32_t peer) {
+    return a.transport->stats().peers.at(peer).bytes_sent;
+  };
+  const std::uint64_t b0 = sent(1), c0 = sent(2);
+  s.schedule(VirtualScheduler::kOutside, 0, Clock::TimePoint(100ms), [&] {
+    EXPECT_TRUE(a.transport->send(1, envelope));
+    EXPECT_TRUE(a.transport->sendShared(1, shared));
+    EXPECT_TRUE(a.transport->sendShared(2, shared));
+    EXPECT_FALSE(a.transport->sendShared(9, shared));  // not up: dropped, counted
+  });
+  s.run(nullptr, Clock::TimePoint(200ms));
+  const std::uint64_t frame = 4 + envelope.ByteSizeLong();  // length prefix, then the envelope
+  EXPECT_EQ(sent(1) - b0, 2 * frame);
+  EXPECT_EQ(sent(2) - c0, frame);
+  EXPECT_EQ(a.transport->stats().peers.at(9).dropped_sends, 1u);
+  std::sort(heard.begin(), heard.end());
+  const std::string h(32, 'h');
+  EXPECT_EQ(heard,
+            (std::vector<std::string>{"b from 0: " + h, "b from 0: " + h, "c from 0: " + h}));
+}
+
 // Sends `count` round messages from 0 to 1 over `link`, message r at start + (r-1)·spacing
 // (payload: r and `pad` spaces); their arrival times at 1 in ms, in arrival order, with the round
 // each carried.
