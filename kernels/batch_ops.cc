@@ -261,6 +261,26 @@ bool overOutputBlocks(std::span<float> out, Body body) {
   return all;
 }
 
+// squaredDistancesAndSum's CPU pass (lengths checked by the caller).
+double distancesAndSumPass(std::span<const float> center, Rows rows, std::span<double> out,
+                           std::span<float> sum) {
+  const std::size_t n = rows.size();
+  std::vector<double> sums(n + 1);  // the distances, then ‖center‖²
+  reduceOverBlocks(
+      sum.size(), sums,
+      [&](std::size_t start, std::size_t len, std::vector<double>& acc) {
+        // The sum's block belongs to this thread; zeroing it here (in cache) instead of in a
+        // separate pass saves a write of the whole vector.
+        float* z = sum.data() + start;
+        std::fill(z, z + len, 0.0f);
+        blockDistances(rows, center.data() + start, z, start, len, acc);
+        acc[n] += double(block(center, start, len).square().sum());
+      },
+      kDistanceBlock);
+  std::copy(sums.begin(), sums.begin() + std::ptrdiff_t(n), out.begin());
+  return sums[n];
+}
+
 }  // namespace
 
 void squaredDistancesTo(std::span<const float> center, Rows rows, std::span<double> out) {
@@ -284,20 +304,7 @@ double squaredDistancesAndSum(std::span<const float> center, Rows rows, std::spa
   PHALANX_CHECK(sum.size() == d && (rows.empty() || center.size() == d),
                 "squaredDistancesAndSum: lengths");
   PHALANX_OFFLOAD(n * d, offload::squaredDistancesAndSum(center, rows, out, sum));
-  std::vector<double> sums(n + 1);  // the distances, then ‖center‖²
-  reduceOverBlocks(
-      d, sums,
-      [&](std::size_t start, std::size_t len, std::vector<double>& acc) {
-        // The sum's block belongs to this thread; zeroing it here (in cache) instead of in a
-        // separate pass saves a write of the whole vector.
-        float* z = sum.data() + start;
-        std::fill(z, z + len, 0.0f);
-        blockDistances(rows, center.data() + start, z, start, len, acc);
-        acc[n] += double(block(center, start, len).square().sum());
-      },
-      kDistanceBlock);
-  std::copy(sums.begin(), sums.begin() + std::ptrdiff_t(n), out.begin());
-  return sums[n];
+  return distancesAndSumPass(center, rows, out, sum);
 }
 
 double squaredDistancesAndSum(std::span<const float> center, Rows rows, std::span<double> out,
@@ -322,18 +329,8 @@ double squaredDistancesAndSum(std::span<const float> center, Rows rows, std::spa
     p.rows_.clear();
     for (const auto& r : leading) p.rows_.push_back(r.data());
     p.sum_.resize(d);
-    std::vector<double> sums(held + 1);
-    reduceOverBlocks(
-        d, sums,
-        [&](std::size_t start, std::size_t len, std::vector<double>& acc) {
-          float* z = p.sum_.data() + start;
-          std::fill(z, z + len, 0.0f);
-          blockDistances(leading, center.data() + start, z, start, len, acc);
-          acc[held] += double(block(center, start, len).square().sum());
-        },
-        kDistanceBlock);
-    p.center_norm_ = sums[held];
-    p.distances_.assign(sums.begin(), sums.begin() + std::ptrdiff_t(held));
+    p.distances_.resize(held);
+    p.center_norm_ = distancesAndSumPass(center, leading, p.distances_, p.sum_);
   }
   // The rest, added to the held sum in the order the full pass adds them.
   const Rows rest = rows.subspan(held);

@@ -33,7 +33,6 @@ void putStatement(net::v1::EquivocationProof& p, const Proof& proof) {
 
 std::uint64_t DigestGossip::reach(std::uint32_t sender) {
   const std::size_t at = topology_.indexOf(sender);
-  if (reach_.empty()) reach_.assign(topology_.size(), 0);
   if (reach_[at] == 0) reach_[at] = topologies::detourLength(topology_, sender);  // at least 1
   return reach_[at];
 }

@@ -50,7 +50,8 @@ class DigestGossip {
         metrics_(metrics),
         rejections_(rejections),
         log_(log),
-        detector_(setup.keys, setup.domain) {}
+        detector_(setup.keys, setup.domain),
+        reach_(setup.topology.size(), 0) {}
 
   // Whether statements are checked and reported (this peer holds keys).
   bool active() const { return keys_ != nullptr; }
