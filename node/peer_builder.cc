@@ -58,8 +58,12 @@ std::shared_ptr<train::Learner> learnerFor(PeerSetup& s, const AttackSpec& attac
   if (attack.kind == Misbehaviour::kLabelflip) {
     for (auto& y : s.shard.y) y = std::uint8_t(s.shard.classes - 1 - y);
   }
-  return std::make_shared<train::LocalTrainer>(trainerConfig(s.config), std::move(s.shard),
-                                               s.config.seed);
+  auto trainer = std::make_shared<train::LocalTrainer>(trainerConfig(s.config), std::move(s.shard),
+                                                       s.config.seed);
+  // Only Accordion reads a model step's gradient after the step (the gradient exchanges keep
+  // theirs through gradient()).
+  trainer->keepStepGradient(s.config.compression.adaptive);
+  return trainer;
 }
 
 std::set<std::uint32_t> declaredByzantine(std::set<std::uint32_t> ids, const Config& config) {

@@ -39,7 +39,11 @@ class Pipeline final : public Aggregator {
     report.kept.assign(n, 0);
     report.nonfinite.assign(n, 0);
     report.distance.assign(n, 0.0);
-    std::vector<double> sq(n);
+    // Per-thread scratch: an attacker's line search mixes thousands of times a round, and each
+    // call allocating its dozen small vectors showed as a tenth of a large simulation's time.
+    thread_local Scratch scratch;
+    std::vector<double>& sq = scratch.sq;
+    sq.resize(n);
     // A rule that can finish from Σ rows gets it from the distance pass, so the rows are read
     // once instead of twice (the sum lands in `out`, which the rule overwrites anyway).
     const bool fused = pre_.empty() && rule_->sumsAllRows();
@@ -54,9 +58,12 @@ class Pipeline final : public Aggregator {
     if (!std::isfinite(sq[0])) return std::unexpected("mix: the pivot holds NaN or Inf");
 
     // Drop non-finite rows; they use up budget (they are certainly Byzantine).
-    std::vector<std::span<const float>> finite;
-    std::vector<std::size_t> origin;  // finite index -> input index
-    std::vector<double> weights;
+    std::vector<std::span<const float>>& finite = scratch.finite;
+    std::vector<std::size_t>& origin = scratch.origin;  // finite index -> input index
+    std::vector<double>& weights = scratch.weights;
+    finite.clear();
+    origin.clear();
+    weights.clear();
     std::size_t dropped = 0;
     for (std::size_t i = 0; i < n; ++i) {
       if (!std::isfinite(sq[i])) {
@@ -73,11 +80,16 @@ class Pipeline final : public Aggregator {
     const std::size_t b = in.byzantine_budget > dropped ? in.byzantine_budget - dropped : 0;
     report.effective_budget = b;
 
-    // Pre-aggregators, in order; `members` tracks which inputs each current row stands for.
-    std::vector<std::vector<std::size_t>> members(finite.size());
-    for (std::size_t i = 0; i < finite.size(); ++i) members[i] = {origin[i]};
+    // Pre-aggregators, in order; `members` tracks which inputs each current row stands for
+    // (without any, row i stands for input origin[i]).
+    std::vector<std::vector<std::size_t>> members;
     Stage stage;
-    std::vector<std::span<const float>> current = finite;
+    std::span<const std::span<const float>> current = finite;
+    std::vector<std::span<const float>> staged;
+    if (!pre_.empty()) {
+      members.resize(finite.size());
+      for (std::size_t i = 0; i < finite.size(); ++i) members[i] = {origin[i]};
+    }
     for (auto& p : pre_) {
       Stage next = p->apply(current, weights, b);
       std::vector<std::vector<std::size_t>> composed;
@@ -89,18 +101,21 @@ class Pipeline final : public Aggregator {
       members = std::move(composed);
       weights = next.weights;
       stage = std::move(next);
-      current.assign(stage.rows.begin(), stage.rows.end());
+      staged.assign(stage.rows.begin(), stage.rows.end());
+      current = staged;
     }
 
     // Distances to the pivot: the ones already measured, unless pre-aggregators rewrote rows.
-    std::vector<double> to_pivot;
+    std::vector<double>& to_pivot = scratch.to_pivot;
+    to_pivot.clear();
     if (pre_.empty()) {
       for (std::size_t i : origin) to_pivot.push_back(sq[i]);
     } else {
       to_pivot.resize(current.size());
       kernels::squaredDistancesTo(current[0], current, to_pivot);
     }
-    std::vector<char> kept(current.size(), 0);
+    std::vector<char>& kept = scratch.kept;
+    kept.assign(current.size(), 0);
     const bool z_holds_row_sum = fused && dropped == 0;  // a dropped row spoiled the sum
     if (auto ok = rule_->apply({current, b, weights, to_pivot, z_holds_row_sum, pivot_squared_norm,
                                 in.known_distances},
@@ -109,7 +124,10 @@ class Pipeline final : public Aggregator {
       return std::unexpected(ok.error());
     }
     for (std::size_t i = 0; i < kept.size(); ++i) {
-      if (kept[i]) {
+      if (!kept[i]) continue;
+      if (pre_.empty()) {
+        report.kept[origin[i]] = 1;
+      } else {
         for (std::size_t j : members[i]) report.kept[j] = 1;
       }
     }
@@ -117,6 +135,13 @@ class Pipeline final : public Aggregator {
   }
 
  private:
+  struct Scratch {
+    std::vector<double> sq, weights, to_pivot;
+    std::vector<std::span<const float>> finite;
+    std::vector<std::size_t> origin;
+    std::vector<char> kept;
+  };
+
   std::string name_;
   std::unique_ptr<Rule> rule_;
   std::vector<std::unique_ptr<PreAggregator>> pre_;

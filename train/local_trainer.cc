@@ -9,6 +9,7 @@
 #include <numeric>
 #include <sstream>
 
+#include "base/check.h"
 #include "kernels/vector_ops.h"
 
 namespace phalanx::train {
@@ -58,11 +59,11 @@ LocalTrainer::LocalTrainer(const TrainerConfig& config, Dataset shard, std::uint
   model_.initialize(params_, seed);
   std::iota(order_.begin(), order_.end(), 0u);
   std::shuffle(order_.begin(), order_.end(), rng_);
-  batch_x_.resize(batch_ * shard_.features);
   batch_y_.resize(batch_);
 }
 
-void LocalTrainer::nextBatch() {
+void LocalTrainer::nextBatch(std::vector<float>& x) {
+  x.resize(batch_ * shard_.features);
   // Epochs without replacement; a fresh permutation when the current one runs out.
   for (std::size_t i = 0; i < batch_; ++i) {
     if (cursor_ == order_.size()) {
@@ -71,16 +72,38 @@ void LocalTrainer::nextBatch() {
     }
     const std::uint32_t s = order_[cursor_++];
     const auto row = shard_.row(s);
-    std::copy(row.begin(), row.end(), batch_x_.begin() + std::ptrdiff_t(i * shard_.features));
+    std::copy(row.begin(), row.end(), x.begin() + std::ptrdiff_t(i * shard_.features));
     batch_y_[i] = shard_.y[s];
   }
 }
 
-double LocalTrainer::gradient() {
-  nextBatch();
-  const double loss = model_.lossAndGradient(params_, batch_x_, batch_y_, grad_);
-  if (weight_decay_ > 0) kernels::axpy(float(weight_decay_), params_, grad_);
+double LocalTrainer::gradientInto(std::span<float> grad) {
+  // The minibatch is copied out of the shard for each step and read only by it: one buffer per
+  // thread, not per peer (a simulation runs thousands of trainers on a few threads).
+  thread_local std::vector<float> batch_x;
+  nextBatch(batch_x);
+  const double loss = model_.lossAndGradient(params_, batch_x, batch_y_, grad);
+  if (weight_decay_ > 0) kernels::axpy(float(weight_decay_), params_, grad);
   return loss;
+}
+
+double LocalTrainer::gradient() {
+  grad_.resize(model_.dimension());
+  grad_current_ = true;
+  return gradientInto(grad_);
+}
+
+std::span<const float> LocalTrainer::lastGradient() const {
+  PHALANX_CHECK(grad_current_, "lastGradient: the last step did not keep its gradient");
+  return grad_;
+}
+
+void LocalTrainer::keepStepGradient(bool keep) {
+  keep_step_gradient_ = keep;
+  if (!keep) {
+    std::vector<float>().swap(grad_);  // frees it (`= {}` would keep the capacity)
+    grad_current_ = false;
+  }
 }
 
 std::vector<compress::LayerShape> LocalTrainer::layers() const {
@@ -94,8 +117,16 @@ void LocalTrainer::applyAggregate(std::uint64_t t, std::span<const float> aggreg
 }
 
 double LocalTrainer::step(std::uint64_t t) {
-  const double loss = gradient();
-  optimizer_.step(grad_, learningRate(t), params_);
+  if (keep_step_gradient_) {
+    const double loss = gradient();
+    optimizer_.step(grad_, learningRate(t), params_);
+    return loss;
+  }
+  thread_local std::vector<float> grad;
+  grad.resize(model_.dimension());
+  grad_current_ = false;
+  const double loss = gradientInto(grad);
+  optimizer_.step(grad, learningRate(t), params_);
   return loss;
 }
 

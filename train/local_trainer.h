@@ -51,8 +51,12 @@ class LocalTrainer final : public Learner {
   // parameters and momentum untouched. Returns the minibatch's mean cross-entropy.
   double gradient();
   double gradient(std::uint64_t) override { return gradient(); }
-  // g of the last step() or gradient().
-  std::span<const float> lastGradient() const override { return grad_; }
+  // g of the last gradient(), or of the last step() while the step keeps it (the default).
+  std::span<const float> lastGradient() const override;
+  // Whether step() keeps its gradient for lastGradient() (Accordion reads it after the step).
+  // Without it the step's gradient is per-thread scratch: one model-sized vector less a peer,
+  // which is what lets a simulation hold 10,000 of them.
+  void keepStepGradient(bool keep);
   // x -= lr_t * G: the aggregate is the step's direction, with no further momentum.
   void applyAggregate(std::uint64_t t, std::span<const float> aggregate) override;
   // The epoch (full passes over the shard) that round t's minibatch belongs to.
@@ -80,12 +84,17 @@ class LocalTrainer final : public Learner {
   std::size_t batchSize() const { return batch_; }
 
  private:
-  void nextBatch();
+  // The next minibatch's rows into `x` (batch_ rows) and labels into batch_y_.
+  void nextBatch(std::vector<float>& x);
+  // g of the next minibatch into `grad`.
+  double gradientInto(std::span<float> grad);
 
   Dataset shard_;
   Mlp model_;
   std::vector<float> params_;
-  std::vector<float> grad_;
+  std::vector<float> grad_;  // empty while steps do not keep theirs and gradient() was not called
+  bool keep_step_gradient_ = true;
+  bool grad_current_ = true;  // grad_ holds the last step's or gradient()'s g
   MomentumOptimizer optimizer_;
   Schedule schedule_;
   double weight_decay_;
@@ -93,7 +102,6 @@ class LocalTrainer final : public Learner {
   std::mt19937_64 rng_;
   std::vector<std::uint32_t> order_;  // this epoch's sample order
   std::size_t cursor_ = 0;
-  std::vector<float> batch_x_;
   std::vector<std::uint8_t> batch_y_;
   std::string identity_;
 };

@@ -56,6 +56,30 @@ TEST(LocalTrainer, SameSeedGivesTheSameParameters) {
   EXPECT_GT(kernels::squaredDistance(a.parameters(), c.parameters()), 0.0);
 }
 
+TEST(LocalTrainer, AStepThatDoesNotKeepItsGradientStepsTheSame) {
+  // Two trainers interleaved on one thread share the per-thread scratch; each must still step
+  // exactly as a trainer that keeps its gradient.
+  TrainerConfig config = syntheticConfig();
+  config.optimizer.weight_decay = 1e-3;
+  const TrainTest data = loadData(config.data, kSeed);
+  LocalTrainer kept(config, data.train, 9), lean(config, data.train, 9),
+      other(config, data.train, 10);
+  lean.keepStepGradient(false);
+  other.keepStepGradient(false);
+  for (std::uint64_t t = 0; t < 20; ++t) {
+    EXPECT_EQ(kept.step(t), lean.step(t));
+    other.step(t);
+  }
+  EXPECT_TRUE(
+      std::equal(kept.parameters().begin(), kept.parameters().end(), lean.parameters().begin()));
+  EXPECT_DEATH(lean.lastGradient(), "did not keep its gradient");
+  // gradient() keeps its g whatever the steps do.
+  kept.gradient();
+  lean.gradient();
+  EXPECT_TRUE(std::equal(kept.lastGradient().begin(), kept.lastGradient().end(),
+                         lean.lastGradient().begin(), lean.lastGradient().end()));
+}
+
 TEST(LocalTrainer, WeightDecayShrinksParametersWithoutData) {
   // lr = 0 apart from decay is not possible, so compare decayed against undecayed runs.
   TrainerConfig config = syntheticConfig();
