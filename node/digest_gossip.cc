@@ -32,9 +32,9 @@ void putStatement(net::v1::EquivocationProof& p, const Proof& proof) {
 }  // namespace
 
 std::uint64_t DigestGossip::reach(std::uint32_t sender) {
-  const std::size_t at = topology_.indexOf(sender);
-  if (reach_[at] == 0) reach_[at] = topologies::detourLength(topology_, sender);  // at least 1
-  return reach_[at];
+  const auto [it, added] = reach_.try_emplace(sender, 0);
+  if (added) it->second = topologies::detourLength(topology_, sender);
+  return it->second;
 }
 
 std::vector<std::uint32_t> DigestGossip::screen(std::uint64_t t,

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -140,6 +143,12 @@ SimulateOutcome runSimulation(const SimulateRequest& r) {
 
   SimulateOutcome out;
   out.result = node::simulate(std::move(setup));
+#if defined(__GLIBC__)
+  // The peers are gone, but their memory stays with the worker threads' malloc arenas, where
+  // the summary below (read on this thread) cannot reuse it: at 10,000 peers reading every
+  // record on top of it was what pushed the process past the machine's memory.
+  malloc_trim(0);
+#endif
   if (r.progress) draw(true);
   out.rss_mib = std::move(rss);
   out.summary = summarize(readRunFolder(out_dir, byzantine), samples, out.result.crashed);
