@@ -89,20 +89,19 @@ double LocalTrainer::gradientInto(std::span<float> grad) {
 
 double LocalTrainer::gradient() {
   grad_.resize(model_.dimension());
-  grad_current_ = true;
   return gradientInto(grad_);
 }
 
 std::span<const float> LocalTrainer::lastGradient() const {
-  PHALANX_CHECK(grad_current_, "lastGradient: the last step did not keep its gradient");
+  PHALANX_CHECK(!grad_.empty(), "lastGradient: the last step did not keep its gradient");
   return grad_;
 }
 
 void LocalTrainer::keepStepGradient(bool keep) {
-  keep_step_gradient_ = keep;
-  if (!keep) {
+  if (keep) {
+    grad_.resize(model_.dimension());
+  } else {
     std::vector<float>().swap(grad_);  // frees it (`= {}` would keep the capacity)
-    grad_current_ = false;
   }
 }
 
@@ -117,14 +116,13 @@ void LocalTrainer::applyAggregate(std::uint64_t t, std::span<const float> aggreg
 }
 
 double LocalTrainer::step(std::uint64_t t) {
-  if (keep_step_gradient_) {
+  if (!grad_.empty()) {  // kept: by default, or once gradient() has needed the buffer anyway
     const double loss = gradient();
     optimizer_.step(grad_, learningRate(t), params_);
     return loss;
   }
   thread_local std::vector<float> grad;
   grad.resize(model_.dimension());
-  grad_current_ = false;
   const double loss = gradientInto(grad);
   optimizer_.step(grad, learningRate(t), params_);
   return loss;

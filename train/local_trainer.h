@@ -54,8 +54,9 @@ class LocalTrainer final : public Learner {
   // g of the last gradient(), or of the last step() while the step keeps it (the default).
   std::span<const float> lastGradient() const override;
   // Whether step() keeps its gradient for lastGradient() (Accordion reads it after the step).
-  // Without it the step's gradient is per-thread scratch: one model-sized vector less a peer,
-  // which is what lets a simulation hold 10,000 of them.
+  // Without it (until a gradient() call needs the buffer again) the step's gradient is
+  // per-thread scratch: one model-sized vector less a peer, which is what lets a simulation hold
+  // 10,000 of them.
   void keepStepGradient(bool keep);
   // x -= lr_t * G: the aggregate is the step's direction, with no further momentum.
   void applyAggregate(std::uint64_t t, std::span<const float> aggregate) override;
@@ -92,9 +93,9 @@ class LocalTrainer final : public Learner {
   Dataset shard_;
   Mlp model_;
   std::vector<float> params_;
-  std::vector<float> grad_;  // empty while steps do not keep theirs and gradient() was not called
-  bool keep_step_gradient_ = true;
-  bool grad_current_ = true;  // grad_ holds the last step's or gradient()'s g
+  // The last step's or gradient()'s g; empty (freed) while steps do not keep theirs and
+  // gradient() was not called since, and then steps use per-thread scratch.
+  std::vector<float> grad_;
   MomentumOptimizer optimizer_;
   Schedule schedule_;
   double weight_decay_;
