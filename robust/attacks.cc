@@ -230,23 +230,26 @@ bool pivotFree(const AggregatorConfig& rule) {
 // opt_alie / opt_ipm / opt_foe / empire: tau maximizing by a line search ‖Agg(V(tau)) − μ‖, a
 // pivot rule pivoting on the first honest row, or with AttackConfig::every_pivot (empire)
 // ‖(1/h) Σ_i Agg_i(V(tau)) − μ‖, Agg_i pivoting on honest row i; V(tau) is the honest rows
-// followed by f copies of the attack vector.
+// followed by AttackConfig::copies (f when unset) copies of the attack vector.
 template <class Base>
 class Optimized final : public Base {
  public:
   // reference_search: lineMaximize (opt_foe and empire, as the MoNNA reference searches FOE's
   // factor) instead of the §4 lineSearch.
   Optimized(std::string name, const AttackConfig& c, bool reference_search = false)
-      : Base(std::move(name), 0.0), config_(c), reference_search_(reference_search) {}
+      : Base(std::move(name), 0.0),
+        config_(c),
+        copies_(c.copies > 0 ? c.copies : c.f),
+        reference_search_(reference_search) {}
 
  protected:
   std::expected<double, std::string> chooseTau(Rows honest) override {
     const std::size_t d = this->mean_.size();
     std::vector<float> attack(d), z(d);
     std::vector<std::span<const float>> rows(honest.begin(), honest.end());
-    rows.insert(rows.end(), config_.f, std::span<const float>(attack));
+    rows.insert(rows.end(), copies_, std::span<const float>(attack));
     MixDistance distance;  // the rule's last error is fatal only if no evaluation succeeded
-    // Against cwtm or cwmed without pre-aggregators, only the f copies change between the 20
+    // Against cwtm or cwmed without pre-aggregators, only the copies change between the 20
     // evaluations: sort the honest values per coordinate once and place the copies among them
     // (bit-identical to the rule on the full set, several times faster than sorting each time).
     const RuleId rule = config_.target.rule;
@@ -264,7 +267,7 @@ class Optimized final : public Base {
     if (!config_.target.pre.empty() && config_.target.pre.front().kind == PreKind::kNnm &&
         !honest.empty() && rows.size() > config_.target_b && honest_finite) {
       after_nnm.pre.erase(after_nnm.pre.begin());
-      nnm.emplace(honest, config_.f, config_.target_b);
+      nnm.emplace(honest, copies_, config_.target_b);
     }
     const auto known = knownPairs(config_.target, honest);
     // The plain search's rows are the honest ones, then the copies: a rule that sums every row
@@ -308,9 +311,9 @@ class Optimized final : public Base {
       }
       if (coordinate_rule && kernels::allFinite(attack)) {
         if (rule == RuleId::kCwtm) {
-          kernels::trimmedMeanWithCopies(sorted, attack, config_.f, config_.target_b, z);
+          kernels::trimmedMeanWithCopies(sorted, attack, copies_, config_.target_b, z);
         } else {
-          kernels::medianWithCopies(sorted, attack, config_.f, z);
+          kernels::medianWithCopies(sorted, attack, copies_, z);
         }
         ++distance.succeeded;
         return std::sqrt(kernels::squaredDistance(z, this->mean_));
@@ -324,6 +327,7 @@ class Optimized final : public Base {
 
  private:
   AttackConfig config_;
+  std::size_t copies_;  // attack rows in the mix searched against
   bool reference_search_;
 };
 

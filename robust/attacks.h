@@ -63,10 +63,14 @@ inline constexpr float kHugeValue = 1e30f;
 
 struct AttackConfig {
   AttackId attack = AttackId::kSignflip;
-  std::optional<double> tau;   // ipm: 2.0; foe: 0.1; alie: 1.5 (or z, below); others ignore it
-  bool alie_z = false;         // alie: tau = Φ⁻¹((n - f - s)/(n - f)), s = floor(n/2 + 1) - f
-  std::size_t n = 0;           // nodes in all, for alie_z
-  std::size_t f = 1;           // Byzantine nodes: alie_z, and the copies in opt_* searches
+  std::optional<double> tau;  // ipm: 2.0; foe: 0.1; alie: 1.5 (or z, below); others ignore it
+  bool alie_z = false;        // alie: tau = Φ⁻¹((n - f - s)/(n - f)), s = floor(n/2 + 1) - f
+  std::size_t n = 0;          // nodes in all, for alie_z
+  std::size_t f = 1;          // Byzantine nodes: alie_z
+  // opt_* / empire searches: the attack rows in the mix searched against (0: f). A node sets the
+  // most Byzantine neighbours any honest peer has: f on a complete graph, 1 on a torus where
+  // no honest peer has two — the mix the attack lands in, not one with every attacker in it.
+  std::size_t copies = 0;
   double sigma = 1.0;          // gaussian
   bool scale_to_mean = false;  // gaussian: sigma = ‖μ‖ / √d
   std::size_t mimic = 0;       // mimic: which honest vector to copy

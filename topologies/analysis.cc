@@ -186,15 +186,9 @@ BreakdownCheck breakdownCheck(const Topology& topology, const std::set<NodeId>& 
   const HonestLaplacian l = honestLaplacian(topology, byzantine, "the breakdown check",
                                             [](std::size_t, std::size_t) { return 1.0; });
   BreakdownCheck out;
-  for (const std::size_t i : l.honest) {
-    const NodeId id = topology.nodes()[i].id;
-    std::size_t count = 0;
-    for (const NodeId n : topology.neighbours(id)) count += byzantine.contains(n) ? 1 : 0;
-    if (count > out.byzantine_per_node) {
-      out.byzantine_per_node = count;
-      out.worst_node = id;
-    }
-  }
+  const MostByzantineNeighbours most = mostByzantineNeighbours(topology, byzantine);
+  out.byzantine_per_node = most.count;
+  out.worst_node = most.node;
   const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> solver(l.laplacian, Eigen::EigenvaluesOnly);
   // Rounding leaves a split graph's second eigenvalue near 0, not at it.
   const auto& eig = solver.eigenvalues();
@@ -204,6 +198,18 @@ BreakdownCheck breakdownCheck(const Topology& topology, const std::set<NodeId>& 
   out.ratio = b == 0                         ? 0.0
               : out.honest_connectivity == 0 ? std::numeric_limits<double>::infinity()
                                              : 2 * b / out.honest_connectivity;
+  return out;
+}
+
+MostByzantineNeighbours mostByzantineNeighbours(const Topology& topology,
+                                                const std::set<NodeId>& byzantine) {
+  MostByzantineNeighbours out;
+  for (const NodeSpec& node : topology.nodes()) {
+    if (byzantine.contains(node.id)) continue;
+    std::size_t count = 0;
+    for (const NodeId n : topology.neighbours(node.id)) count += byzantine.contains(n) ? 1 : 0;
+    if (count > out.count) out = {count, node.id};
+  }
   return out;
 }
 

@@ -57,6 +57,16 @@ double honestGossipStep(const Topology& topology, const std::set<NodeId>& byzant
 std::vector<double> honestFiedlerVector(const Topology& topology,
                                         const std::set<NodeId>& byzantine);
 
+// The most Byzantine neighbours one honest node has (b of the breakdown bound; what an
+// omniscient attacker's search puts in the mix it attacks) and the lowest such node (0, 0 when
+// no honest node has any). Any size of graph; ids outside the topology are ignored.
+struct MostByzantineNeighbours {
+  std::size_t count = 0;
+  NodeId node = 0;
+};
+MostByzantineNeighbours mostByzantineNeighbours(const Topology& topology,
+                                                const std::set<NodeId>& byzantine);
+
 // The breakdown bound of Gaucher, Dieuleveut and Hendrikx (ICML 2025) for one Byzantine
 // placement: on the class of graphs whose honest subgraph has algebraic connectivity at least
 // mu and whose honest nodes have at most b Byzantine neighbours (unit weights), no gossip

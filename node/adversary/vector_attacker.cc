@@ -52,12 +52,16 @@ std::expected<std::unique_ptr<robust::Attack>, std::string> VectorAttacker::make
   const topologies::Topology& topology = host_.topology();
   const auto it = config.byzantine.find(host_.self());
   const ByzantineConfig byz = it == config.byzantine.end() ? ByzantineConfig{} : it->second;
-  // Every attacker knows f from the config (ALIE's z and the opt_* searches assume f copies).
+  // Every attacker knows f and the topology from the config: ALIE's z counts f, and the opt_*
+  // searches put in the mix they attack as many copies as the most attacked honest peer has
+  // Byzantine neighbours (f on a complete graph; a torus peer with one takes one copy).
   // Colluding ones also draw from one random stream, so on the same honest inputs (a complete
   // graph) randomised attacks send the same vector; alone, each draws its own.
   robust::AttackConfig a{.attack = spec.vector,
                          .n = topology.size(),
                          .f = std::max<std::size_t>(1, byzantine_.size()),
+                         .copies = std::max<std::size_t>(
+                             1, topologies::mostByzantineNeighbours(topology, byzantine_).count),
                          .sigma = byz.sigma,
                          .eps = byz.eps,
                          .every_pivot = byz.pivots == SearchPivots::kEvery,

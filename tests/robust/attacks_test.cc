@@ -371,6 +371,24 @@ TEST(LineSearch, OptimizedAlieAgainstNnaStaysWhereItIsKept) {
   EXPECT_LT(std::abs(v[0] - mean[0]), 100 * sd[0]);
 }
 
+TEST(LineSearch, TheSearchPutsItsCopiesNotFInTheMix) {
+  // copies: the attack rows of the mix searched against (the most Byzantine neighbours of an
+  // honest peer); f alone when unset. f = 6 with one copy searches as f = 1 does.
+  const Matrix honest = testing::gaussianRows(6, 40, 1.0f, 11);
+  for (const char* rule : {"nna", "cwtm"}) {
+    AttackConfig one = named("opt_alie");
+    one.f = 1;
+    one.target.rule = kRules.parse(rule).value();
+    one.target_b = 2;
+    AttackConfig many = one;
+    many.f = 6;
+    AttackConfig counted = many;
+    counted.copies = 1;
+    EXPECT_EQ(craft(counted, honest), craft(one, honest)) << rule;
+    EXPECT_NE(craft(many, honest), craft(one, honest)) << rule;
+  }
+}
+
 TEST(LineSearch, CoordinateRuleShortcutChoosesTheSameTauAsTheFullRule) {
   // Against cwtm / cwmed the search sorts the honest values once; bucketing:1 (every row its
   // own bucket, shuffled) leaves those rules' output unchanged but forces the full path.

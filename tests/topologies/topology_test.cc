@@ -421,6 +421,23 @@ TEST(Convert, DecentralizePyFormatsAndEdgeLists) {
   EXPECT_THROW(writeGraphFile(gapped, "decentralizepy-edges"), TopologyError);
 }
 
+TEST(Analysis, MostByzantineNeighboursOfAnHonestNode) {
+  // Ring 0-1-2-3-4-5-0 with 1 and 3 Byzantine: node 2 has both, 0 and 4 one each; the
+  // Byzantine nodes are not counted as the node with the most.
+  const Topology ring(numberedNodes(6, {}), *generateEdges(GraphKind::kRing, 6, {}), 1);
+  const MostByzantineNeighbours most = mostByzantineNeighbours(ring, {1, 3});
+  EXPECT_EQ(most.count, 2u);
+  EXPECT_EQ(most.node, 2u);
+  // Adjacent attackers 1 and 2: each honest node next to them has one; the lowest is 0.
+  const MostByzantineNeighbours adjacent = mostByzantineNeighbours(ring, {1, 2});
+  EXPECT_EQ(adjacent.count, 1u);
+  EXPECT_EQ(adjacent.node, 0u);
+  // Complete graph: every honest node has all f.
+  const Topology complete(numberedNodes(7, {}), *generateEdges(GraphKind::kComplete, 7, {}), 2);
+  EXPECT_EQ(mostByzantineNeighbours(complete, {4, 5, 6}).count, 3u);
+  EXPECT_EQ(mostByzantineNeighbours(complete, {}).count, 0u);
+}
+
 TEST(Analysis, BreakdownCheckByHand) {
   // K5 honest, Byzantine node 5 next to 0 and 1: mu_2(K5) = 5, b = 1, 2b / mu_2 = 0.4.
   std::vector<Edge> edges = *generateEdges(GraphKind::kComplete, 5, {});
