@@ -1,10 +1,44 @@
 #include "node/digest_gossip.h"
 
+#include <google/protobuf/arena.h>
+
 #include "base/text.h"
-#include "topologies/analysis.h"
 
 namespace phalanx::node {
 namespace {
+
+// An envelope on its own arena, shared by every receiver once built. A list of statements is
+// three strings a statement; on the heap each is an allocation of its own, scattered over a
+// simulation's gigabytes, and every receiver's read of one is a cache miss (the relay was
+// mostly those). On an arena they sit in a block or two, built and freed at once.
+class ArenaEnvelope {
+ public:
+  static ArenaEnvelope make() {
+    ArenaEnvelope e;
+    e.holder_ = std::make_shared<Holder>();
+    return e;
+  }
+  ArenaEnvelope() = default;  // none yet
+  explicit operator bool() const { return holder_ != nullptr; }
+  net::v1::Envelope& operator*() { return *holder_->message; }
+  net::v1::Envelope* operator->() { return holder_->message; }
+  std::shared_ptr<const net::v1::Envelope> share() && {
+    net::v1::Envelope* message = holder_->message;
+    return {std::move(holder_), message};
+  }
+
+ private:
+  static google::protobuf::ArenaOptions options() {
+    google::protobuf::ArenaOptions o;
+    o.start_block_size = 4096;  // a round's report or relay on the torus: ~40 statements
+    return o;
+  }
+  struct Holder {
+    google::protobuf::Arena arena{options()};
+    net::v1::Envelope* message = google::protobuf::Arena::CreateMessage<net::v1::Envelope>(&arena);
+  };
+  std::shared_ptr<Holder> holder_;
+};
 
 void addStatement(net::v1::RoundDigest& d, const Statement& s) {
   d.add_senders(s.sender);
@@ -13,10 +47,10 @@ void addStatement(net::v1::RoundDigest& d, const Statement& s) {
 }
 
 // An empty report of `round`'s statements as this node heard them (one hop).
-net::v1::Envelope reportOf(std::uint64_t round) {
-  net::v1::Envelope envelope;
-  envelope.mutable_digest()->set_round(round);
-  envelope.mutable_digest()->set_hops(1);
+ArenaEnvelope reportOf(std::uint64_t round) {
+  ArenaEnvelope envelope = ArenaEnvelope::make();
+  envelope->mutable_digest()->set_round(round);
+  envelope->mutable_digest()->set_hops(1);
   return envelope;
 }
 
@@ -31,20 +65,14 @@ void putStatement(net::v1::EquivocationProof& p, const Proof& proof) {
 
 }  // namespace
 
-std::uint64_t DigestGossip::reach(std::uint32_t sender) {
-  const auto [it, added] = reach_.try_emplace(sender, 0);
-  if (added) it->second = topologies::detourLength(topology_, sender);
-  return it->second;
-}
-
 std::vector<std::uint32_t> DigestGossip::screen(std::uint64_t t,
                                                 const std::vector<std::uint32_t>& heard,
                                                 const net::RoundMessages& messages,
                                                 RoundExchange& exchange, std::uint64_t open) {
   if (!active()) return heard;
   detector_.advance(t);
-  net::v1::Envelope envelope = reportOf(t);
-  net::v1::RoundDigest& digest = *envelope.mutable_digest();
+  ArenaEnvelope envelope = reportOf(t);
+  net::v1::RoundDigest& digest = *envelope->mutable_digest();
   std::vector<std::uint32_t> kept;
   for (const std::uint32_t j : heard) {
     const auto m = messages.find(j);
@@ -64,7 +92,7 @@ std::vector<std::uint32_t> DigestGossip::screen(std::uint64_t t,
     handle(detector_.own(s), j, t, open);
     if (!detector_.convicted(j) || !exclude_) kept.push_back(j);
   }
-  if (digest.senders_size() > 0) broadcast(std::move(envelope), self_);
+  if (digest.senders_size() > 0) broadcast(std::move(envelope).share(), self_);
   return kept;
 }
 
@@ -74,9 +102,9 @@ void DigestGossip::witness(const net::Received& m, std::span<const float> row, s
   if (!claimed || !net::digestMatches(memo_, row, *claimed)) return;
   const Statement s{m.sender(), m.round(), *claimed, m.signature()};
   handle(detector_.own(s), s.sender, s.round, open);
-  net::v1::Envelope envelope = reportOf(s.round);
-  addStatement(*envelope.mutable_digest(), s);
-  broadcast(std::move(envelope), self_);
+  ArenaEnvelope envelope = reportOf(s.round);
+  addStatement(*envelope->mutable_digest(), s);
+  broadcast(std::move(envelope).share(), self_);
 }
 
 void DigestGossip::take(std::uint32_t reporter, const net::v1::RoundDigest& d, std::uint64_t open) {
@@ -94,9 +122,9 @@ void DigestGossip::take(std::uint32_t reporter, const net::v1::RoundDigest& d, s
     if (detector_.proof(reporter, proof)) {
       logConviction(p.sender(), p.round(), open, true);
       ++metrics_.proofs_sent_total;
-      net::v1::Envelope envelope;
-      *envelope.mutable_digest() = d;
-      broadcast(std::move(envelope), reporter);
+      ArenaEnvelope envelope = ArenaEnvelope::make();
+      *envelope->mutable_digest() = d;
+      broadcast(std::move(envelope).share(), reporter);
     }
     return;
   }
@@ -105,10 +133,8 @@ void DigestGossip::take(std::uint32_t reporter, const net::v1::RoundDigest& d, s
   // A reporter's own claim of hops is only trusted downwards: it can make a statement travel
   // less far, and at most `reach` edges whatever it says.
   const std::uint64_t hops = std::max<std::uint64_t>(d.hops(), 1);
-  net::v1::Envelope relay;
-  net::v1::RoundDigest& onward = *relay.mutable_digest();
-  onward.set_round(d.round());
-  onward.set_hops(std::uint32_t(std::min<std::uint64_t>(hops + 1, UINT32_MAX)));
+  ArenaEnvelope relay;  // made for the first fresh statement: many reports have none
+  net::v1::RoundDigest* onward = nullptr;
   for (int k = 0; k < d.senders_size(); ++k) {
     const std::uint32_t sender = d.senders(k);
     if (!topology_.contains(sender)) {  // made up: it would only take memory (and has no reach)
@@ -119,12 +145,18 @@ void DigestGossip::take(std::uint32_t reporter, const net::v1::RoundDigest& d, s
     if (sender == self_ || sender == reporter || !digest) continue;
     const auto outcome = detector_.report(reporter, sender, d.round(), *digest, d.signatures(k));
     handle(outcome, sender, d.round(), open);
-    if (outcome.fresh && hops < reach(sender))
-      addStatement(onward, {sender, d.round(), *digest, d.signatures(k)});
+    if (!outcome.fresh || hops >= reach(sender)) continue;
+    if (!relay) {
+      relay = ArenaEnvelope::make();
+      onward = relay->mutable_digest();
+      onward->set_round(d.round());
+      onward->set_hops(std::uint32_t(std::min<std::uint64_t>(hops + 1, UINT32_MAX)));
+    }
+    addStatement(*onward, {sender, d.round(), *digest, d.signatures(k)});
   }
-  if (onward.senders_size() > 0) {
-    metrics_.statements_relayed_total += std::uint64_t(onward.senders_size());
-    broadcast(std::move(relay), reporter);
+  if (relay) {
+    metrics_.statements_relayed_total += std::uint64_t(onward->senders_size());
+    broadcast(std::move(relay).share(), reporter);
   }
 }
 
@@ -133,15 +165,15 @@ void DigestGossip::handle(const EquivocationDetector::Outcome& outcome, std::uin
   if (!outcome.convicted) return;
   logConviction(sender, round, open, outcome.proof.has_value());
   if (!outcome.proof) return;
-  net::v1::Envelope envelope;
-  envelope.mutable_digest()->set_round(round);
-  putStatement(*envelope.mutable_digest()->mutable_proof(), *outcome.proof);
+  ArenaEnvelope envelope = ArenaEnvelope::make();
+  envelope->mutable_digest()->set_round(round);
+  putStatement(*envelope->mutable_digest()->mutable_proof(), *outcome.proof);
   ++metrics_.proofs_sent_total;
-  broadcast(std::move(envelope), self_);
+  broadcast(std::move(envelope).share(), self_);
 }
 
-void DigestGossip::broadcast(net::v1::Envelope envelope, std::uint32_t except) {
-  const auto shared = std::make_shared<const net::v1::Envelope>(std::move(envelope));
+void DigestGossip::broadcast(const std::shared_ptr<const net::v1::Envelope>& shared,
+                             std::uint32_t except) {
   for (const std::uint32_t j : wire_.livePeers()) {
     if (j != except) wire_.sendEnvelope(j, shared);
   }

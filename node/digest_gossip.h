@@ -14,7 +14,6 @@
 #include <memory>
 #include <span>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "net/digest_memo.h"
@@ -24,6 +23,7 @@
 #include "node/exchange/round_exchange.h"
 #include "node/exchange/round_wire.h"
 #include "node/metrics.h"
+#include "topologies/analysis.h"
 #include "topologies/topology.h"
 
 namespace phalanx::node {
@@ -38,6 +38,8 @@ class DigestGossip {
     std::string domain;                        // the run's (net::statementBytes)
     bool exclude;                              // mixing.exclude_equivocators
     net::DigestMemo* memo = nullptr;           // shared digests (the simulation); null: none
+    // Shared reach by sender (the simulation: one table for every peer); null: its own.
+    std::shared_ptr<const topologies::DetourLengths> detours = nullptr;
   };
   DigestGossip(Setup setup, RoundWire& wire, NodeMetrics& metrics,
                std::map<net::Refusal, std::uint64_t>& rejections, spdlog::logger& log)
@@ -51,6 +53,8 @@ class DigestGossip {
         metrics_(metrics),
         rejections_(rejections),
         log_(log),
+        detours_(setup.detours ? std::move(setup.detours)
+                               : std::make_shared<const topologies::DetourLengths>(topology_)),
         detector_(setup.keys, setup.domain) {}
 
   // Whether statements are checked and reported (this peer holds keys).
@@ -76,10 +80,10 @@ class DigestGossip {
   void handle(const EquivocationDetector::Outcome& outcome, std::uint32_t sender,
               std::uint64_t round, std::uint64_t open);
   // To every live neighbour but `except`: one message, shared where the transport can.
-  void broadcast(net::v1::Envelope envelope, std::uint32_t except);
+  void broadcast(const std::shared_ptr<const net::v1::Envelope>& shared, std::uint32_t except);
   // Edges a statement about `sender` must cross to get from any of its neighbours to any other
   // without passing it (the topology's longest such shortest path; the node count if none).
-  std::uint64_t reach(std::uint32_t sender);
+  std::uint64_t reach(std::uint32_t sender) const { return (*detours_)(sender); }
   void logConviction(std::uint32_t peer, std::uint64_t round, std::uint64_t open, bool proven);
 
   std::uint32_t self_;
@@ -92,10 +96,9 @@ class DigestGossip {
   NodeMetrics& metrics_;
   std::map<net::Refusal, std::uint64_t>& rejections_;
   spdlog::logger& log_;
+  // By sender, measured when first needed (only the senders within reach come up).
+  std::shared_ptr<const topologies::DetourLengths> detours_;
   EquivocationDetector detector_;
-  // By sender, measured when first needed: only the senders within reach come up (a table of
-  // every peer would cost each peer 8 bytes per peer, 0.8 GB over 10,000 simulated peers).
-  std::unordered_map<std::uint32_t, std::uint64_t> reach_;
 };
 
 }  // namespace phalanx::node

@@ -10,8 +10,8 @@ bool EquivocationDetector::inWindow(std::uint64_t round) const {
 
 EquivocationDetector::Outcome EquivocationDetector::own(const Statement& s) {
   if (!inWindow(s.round)) return {};
-  Slot& slot = slots_[{s.round, s.sender}];
-  return add(s.sender, s.round, slot, Entry{s.digest, s.signature, true, std::nullopt});
+  return add(s.sender, s.round, slot(s.round, s.sender),
+             Entry{s.digest, s.signature, true, std::nullopt});
 }
 
 EquivocationDetector::Outcome EquivocationDetector::report(std::uint32_t reporter,
@@ -20,18 +20,13 @@ EquivocationDetector::Outcome EquivocationDetector::report(std::uint32_t reporte
                                                            const Digest& digest,
                                                            std::string_view signature) {
   if (!inWindow(round) || reporter == sender || signature.empty()) return {};
-  const auto it = slots_.find({round, sender});
-  if (it != slots_.end()) {
-    const auto& entries = it->second.entries;
-    if (std::any_of(entries.begin(), entries.end(), [&](const Entry& e) {
-          return e.digest == digest && e.signature == signature;
-        })) {
-      return {};  // what this node holds already: nothing to keep, check or relay
-    }
+  Slot& held = slot(round, sender);
+  if (std::any_of(held.entries.begin(), held.entries.end(),
+                  [&](const Entry& e) { return e.digest == digest && e.signature == signature; })) {
+    return {};  // what this node holds already: nothing to keep, check or relay
   }
-  Slot& slot = it != slots_.end() ? it->second : slots_[{round, sender}];
-  if (!slot.reported.emplace(reporter, digest).second) return {};
-  return add(sender, round, slot, Entry{digest, std::string(signature), false, std::nullopt});
+  if (!held.reported.emplace(reporter, digest).second) return {};
+  return add(sender, round, held, Entry{digest, std::string(signature), false, std::nullopt});
 }
 
 EquivocationDetector::Outcome EquivocationDetector::add(std::uint32_t sender, std::uint64_t round,
@@ -123,7 +118,7 @@ bool EquivocationDetector::proof(std::uint32_t reporter, const Proof& p) {
 void EquivocationDetector::advance(std::uint64_t current) {
   current_ = std::max(current_, current);
   const std::uint64_t oldest = current_ > window_ ? current_ - window_ : 0;
-  slots_.erase(slots_.begin(), slots_.lower_bound({oldest, 0}));
+  slots_.erase(slots_.begin(), slots_.lower_bound(oldest));
 }
 
 }  // namespace phalanx::node

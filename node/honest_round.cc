@@ -21,7 +21,8 @@ HonestRound::HonestRound(const PeerSetup& setup, const std::vector<std::uint32_t
                 .keys = setup.signing_key ? setup.keys : nullptr,
                 .domain = configDigest(setup.config, learner.identity(), learner.dimension()),
                 .exclude = setup.config.mixing.exclude_equivocators,
-                .memo = setup.digest_memo.get()},
+                .memo = setup.digest_memo.get(),
+                .detours = setup.detours},
                wire, metrics, rejections, log) {}
 
 std::chrono::microseconds HonestRound::computeTime() const {

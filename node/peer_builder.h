@@ -31,6 +31,7 @@
 #include "node/exchange/outer_loop.h"
 #include "node/exchange/round_exchange.h"
 #include "robust/aggregator.h"
+#include "topologies/analysis.h"
 #include "topologies/topology.h"
 #include "train/dataset.h"
 #include "train/learner.h"
@@ -71,6 +72,8 @@ struct PeerSetup {
   // Statement digests shared by every peer of this process (the simulation: net/digest_memo.h);
   // null: each peer hashes what it checks.
   std::shared_ptr<net::DigestMemo> digest_memo;
+  // Each sender's statement reach, shared the same way (null: the peer measures its own).
+  std::shared_ptr<const topologies::DetourLengths> detours;
   // The ids the run declares Byzantine (simulate's --byzantine; the config's `byzantine` entries
   // count too): the experimenter's knowledge, used only where a setting asks for it
   // (mixing.step: auto), never by the protocol.

@@ -314,6 +314,8 @@ SimulationResult simulate(SimulationSetup s) {
                                ? std::make_shared<net::DigestMemo>(n + n / 4)
                                : nullptr;
 
+  const auto detours = std::make_shared<const topologies::DetourLengths>(*s.topology);
+
   // mixing.step: auto is one eigenvalue problem for the run, not one per peer.
   const std::set<std::uint32_t> declared = declaredByzantine(result.byzantine, s.config);
   const Config config = withResolvedStep(s.config, topology, declared);
@@ -341,6 +343,7 @@ SimulationResult simulate(SimulationSetup s) {
         .signing_key = signing[slot.actor],
         .keys = keys,
         .digest_memo = digest_memo,
+        .detours = detours,
         .byzantine = result.byzantine};
     giveShard(setup, run, n, slot.actor);
     // The crashed incarnation goes first: its timers and posted work are guarded, and its

@@ -71,6 +71,16 @@ std::size_t root(std::vector<std::size_t>& parent, std::size_t x) {
 
 }  // namespace
 
+std::size_t DetourLengths::operator()(NodeId node) const {
+  std::atomic<std::uint32_t>& slot = lengths_[topology_.indexOf(node)];
+  std::uint32_t length = slot.load(std::memory_order_relaxed);
+  if (length == 0) {  // at least 1 once measured
+    length = std::uint32_t(std::min<std::size_t>(detourLength(topology_, node), UINT32_MAX));
+    slot.store(length, std::memory_order_relaxed);
+  }
+  return length;
+}
+
 std::size_t componentCount(std::size_t n, const std::vector<Edge>& edges) {
   std::vector<std::size_t> parent(n);
   std::iota(parent.begin(), parent.end(), 0);

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <Eigen/Core>
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <set>
@@ -24,6 +26,20 @@ std::map<NodeId, std::size_t> hopsFrom(const Topology& topology, NodeId from,
 // them apart. Each search stops once it has found every neighbour: a local question on a large
 // graph costs a few hops, not the graph.
 std::size_t detourLength(const Topology& topology, NodeId node);
+
+// detourLength of each node, measured the first time it is asked for. Shareable between threads
+// (every peer of a simulation reads one: 4 bytes a node, not a table per peer): two threads that
+// race on a node both measure it and store the same value.
+class DetourLengths {
+ public:
+  explicit DetourLengths(const Topology& topology)
+      : topology_(topology), lengths_(topology.size()) {}
+  std::size_t operator()(NodeId node) const;  // throws TopologyError for an unknown id
+
+ private:
+  const Topology& topology_;
+  mutable std::vector<std::atomic<std::uint32_t>> lengths_;  // by index; 0: not measured yet
+};
 
 // Connected components of the graph on nodes 0..n-1 (an isolated node is one component).
 std::size_t componentCount(std::size_t n, const std::vector<Edge>& edges);

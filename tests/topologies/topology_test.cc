@@ -10,6 +10,7 @@
 #include <numbers>
 #include <set>
 #include <string>
+#include <thread>
 
 #include "topologies/analysis.h"
 #include "topologies/convert.h"
@@ -93,6 +94,26 @@ TEST(Analysis, DetourLengthIsTheLongestPathBetweenNeighboursAroundTheNode) {
   const Topology path = parseTopology(kPath3, "t.yaml");  // 10 - 11 - 12: 11 cuts them apart
   EXPECT_EQ(detourLength(path, 11), 3u);
   EXPECT_EQ(detourLength(path, 10), 1u);
+}
+
+TEST(Analysis, SharedDetourLengthsAnswerAsDetourLengthFromEveryThread) {
+  const Topology t(numberedNodes(36, {}), *generateEdges(GraphKind::kTorus, 36, {}), 1);
+  const DetourLengths shared(t);
+  std::vector<std::size_t> first(t.size()), second(t.size());
+  // Two threads asking for every node, in opposite orders: both measure, both agree.
+  std::thread a([&] {
+    for (std::size_t i = 0; i < t.size(); ++i) first[i] = shared(t.nodes()[i].id);
+  });
+  std::thread b([&] {
+    for (std::size_t i = t.size(); i-- > 0;) second[i] = shared(t.nodes()[i].id);
+  });
+  a.join();
+  b.join();
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    EXPECT_EQ(first[i], detourLength(t, t.nodes()[i].id));
+    EXPECT_EQ(second[i], first[i]);
+  }
+  EXPECT_THROW(shared(99), TopologyError);
 }
 
 TEST(TopologyFile, WritesYamlThatReadsBackTheSame) {
