@@ -8,9 +8,11 @@ namespace phalanx::node {
 namespace {
 
 // An envelope on its own arena, shared by every receiver once built. A list of statements is
-// three strings a statement; on the heap each is an allocation of its own, scattered over a
-// simulation's gigabytes, and every receiver's read of one is a cache miss (the relay was
-// mostly those). On an arena they sit in a block or two, built and freed at once.
+// three fields a statement; on the heap each string object is an allocation of its own,
+// scattered over a simulation's gigabytes, and every receiver's read of one is a cache miss
+// (the relay was mostly those). On an arena the message and its string objects sit in a block
+// or two, built and freed at once (protobuf 3.21 still keeps a string's bytes beyond 15 on
+// the heap).
 class ArenaEnvelope {
  public:
   static ArenaEnvelope make() {

@@ -10,7 +10,7 @@ bool EquivocationDetector::inWindow(std::uint64_t round) const {
 
 EquivocationDetector::Outcome EquivocationDetector::own(const Statement& s) {
   if (!inWindow(s.round)) return {};
-  return add(s.sender, s.round, slot(s.round, s.sender),
+  return add(s.sender, s.round, slotOf(s.round, s.sender),
              Entry{s.digest, s.signature, true, std::nullopt});
 }
 
@@ -20,7 +20,7 @@ EquivocationDetector::Outcome EquivocationDetector::report(std::uint32_t reporte
                                                            const Digest& digest,
                                                            std::string_view signature) {
   if (!inWindow(round) || reporter == sender || signature.empty()) return {};
-  Slot& held = slot(round, sender);
+  Slot& held = slotOf(round, sender);
   if (std::any_of(held.entries.begin(), held.entries.end(),
                   [&](const Entry& e) { return e.digest == digest && e.signature == signature; })) {
     return {};  // what this node holds already: nothing to keep, check or relay

@@ -113,7 +113,7 @@ class EquivocationDetector {
   // By round, then by sender in a hash table: every statement a peer hears looks its slot up
   // (~160 a round on a torus), and one tree over (round, sender) is ten levels of cache misses
   // in a simulation of a thousand peers; forgetting a round drops its table alone.
-  Slot& slot(std::uint64_t round, std::uint32_t sender) { return slots_[round][sender]; }
+  Slot& slotOf(std::uint64_t round, std::uint32_t sender) { return slots_[round][sender]; }
   std::map<std::uint64_t, std::unordered_map<std::uint32_t, Slot>> slots_;
   std::set<std::pair<std::uint32_t, std::uint32_t>> proofs_seen_;  // (reporter, sender)
   std::set<std::uint32_t> convicted_;
