@@ -22,7 +22,6 @@ class ArenaEnvelope {
   }
   ArenaEnvelope() = default;  // none yet
   explicit operator bool() const { return holder_ != nullptr; }
-  net::v1::Envelope& operator*() { return *holder_->message; }
   net::v1::Envelope* operator->() { return holder_->message; }
   std::shared_ptr<const net::v1::Envelope> share() && {
     net::v1::Envelope* message = holder_->message;
