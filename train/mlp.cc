@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "base/check.h"
+#include "kernels/dense_product.h"
 
 namespace phalanx::train {
 namespace {
@@ -50,7 +51,7 @@ void Mlp::initialize(std::span<float> params, std::uint64_t seed) const {
 }
 
 void Mlp::forward(std::span<const float> params, std::span<const float> x, std::size_t n,
-                  std::vector<RowMatrix>& acts) const {
+                  std::vector<RowMatrix>& acts, bool wide_first_layer) const {
   const std::size_t n_layers = sizes_.size() - 1;
   for (std::size_t l = 0; l < n_layers; ++l) {
     const LayerShape& w = layers_[2 * l];
@@ -61,7 +62,11 @@ void Mlp::forward(std::span<const float> params, std::span<const float> x, std::
     out.resize(Eigen::Index(n), Eigen::Index(w.rows));
     if (l == 0) {
       ConstRowMap input(x.data(), Eigen::Index(n), Eigen::Index(w.cols));
-      out.noalias() = input * weight.transpose();
+      if (!wide_first_layer ||
+          !kernels::productLikeEigen(x.first(n * w.cols), params.subspan(w.offset, w.size()), n,
+                                     w.cols, w.rows, {out.data(), std::size_t(out.size())})) {
+        out.noalias() = input * weight.transpose();
+      }
     } else {
       out.noalias() = acts[l] * weight.transpose();
     }
@@ -126,7 +131,8 @@ Evaluation Mlp::evaluate(std::span<const float> params, const Dataset& data) con
   std::size_t correct = 0;
   for (std::size_t start = 0; start < data.size(); start += kEvalChunk) {
     const std::size_t n = std::min(kEvalChunk, data.size() - start);
-    forward(params, {data.x.data() + start * data.features, n * data.features}, n, acts);
+    forward(params, {data.x.data() + start * data.features, n * data.features}, n, acts,
+            /*wide_first_layer=*/true);
     const RowMatrix& logits = acts.back();
     for (std::size_t i = 0; i < n; ++i) {
       const auto row = logits.row(Eigen::Index(i));

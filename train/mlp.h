@@ -60,9 +60,11 @@ class Mlp {
  private:
   using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
-  // Forward pass; fills acts[l] (acts[0] unused: the input is a Map). Returns logits' holder.
+  // Forward pass; fills acts[l] (acts[0] unused: the input is a Map). `wide_first_layer`:
+  // the first layer's product on AVX2/AVX-512 in Eigen's order (kernels/dense_product.h), where
+  // it pays: evaluation's thousands of rows; a training batch's few rows gain little over Eigen.
   void forward(std::span<const float> params, std::span<const float> x, std::size_t n,
-               std::vector<RowMatrix>& acts) const;
+               std::vector<RowMatrix>& acts, bool wide_first_layer = false) const;
 
   std::vector<std::size_t> sizes_;
   std::vector<LayerShape> layers_;  // weight, bias, weight, bias, ...
