@@ -307,6 +307,19 @@ double squaredDistancesAndSum(std::span<const float> center, Rows rows, std::spa
   return distancesAndSumPass(center, rows, out, sum);
 }
 
+bool SumPrefix::Held::holds(std::span<const float> c, Rows leading) const {
+  return center == c.data() && rows.size() == leading.size() &&
+         std::equal(leading.begin(), leading.end(), rows.begin(),
+                    [](std::span<const float> r, const float* q) { return r.data() == q; });
+}
+
+void SumPrefix::Held::keep(std::span<const float> c, Rows leading) {
+  center = c.data();
+  rows.clear();
+  for (const auto& r : leading) rows.push_back(r.data());
+  distances.resize(leading.size());
+}
+
 double squaredDistancesAndSum(std::span<const float> center, Rows rows, std::span<double> out,
                               std::span<float> sum, SumPrefix* prefix) {
   const std::size_t d = commonLength(rows);
@@ -319,18 +332,11 @@ double squaredDistancesAndSum(std::span<const float> center, Rows rows, std::spa
   PHALANX_CHECK(sum.size() == d && center.size() == d, "squaredDistancesAndSum: lengths");
   SumPrefix& p = *prefix;
   const Rows leading = rows.first(held);
-  const bool holds =
-      p.center_ == center.data() && p.sum_.size() == d && p.rows_.size() == held &&
-      std::equal(leading.begin(), leading.end(), p.rows_.begin(),
-                 [](std::span<const float> r, const float* q) { return r.data() == q; });
-  if (!holds) {
+  if (!p.summed_.holds(center, leading) || p.sum_.size() != d) {
     // The full pass's work on the leading rows alone, kept.
-    p.center_ = center.data();
-    p.rows_.clear();
-    for (const auto& r : leading) p.rows_.push_back(r.data());
+    p.summed_.keep(center, leading);
     p.sum_.resize(d);
-    p.distances_.resize(held);
-    p.center_norm_ = distancesAndSumPass(center, leading, p.distances_, p.sum_);
+    p.center_norm_ = distancesAndSumPass(center, leading, p.summed_.distances, p.sum_);
   }
   // The rest, added to the held sum in the order the full pass adds them.
   const Rows rest = rows.subspan(held);
@@ -344,9 +350,30 @@ double squaredDistancesAndSum(std::span<const float> center, Rows rows, std::spa
         blockDistances(rest, center.data() + start, z, start, len, acc);
       },
       kDistanceBlock);
-  std::copy(p.distances_.begin(), p.distances_.end(), out.begin());
+  std::copy(p.summed_.distances.begin(), p.summed_.distances.end(), out.begin());
   std::copy(sums.begin(), sums.end(), out.begin() + std::ptrdiff_t(held));
   return p.center_norm_;
+}
+
+void squaredDistancesTo(std::span<const float> center, Rows rows, std::span<double> out,
+                        SumPrefix* prefix) {
+  const std::size_t d = commonLength(rows);
+  const std::size_t n = rows.size();
+  const std::size_t held =
+      prefix ? std::min(prefix->unchanged_, n) / kGroup * kGroup : 0;  // as above
+  if (held == 0 || offloading(n * d)) return squaredDistancesTo(center, rows, out);
+  PHALANX_CHECK(out.size() == n, "squaredDistancesTo: output size");
+  PHALANX_CHECK(center.size() == d, "squaredDistancesTo: center length");
+  SumPrefix& p = *prefix;
+  const Rows leading = rows.first(held);
+  if (!p.plain_.holds(center, leading)) {
+    p.plain_.keep(center, leading);
+    squaredDistancesTo(center, leading, p.plain_.distances);
+  }
+  // Each row's distance is its own chain over the blocks, and the rest's groups start where the
+  // full pass's do (held is a whole number of groups): the same values as one call on all rows.
+  std::copy(p.plain_.distances.begin(), p.plain_.distances.end(), out.begin());
+  squaredDistancesTo(center, rows.subspan(held), out.subspan(held));
 }
 
 KnownDistances::KnownDistances(Rows rows)

@@ -27,11 +27,12 @@ void squaredDistancesTo(std::span<const float> center, Rows rows, std::span<doub
 double squaredDistancesAndSum(std::span<const float> center, Rows rows, std::span<double> out,
                               std::span<float> sum);
 
-// What squaredDistancesAndSum measured of a center and the leading rows of a set that comes
-// back with only its last rows changed (an attacker's line search: its honest rows, then copies
-// of each candidate): their distances, ‖center‖² and their partial sum. The first call with it
-// fills it; later calls with the same center and leading buffers read only the rows after
-// them. Keyed by buffers: whoever holds one promises those buffers keep their contents.
+// What squaredDistancesAndSum (or squaredDistancesTo) measured of a center and the leading rows
+// of a set that comes back with only its last rows changed (an attacker's line search: its
+// honest rows, then copies of each candidate): their distances, and for the sum ‖center‖² and
+// their partial sum. The first call with it fills it; later calls with the same center and
+// leading buffers read only the rows after them. Keyed by buffers: whoever holds one promises
+// those buffers keep their contents.
 class SumPrefix {
  public:
   // The first `unchanged` rows of every call stay the same.
@@ -40,18 +41,29 @@ class SumPrefix {
  private:
   friend double squaredDistancesAndSum(std::span<const float>, Rows, std::span<double>,
                                        std::span<float>, SumPrefix*);
+  friend void squaredDistancesTo(std::span<const float>, Rows, std::span<double>, SumPrefix*);
+  // The leading rows one pass measured (a whole number of groups) and their distances.
+  struct Held {
+    const float* center = nullptr;
+    std::vector<const float*> rows;
+    std::vector<double> distances;
+    bool holds(std::span<const float> center, Rows leading) const;
+    void keep(std::span<const float> center, Rows leading);
+  };
   std::size_t unchanged_;
-  const float* center_ = nullptr;
-  std::vector<const float*> rows_;  // the leading rows held (a whole number of groups)
-  std::vector<double> distances_;
+  Held summed_;  // squaredDistancesAndSum's
+  Held plain_;   // squaredDistancesTo's: its own pass, whose distances it gives bit for bit
   double center_norm_ = 0;
-  std::vector<float> sum_;  // Σ of the rows held, in the order the full pass adds them
+  std::vector<float> sum_;  // Σ of the rows summed_ holds, in the order the full pass adds them
 };
 
 // squaredDistancesAndSum with a prefix (null: the plain call): bit for bit the plain call's
 // results, the leading rows' share taken from `prefix` when it holds them.
 double squaredDistancesAndSum(std::span<const float> center, Rows rows, std::span<double> out,
                               std::span<float> sum, SumPrefix* prefix);
+// squaredDistancesTo with a prefix, the same way.
+void squaredDistancesTo(std::span<const float> center, Rows rows, std::span<double> out,
+                        SumPrefix* prefix);
 
 // z = scale * (z + Σ_k weights[k] * rows[k]), block by block; rows whose weight is exactly 0
 // are not read. Returns false when some result is not finite (overflow), so a caller that took

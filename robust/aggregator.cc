@@ -52,7 +52,7 @@ class Pipeline final : public Aggregator {
       pivot_squared_norm =
           kernels::squaredDistancesAndSum(in.rows[0], in.rows, sq, out, in.sum_prefix);
     } else {
-      kernels::squaredDistancesTo(in.rows[0], in.rows, sq);
+      kernels::squaredDistancesTo(in.rows[0], in.rows, sq, in.sum_prefix);
     }
     // The pivot's distance to itself is (c - c)² summed: NaN exactly when c holds NaN or Inf.
     if (!std::isfinite(sq[0])) return std::unexpected("mix: the pivot holds NaN or Inf");

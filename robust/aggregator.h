@@ -83,8 +83,9 @@ struct MixInput {
   // Distances between rows that the caller measured before and promises unchanged (an
   // attacker's line search: its honest rows); rules that measure every pair take them from here.
   const kernels::KnownDistances* known_distances = nullptr;
-  // The same caller's promise for its leading rows (the honest ones of a line search): rules
-  // that sum every row keep what they measured of them here and read only the others next time.
+  // The same caller's promise for its leading rows (the honest ones of a line search): the
+  // distances to the pivot (and, for rules that sum every row, the sum) measured of them are
+  // kept here, and only the other rows are read next time.
   kernels::SumPrefix* sum_prefix = nullptr;
 };
 

@@ -371,13 +371,17 @@ std::expected<double, std::string> searchFactor(const AttackConfig& c, const Tar
     weights.push_back(t.honest_weights[j]);
   }
   const auto known = knownPairs(c.target, rows);  // before the copies join
+  // Only the copies change between evaluations: the target's and its honest neighbours'
+  // distances to the pivot (and their sum, for rules that sum every row) are measured once.
+  kernels::SumPrefix honest_prefix(rows.size());
   rows.insert(rows.end(), t.byzantine_count, std::span<const float>(attack));
   weights.insert(weights.end(), t.byzantine_count, t.byzantine_weight / double(t.byzantine_count));
   MixDistance distance;
   const auto F = [&](double x) {
     std::copy(t.target.begin(), t.target.end(), attack.begin());
     kernels::axpy(float(x), direction, attack);
-    return distance(c.target, {rows, t.budget, weights, known ? &*known : nullptr}, z, honest_step);
+    return distance(c.target, {rows, t.budget, weights, known ? &*known : nullptr, &honest_prefix},
+                    z, honest_step);
   };
   const double factor = lineMaximize(F);
   if (distance.succeeded == 0)

@@ -175,9 +175,10 @@ TEST(BatchOps, CopiesOfOneBufferGiveWhatSeparateEqualRowsGive) {
 }
 
 // A line search's rows: `fixed` ones (the first the center), then copies of a candidate that
-// changes between calls. With a SumPrefix every call's distances, sum and ‖center‖² are the
-// plain call's bit for bit, whatever the counts (groups of four, a tail, nothing held), and
-// when the leading buffers are other ones (the prefix is measured again).
+// changes between calls. With a SumPrefix every call's distances, sum and ‖center‖² (and
+// squaredDistancesTo's distances) are the plain call's bit for bit, whatever the counts (groups of
+// four, a tail, nothing held), and when the leading buffers are other ones (the prefix is measured
+// again).
 TEST(BatchOps, ASumPrefixGivesThePlainPassBitForBit) {
   const std::size_t d = 20000;
   for (std::size_t fixed : {1u, 3u, 4u, 5u, 8u, 9u}) {
@@ -200,6 +201,11 @@ TEST(BatchOps, ASumPrefixGivesThePlainPassBitForBit) {
         EXPECT_EQ(got_norm, want_norm);
         EXPECT_EQ(got, want);
         ASSERT_EQ(std::memcmp(got_sum.data(), want_sum.data(), d * sizeof(float)), 0);
+        // The distances alone (the rules that do not sum every row), through the same prefix.
+        std::vector<double> want_to(rows.size()), got_to(rows.size(), -1.0);
+        squaredDistancesTo(lead[0], rows, want_to);
+        squaredDistancesTo(lead[0], rows, got_to, &prefix);
+        EXPECT_EQ(got_to, want_to);
       }
     }
   }
