@@ -531,15 +531,22 @@ std::expected<void, std::string> decode(std::span<const std::uint8_t> bytes, std
 }
 
 std::optional<std::span<const float>> viewDense(std::span<const std::uint8_t> bytes,
-                                                std::size_t dim) {
+                                                std::size_t dim,
+                                                std::atomic<std::int8_t>* finite_memo) {
   const auto header = readHeader(bytes);
   if (!header || header->codec != CodecId::kNone || header->dim != dim) return std::nullopt;
   const auto values = bytes.subspan(kHeaderBytes);
   if (values.size() != dim * sizeof(float) ||
-      reinterpret_cast<std::uintptr_t>(values.data()) % alignof(float) != 0 ||
-      !kernels::allFiniteFloat32Bytes(values)) {
+      reinterpret_cast<std::uintptr_t>(values.data()) % alignof(float) != 0) {
     return std::nullopt;
   }
+  // The verdict depends on the bytes alone; two readers racing both compute and store it.
+  std::int8_t finite = finite_memo ? finite_memo->load(std::memory_order_relaxed) : -1;
+  if (finite < 0) {
+    finite = kernels::allFiniteFloat32Bytes(values) ? 1 : 0;
+    if (finite_memo) finite_memo->store(finite, std::memory_order_relaxed);
+  }
+  if (finite == 0) return std::nullopt;
   return std::span<const float>(reinterpret_cast<const float*>(values.data()), dim);
 }
 

@@ -4,6 +4,7 @@
 // message is allocated. Pure; safe from any thread on disjoint outputs.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <expected>
 #include <optional>
@@ -28,7 +29,10 @@ std::expected<void, std::string> decodeAdd(std::span<const std::uint8_t> bytes, 
 // copy. nullopt otherwise — decode it instead, which says why it fails. The view lives as long
 // as `bytes`; the values are read through a float pointer into the byte buffer, as every
 // zero-copy reader of a wire format does (GCC and Clang let byte stores alias float loads).
+// `finite_memo` (optional): the verdict on the values' finiteness for these very bytes, shared
+// by every reader of one immutable buffer (-1: not known yet; the first reader stores it).
 std::optional<std::span<const float>> viewDense(std::span<const std::uint8_t> bytes,
-                                                std::size_t dim);
+                                                std::size_t dim,
+                                                std::atomic<std::int8_t>* finite_memo = nullptr);
 
 }  // namespace phalanx::compress

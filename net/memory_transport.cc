@@ -112,11 +112,18 @@ class MemoryTransport final : public Transport {
     head_.clear();  // what TCP writes before the payload, for its length only
     appendRoundFrameHead(header, payload_bytes, head_);
     const std::size_t bytes = head_.size() + payload_bytes;
-    // Every receiver reads the sender's own buffer: it is immutable once sent.
-    deliverLater(peer, bytes, [header, payload](MemoryTransport& to, std::uint32_t from) {
-      Received m(header, payload);
-      to.receiveRound(from, m);
-    });
+    // Every receiver reads the sender's own buffer: it is immutable once sent. Its receivers
+    // share one PayloadChecks; held with the buffer here, the buffer's owner cannot write it in
+    // place (it writes only buffers nobody else holds), so a verdict never outlives the bytes.
+    if (payload != checked_payload_) {
+      checked_payload_ = payload;
+      checks_ = payload ? std::make_shared<PayloadChecks>() : nullptr;
+    }
+    deliverLater(peer, bytes,
+                 [header, payload, checks = checks_](MemoryTransport& to, std::uint32_t from) {
+                   Received m(header, payload, checks);
+                   to.receiveRound(from, m);
+                 });
     return true;
   }
 
@@ -298,7 +305,9 @@ class MemoryTransport final : public Transport {
   std::map<std::uint32_t, std::mt19937_64> link_rng_;       // jitter and loss draws per link
   std::uint64_t round_ = 0;
   bool closed_ = false;
-  std::vector<std::uint8_t> head_;  // reused: a round frame's head, measured
+  std::vector<std::uint8_t> head_;         // reused: a round frame's head, measured
+  Payload checked_payload_;                // the last payload sent, held while its receivers share
+  std::shared_ptr<PayloadChecks> checks_;  // what they checked of it
   TransportStats stats_;
 };
 

@@ -5,6 +5,7 @@
 // its connection's small pool, reused once no receiver holds it.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -18,12 +19,21 @@ namespace phalanx::net {
 
 using Payload = std::shared_ptr<const std::vector<std::uint8_t>>;
 
+// What a receiver checked of a payload's bytes, for the other receivers of the same buffer: the
+// memory network hands every neighbour the sender's one immutable buffer and one of these with
+// it (TCP gives each receiver bytes of its own and none).
+struct PayloadChecks {
+  std::atomic<std::int8_t> finite_floats{-1};  // compress::viewDense's verdict; -1: not yet
+};
+
 class Received {
  public:
   Received() = default;
-  // `header`'s payload field must be empty: the bytes are `payload` (null: none).
-  Received(v1::RoundMessage header, Payload payload)
-      : header_(std::move(header)), payload_(std::move(payload)) {}
+  // `header`'s payload field must be empty: the bytes are `payload` (null: none); `checks`, when
+  // given, is shared with every other receiver of the same buffer.
+  Received(v1::RoundMessage header, Payload payload,
+           std::shared_ptr<PayloadChecks> checks = nullptr)
+      : header_(std::move(header)), payload_(std::move(payload)), checks_(std::move(checks)) {}
   // A whole message, its payload field moved into a shared buffer (tests, the fuzzer).
   Received(v1::RoundMessage message)  // NOLINT(google-explicit-constructor): a message is one
       : header_(std::move(message)) {
@@ -48,6 +58,8 @@ class Received {
   }
   // The buffer itself, for a holder that keeps the bytes past the round (a replica's view).
   const Payload& sharedPayload() const { return payload_; }
+  // The checks shared with the buffer's other receivers (null: this receiver's bytes alone).
+  PayloadChecks* checks() const { return checks_.get(); }
   // The message as it was on the wire, payload copied in (tests, logs).
   v1::RoundMessage whole() const {
     v1::RoundMessage m = header_;
@@ -58,6 +70,7 @@ class Received {
  private:
   v1::RoundMessage header_;
   Payload payload_;
+  std::shared_ptr<PayloadChecks> checks_;
 };
 
 }  // namespace phalanx::net

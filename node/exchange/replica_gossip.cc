@@ -78,7 +78,7 @@ bool ReplicaGossip::publish(std::uint64_t t, std::span<const float> y, bool spam
 std::optional<ReplicaTable::Result> ReplicaGossip::apply(std::uint32_t sender,
                                                          const net::Received& m) {
   if (m.kind() == net::v1::RoundMessage::KEYFRAME)
-    return replicas_.applyKeyframe(sender, m.sequence(), m.sharedPayload());
+    return replicas_.applyKeyframe(sender, m.sequence(), m.sharedPayload(), m.checks());
   if (m.kind() == net::v1::RoundMessage::DELTA)
     return replicas_.applyDelta(sender, m.sequence(), m.payload(), shiftOf(m));
   return std::nullopt;

@@ -156,12 +156,14 @@ ReplicaTable::Result ReplicaTable::applyDelta(PeerId peer, std::uint64_t sequenc
 }
 
 ReplicaTable::Result ReplicaTable::applyKeyframe(PeerId peer, std::uint64_t sequence,
-                                                 const net::Payload& frame) {
+                                                 const net::Payload& frame,
+                                                 net::PayloadChecks* checks) {
   Entry& e = entries_[peer];
   if (sequence <= e.last_sequence && e.valid) return {Outcome::kStale, ""};
   const std::span<const std::uint8_t> payload =
       frame ? std::span<const std::uint8_t>(*frame) : std::span<const std::uint8_t>();
-  if (const auto view = compress::viewDense(payload, dim_)) {
+  if (const auto view =
+          compress::viewDense(payload, dim_, checks ? &checks->finite_floats : nullptr)) {
     e.frame = frame;
     e.frame_values = *view;
     e.values = {};

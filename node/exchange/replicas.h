@@ -100,7 +100,9 @@ class ReplicaTable {
                     float shift = 1.0f);
   // A keyframe's values are read in its buffer, which the replica keeps (no copy: in simulation
   // every receiver of a sender's keyframe shares it) until a delta needs values of its own.
-  Result applyKeyframe(PeerId peer, std::uint64_t sequence, const net::Payload& payload);
+  // `checks`: what other receivers of the same buffer checked of it (null: none share it).
+  Result applyKeyframe(PeerId peer, std::uint64_t sequence, const net::Payload& payload,
+                       net::PayloadChecks* checks = nullptr);
 
   bool valid(PeerId peer) const;
   // The sender's vector as of its last message (ŷ + q after a partial step); empty when unknown.

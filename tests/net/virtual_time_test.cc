@@ -9,6 +9,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -179,6 +180,49 @@ TEST(MemoryTransport, ASharedEnvelopeCostsAndArrivesAsACopyWould) {
   const std::string h(32, 'h');
   EXPECT_EQ(heard,
             (std::vector<std::string>{"b from 0: " + h, "b from 0: " + h, "c from 0: " + h}));
+}
+
+// The receivers of one payload share one PayloadChecks (what the first checked of the bytes
+// stands for the others); another payload, even to the same peer, gets its own.
+TEST(MemoryTransport, ReceiversOfOnePayloadShareItsChecks) {
+  VirtualScheduler s(3, 1ms, 1);
+  MemoryNetwork network(s, {{0, 0}, {1, 1}, {2, 2}}, LinkTable{.fallback = {.latency = 1ms}});
+  Endpoint a, b, c;
+  std::vector<std::pair<std::string, PayloadChecks*>> seen;  // (payload, its checks)
+  const auto watching = [&seen](Endpoint& e, Clock& clock) {
+    TransportHandlers h = record(e, clock);
+    h.on_round = [&seen](std::uint32_t, Received& m) {
+      seen.emplace_back(std::string(m.payload().begin(), m.payload().end()), m.checks());
+    };
+    return h;
+  };
+  a.transport = network.transport(configFor(0, {1, 2}), record(a, s.clock(0)));
+  b.transport = network.transport(configFor(1, {0}), watching(b, s.clock(1)));
+  c.transport = network.transport(configFor(2, {0}), watching(c, s.clock(2)));
+  for (auto* e : {&a, &b, &c}) e->transport->connect({});
+  s.run(nullptr, Clock::TimePoint(100ms));
+  const auto bytes = [](std::string text) {
+    return std::make_shared<const std::vector<std::uint8_t>>(text.begin(), text.end());
+  };
+  const auto p = bytes("p"), q = bytes("q");
+  s.schedule(VirtualScheduler::kOutside, 0, Clock::TimePoint(100ms), [&] {
+    v1::RoundMessage header;
+    header.set_round(1);
+    header.set_kind(v1::RoundMessage::KEYFRAME);
+    EXPECT_TRUE(a.transport->sendRound(1, header, p));
+    EXPECT_TRUE(a.transport->sendRound(2, header, p));
+    EXPECT_TRUE(a.transport->sendRound(1, header, q));
+  });
+  s.run(nullptr, Clock::TimePoint(200ms));
+  ASSERT_EQ(seen.size(), 3u);
+  std::map<std::string, std::set<PayloadChecks*>> by_payload;
+  for (const auto& [text, checks] : seen) {
+    EXPECT_NE(checks, nullptr);
+    by_payload[text].insert(checks);
+  }
+  ASSERT_EQ(by_payload.size(), 2u);
+  EXPECT_EQ(by_payload["p"].size(), 1u);  // b and c: one
+  EXPECT_NE(*by_payload["p"].begin(), *by_payload["q"].begin());
 }
 
 // Sends `count` round messages from 0 to 1 over `link`, message r at start + (r-1)·spacing

@@ -205,5 +205,26 @@ TEST(Replicas, DenseViewChecksWhatDecodeChecks) {
   EXPECT_NE(r.error.find("not finite"), std::string::npos) << r.error;
 }
 
+// Receivers of one buffer share the finiteness verdict (the memory network's PayloadChecks):
+// the first one's check stands for the others, a refused buffer stays refused, and each of them
+// still makes the checks that depend on its own dimension.
+TEST(Replicas, ReceiversOfOneBufferShareTheFinitenessVerdict) {
+  const auto good = std::make_shared<const std::vector<std::uint8_t>>(
+      encodeDense(std::vector<float>{1.0f, -2.0f, 3.5f}));
+  net::PayloadChecks good_checks;
+  ReplicaTable a(3), b(3), wrong_dim(4);
+  EXPECT_EQ(a.applyKeyframe(1, 1, good, &good_checks).outcome, Outcome::kApplied);
+  EXPECT_EQ(good_checks.finite_floats.load(), 1);
+  EXPECT_EQ(b.applyKeyframe(1, 1, good, &good_checks).outcome, Outcome::kApplied);
+  EXPECT_EQ(wrong_dim.applyKeyframe(1, 1, good, &good_checks).outcome, Outcome::kInvalid);
+
+  const auto nan = std::make_shared<const std::vector<std::uint8_t>>(
+      encodeDense(std::vector<float>{1.0f, NAN, 3.0f}));
+  net::PayloadChecks nan_checks;
+  EXPECT_EQ(a.applyKeyframe(2, 1, nan, &nan_checks).outcome, Outcome::kInvalid);
+  EXPECT_EQ(nan_checks.finite_floats.load(), 0);
+  EXPECT_EQ(b.applyKeyframe(2, 1, nan, &nan_checks).outcome, Outcome::kInvalid);
+}
+
 }  // namespace
 }  // namespace phalanx::node
