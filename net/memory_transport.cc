@@ -119,11 +119,14 @@ class MemoryTransport final : public Transport {
       checked_payload_ = payload;
       checks_ = payload ? std::make_shared<PayloadChecks>() : nullptr;
     }
-    deliverLater(peer, bytes,
-                 [header, payload, checks = checks_](MemoryTransport& to, std::uint32_t from) {
-                   Received m(header, payload, checks);
-                   to.receiveRound(from, m);
-                 });
+    // Delivered once: the header moves into the message (a copy would allocate its digest
+    // and signature again, per receiver).
+    deliverLater(
+        peer, bytes,
+        [header, payload, checks = checks_](MemoryTransport& to, std::uint32_t from) mutable {
+          Received m(std::move(header), std::move(payload), std::move(checks));
+          to.receiveRound(from, m);
+        });
     return true;
   }
 
