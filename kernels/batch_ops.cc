@@ -307,13 +307,17 @@ double squaredDistancesAndSum(std::span<const float> center, Rows rows, std::spa
   return distancesAndSumPass(center, rows, out, sum);
 }
 
-bool SumPrefix::Held::holds(std::span<const float> c, Rows leading) const {
+std::size_t RowPrefix::held(std::size_t rows) const {
+  return std::min(unchanged_, rows) / kGroup * kGroup;
+}
+
+bool RowPrefix::Held::holds(std::span<const float> c, Rows leading) const {
   return center == c.data() && rows.size() == leading.size() &&
          std::equal(leading.begin(), leading.end(), rows.begin(),
                     [](std::span<const float> r, const float* q) { return r.data() == q; });
 }
 
-void SumPrefix::Held::keep(std::span<const float> c, Rows leading) {
+void RowPrefix::Held::keep(std::span<const float> c, Rows leading) {
   center = c.data();
   rows.clear();
   for (const auto& r : leading) rows.push_back(r.data());
@@ -321,16 +325,14 @@ void SumPrefix::Held::keep(std::span<const float> c, Rows leading) {
 }
 
 double squaredDistancesAndSum(std::span<const float> center, Rows rows, std::span<double> out,
-                              std::span<float> sum, SumPrefix* prefix) {
+                              std::span<float> sum, RowPrefix* prefix) {
   const std::size_t d = commonLength(rows);
   const std::size_t n = rows.size();
-  // Only whole groups are held: a row's distance and its place in the sum depend on whether it
-  // is summed in a group of kGroup or alone, and a held group then ends where it would.
-  const std::size_t held = prefix ? std::min(prefix->unchanged_, n) / kGroup * kGroup : 0;
+  const std::size_t held = prefix ? prefix->held(n) : 0;
   if (held == 0 || offloading(n * d)) return squaredDistancesAndSum(center, rows, out, sum);
   PHALANX_CHECK(out.size() == n, "squaredDistancesAndSum: output size");
   PHALANX_CHECK(sum.size() == d && center.size() == d, "squaredDistancesAndSum: lengths");
-  SumPrefix& p = *prefix;
+  RowPrefix& p = *prefix;
   const Rows leading = rows.first(held);
   if (!p.summed_.holds(center, leading) || p.sum_.size() != d) {
     // The full pass's work on the leading rows alone, kept.
@@ -356,15 +358,14 @@ double squaredDistancesAndSum(std::span<const float> center, Rows rows, std::spa
 }
 
 void squaredDistancesTo(std::span<const float> center, Rows rows, std::span<double> out,
-                        SumPrefix* prefix) {
+                        RowPrefix* prefix) {
   const std::size_t d = commonLength(rows);
   const std::size_t n = rows.size();
-  const std::size_t held =
-      prefix ? std::min(prefix->unchanged_, n) / kGroup * kGroup : 0;  // as above
+  const std::size_t held = prefix ? prefix->held(n) : 0;
   if (held == 0 || offloading(n * d)) return squaredDistancesTo(center, rows, out);
   PHALANX_CHECK(out.size() == n, "squaredDistancesTo: output size");
   PHALANX_CHECK(center.size() == d, "squaredDistancesTo: center length");
-  SumPrefix& p = *prefix;
+  RowPrefix& p = *prefix;
   const Rows leading = rows.first(held);
   if (!p.plain_.holds(center, leading)) {
     p.plain_.keep(center, leading);

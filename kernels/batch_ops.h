@@ -33,15 +33,15 @@ double squaredDistancesAndSum(std::span<const float> center, Rows rows, std::spa
 // their partial sum. The first call with it fills it; later calls with the same center and
 // leading buffers read only the rows after them. Keyed by buffers: whoever holds one promises
 // those buffers keep their contents.
-class SumPrefix {
+class RowPrefix {
  public:
   // The first `unchanged` rows of every call stay the same.
-  explicit SumPrefix(std::size_t unchanged) : unchanged_(unchanged) {}
+  explicit RowPrefix(std::size_t unchanged) : unchanged_(unchanged) {}
 
  private:
   friend double squaredDistancesAndSum(std::span<const float>, Rows, std::span<double>,
-                                       std::span<float>, SumPrefix*);
-  friend void squaredDistancesTo(std::span<const float>, Rows, std::span<double>, SumPrefix*);
+                                       std::span<float>, RowPrefix*);
+  friend void squaredDistancesTo(std::span<const float>, Rows, std::span<double>, RowPrefix*);
   // The leading rows one pass measured (a whole number of groups) and their distances.
   struct Held {
     const float* center = nullptr;
@@ -50,6 +50,9 @@ class SumPrefix {
     bool holds(std::span<const float> center, Rows leading) const;
     void keep(std::span<const float> center, Rows leading);
   };
+  // The leading rows a call of n rows holds: whole groups only, since a row's distance and its
+  // place in the sum depend on whether it is summed in a group of four or alone.
+  std::size_t held(std::size_t rows) const;
   std::size_t unchanged_;
   Held summed_;  // squaredDistancesAndSum's
   Held plain_;   // squaredDistancesTo's: its own pass, whose distances it gives bit for bit
@@ -60,10 +63,10 @@ class SumPrefix {
 // squaredDistancesAndSum with a prefix (null: the plain call): bit for bit the plain call's
 // results, the leading rows' share taken from `prefix` when it holds them.
 double squaredDistancesAndSum(std::span<const float> center, Rows rows, std::span<double> out,
-                              std::span<float> sum, SumPrefix* prefix);
+                              std::span<float> sum, RowPrefix* prefix);
 // squaredDistancesTo with a prefix, the same way.
 void squaredDistancesTo(std::span<const float> center, Rows rows, std::span<double> out,
-                        SumPrefix* prefix);
+                        RowPrefix* prefix);
 
 // z = scale * (z + Σ_k weights[k] * rows[k]), block by block; rows whose weight is exactly 0
 // are not read. Returns false when some result is not finite (overflow), so a caller that took

@@ -157,10 +157,10 @@ __attribute__((target("avx2"))) void product256(const float* x, const float* w, 
 
 }  // namespace
 
-bool productInEigenOrder(std::span<const float> x, std::span<const float> w, std::size_t n,
-                         std::size_t k, std::size_t m, std::span<float> out) {
+bool detail::productInEigenOrder(std::span<const float> x, std::span<const float> w, std::size_t n,
+                                 std::size_t k, std::size_t m, std::span<float> out) {
   PHALANX_CHECK(x.size() == n * k && w.size() == m * k && out.size() == n * m,
-                "productInEigenOrder: shapes");
+                "productLikeEigen: shapes");
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
   // Eigen runs small products coefficient by coefficient and a single row or column as a
   // matrix-vector product, each in an order of its own; a thread pool splits the blocks.

@@ -11,7 +11,7 @@
 namespace phalanx::kernels {
 
 // Whether the Eigen this translation unit sees sums a float product in the order
-// productInEigenOrder reproduces: 3.4.0 on SSE2 without FMA or AVX (the build's default flags; a
+// productLikeEigen reproduces: 3.4.0 on SSE2 without FMA or AVX (the build's default flags; a
 // build with -march=native vectorizes Eigen wider, and the caller then runs Eigen itself).
 inline constexpr bool kEigenOrderKnown =
 #if EIGEN_WORLD_VERSION == 3 && EIGEN_MAJOR_VERSION == 4 && EIGEN_MINOR_VERSION == 0 && \
@@ -30,11 +30,14 @@ inline constexpr bool kEigenOrderKnown =
 // false, and `out` untouched: a shape, a CPU or an Eigen setting this does not reproduce (n or
 // m not a multiple of 4, a product Eigen runs without its blocked kernel, no AVX2, Eigen on more
 // than one thread) — the caller runs Eigen.
+namespace detail {
+// The kernel behind productLikeEigen, without the check of the caller's Eigen: call that.
 bool productInEigenOrder(std::span<const float> x, std::span<const float> w, std::size_t n,
                          std::size_t k, std::size_t m, std::span<float> out);
+}  // namespace detail
 inline bool productLikeEigen(std::span<const float> x, std::span<const float> w, std::size_t n,
                              std::size_t k, std::size_t m, std::span<float> out) {
-  return kEigenOrderKnown && productInEigenOrder(x, w, n, k, m, out);
+  return kEigenOrderKnown && detail::productInEigenOrder(x, w, n, k, m, out);
 }
 
 }  // namespace phalanx::kernels

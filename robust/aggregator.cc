@@ -50,9 +50,9 @@ class Pipeline final : public Aggregator {
     double pivot_squared_norm = 0;
     if (fused) {
       pivot_squared_norm =
-          kernels::squaredDistancesAndSum(in.rows[0], in.rows, sq, out, in.sum_prefix);
+          kernels::squaredDistancesAndSum(in.rows[0], in.rows, sq, out, in.row_prefix);
     } else {
-      kernels::squaredDistancesTo(in.rows[0], in.rows, sq, in.sum_prefix);
+      kernels::squaredDistancesTo(in.rows[0], in.rows, sq, in.row_prefix);
     }
     // The pivot's distance to itself is (c - c)² summed: NaN exactly when c holds NaN or Inf.
     if (!std::isfinite(sq[0])) return std::unexpected("mix: the pivot holds NaN or Inf");

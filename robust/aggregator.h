@@ -86,7 +86,7 @@ struct MixInput {
   // The same caller's promise for its leading rows (the honest ones of a line search): the
   // distances to the pivot (and, for rules that sum every row, the sum) measured of them are
   // kept here, and only the other rows are read next time.
-  kernels::SumPrefix* sum_prefix = nullptr;
+  kernels::RowPrefix* row_prefix = nullptr;
 };
 
 // What a rule did with each row (index as in MixInput::rows; row 0 is the pivot).

@@ -271,10 +271,10 @@ class Optimized final : public Base {
     }
     const auto known = knownPairs(config_.target, honest);
     // The plain search's rows are the honest ones, then the copies: a rule that sums every row
-    // measures the honest ones once (kernels::SumPrefix), the copies in each evaluation.
-    kernels::SumPrefix honest_prefix(honest.size());
+    // measures the honest ones once (kernels::RowPrefix), the copies in each evaluation.
+    kernels::RowPrefix honest_prefix(honest.size());
     const auto distanceOfMix = [&](Rows set, const AggregatorConfig& target,
-                                   kernels::SumPrefix* prefix = nullptr) {
+                                   kernels::RowPrefix* prefix = nullptr) {
       return distance(target, {set, config_.target_b, {}, known ? &*known : nullptr, prefix}, z,
                       this->mean_);
     };
@@ -373,7 +373,7 @@ std::expected<double, std::string> searchFactor(const AttackConfig& c, const Tar
   const auto known = knownPairs(c.target, rows);  // before the copies join
   // Only the copies change between evaluations: the target's and its honest neighbours'
   // distances to the pivot (and their sum, for rules that sum every row) are measured once.
-  kernels::SumPrefix honest_prefix(rows.size());
+  kernels::RowPrefix honest_prefix(rows.size());
   rows.insert(rows.end(), t.byzantine_count, std::span<const float>(attack));
   weights.insert(weights.end(), t.byzantine_count, t.byzantine_weight / double(t.byzantine_count));
   MixDistance distance;

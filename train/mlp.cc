@@ -61,11 +61,11 @@ void Mlp::forward(std::span<const float> params, std::span<const float> x, std::
     RowMatrix& out = acts[l + 1];
     out.resize(Eigen::Index(n), Eigen::Index(w.rows));
     if (l == 0) {
-      ConstRowMap input(x.data(), Eigen::Index(n), Eigen::Index(w.cols));
       if (!wide_first_layer ||
           !kernels::productLikeEigen(x.first(n * w.cols), params.subspan(w.offset, w.size()), n,
                                      w.cols, w.rows, {out.data(), std::size_t(out.size())})) {
-        out.noalias() = input * weight.transpose();
+        out.noalias() =
+            ConstRowMap(x.data(), Eigen::Index(n), Eigen::Index(w.cols)) * weight.transpose();
       }
     } else {
       out.noalias() = acts[l] * weight.transpose();

@@ -175,18 +175,18 @@ TEST(BatchOps, CopiesOfOneBufferGiveWhatSeparateEqualRowsGive) {
 }
 
 // A line search's rows: `fixed` ones (the first the center), then copies of a candidate that
-// changes between calls. With a SumPrefix every call's distances, sum and ‖center‖² (and
+// changes between calls. With a RowPrefix every call's distances, sum and ‖center‖² (and
 // squaredDistancesTo's distances) are the plain call's bit for bit, whatever the counts (groups of
 // four, a tail, nothing held), and when the leading buffers are other ones (the prefix is measured
 // again).
-TEST(BatchOps, ASumPrefixGivesThePlainPassBitForBit) {
+TEST(BatchOps, ARowPrefixGivesThePlainPassBitForBit) {
   const std::size_t d = 20000;
   for (std::size_t fixed : {1u, 3u, 4u, 5u, 8u, 9u}) {
     for (std::size_t copies : {0u, 1u, 2u, 5u}) {
       SCOPED_TRACE(::testing::Message() << fixed << " fixed, " << copies << " copies");
       auto m = gaussianRows(fixed + 1, d, 1.0f, 31 * fixed + copies);
       auto other = gaussianRows(fixed, d, 1.0f, 7 * fixed + copies + 1);
-      SumPrefix prefix(fixed);
+      RowPrefix prefix(fixed);
       for (int call = 0; call < 4; ++call) {
         for (float& v : m[fixed]) v = v * 0.5f + float(call);  // the candidate moves
         // From the third call on, other leading buffers (another center among them).
