@@ -14,7 +14,7 @@ std::uint64_t stepsPerRound(const Config& config) {
   return config.exchange == Exchange::kOuter ? config.outer.steps : 1;  // validated >= 1
 }
 
-ComputeFloor measureComputeFloor(const Config& config, const RunData& run, std::size_t peers,
+ComputeFloor measureComputeFloor(const Config& config, const RunData& run,
                                  std::span<const std::size_t> shards, unsigned threads,
                                  std::uint64_t steps_each) {
   threads = std::max(threads, 1u);
@@ -22,7 +22,7 @@ ComputeFloor measureComputeFloor(const Config& config, const RunData& run, std::
   std::vector<std::shared_ptr<train::Learner>> learners;
   for (std::size_t k = 0; k < count; ++k) {
     PeerSetup setup{.config = config};
-    giveShard(setup, run, peers, shards[k]);
+    giveShard(setup, run, shards[k]);
     learners.push_back(learnerFor(setup, AttackSpec{}));
   }
   ComputeFloor floor{.learners = count, .steps = count * steps_each};

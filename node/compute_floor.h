@@ -23,8 +23,8 @@ struct ComputeFloor {
 
 // `steps_each` local steps on each of min(|shards|, 8 × threads) learners, one thread per core
 // (each single-threaded, as the simulation's workers are). `shards`: peer indices whose shards
-// the learners get (of `peers`, as giveShard deals them).
-ComputeFloor measureComputeFloor(const Config& config, const RunData& run, std::size_t peers,
+// the learners get (as giveShard deals them from `run`).
+ComputeFloor measureComputeFloor(const Config& config, const RunData& run,
                                  std::span<const std::size_t> shards, unsigned threads,
                                  std::uint64_t steps_each);
 

@@ -181,7 +181,7 @@ DaemonExit runDaemon(PeerSetup setup, const std::filesystem::path& out, DaemonOp
   std::unique_ptr<HttpEndpoint> http;
   if (!setup.learner) {
     RunData run = loadRunData(config, setup.topology->size());
-    giveShard(setup, run, setup.topology->size(), setup.topology->indexOf(id));
+    giveShard(setup, run, setup.topology->indexOf(id));
     setup.test = std::make_shared<const train::Dataset>(std::move(run.data.test));
   }
   const std::string host = setup.listen_host;

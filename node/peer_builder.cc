@@ -21,14 +21,15 @@ namespace phalanx::node {
 // a peer named Byzantine that starts out honest until the control endpoint switches it).
 RunData loadRunData(const Config& config, std::size_t peers) {
   RunData run{.data = train::loadData(config.data, config.seed)};
-  if (config.compression.feedback == compress::FeedbackKind::kEf21W)
-    run.shard_sizes = train::shardSizes(config.data, run.data.train, peers, config.seed);
+  run.parts = train::partitionOf(config.data, run.data.train, peers, config.seed);
+  if (config.compression.feedback == compress::FeedbackKind::kEf21W) {
+    for (const auto& part : run.parts) run.shard_sizes.push_back(part.size());
+  }
   return run;
 }
 
-void giveShard(PeerSetup& setup, const RunData& run, std::size_t peers, std::size_t index) {
-  const Config& c = setup.config;
-  setup.shard = train::shardOf(c.data, run.data.train, peers, index, c.seed);
+void giveShard(PeerSetup& setup, const RunData& run, std::size_t index) {
+  setup.shard = train::subset(run.data.train, run.parts.at(index));
   setup.shard_sizes = run.shard_sizes;
 }
 

@@ -345,7 +345,7 @@ SimulationResult simulate(SimulationSetup s) {
         .digest_memo = digest_memo,
         .detours = detours,
         .byzantine = result.byzantine};
-    giveShard(setup, run, n, slot.actor);
+    giveShard(setup, run, slot.actor);
     // The crashed incarnation goes first: its timers and posted work are guarded, and its
     // endpoint must be gone before the new one takes the id.
     slot.node.reset();
@@ -451,8 +451,7 @@ SimulationResult simulate(SimulationSetup s) {
     for (const auto& slot : slots) {
       if (!result.byzantine.contains(slot.id)) honest.push_back(slot.actor);
     }
-    result.floor =
-        measureComputeFloor(s.config, run, n, honest, scheduler.threads(), s.floor_steps);
+    result.floor = measureComputeFloor(s.config, run, honest, scheduler.threads(), s.floor_steps);
   }
   return result;
 }

@@ -17,8 +17,6 @@ TrainTest loadData(const DataConfig& data, std::uint64_t seed) {
   return loadFashionMnist(data.path);
 }
 
-namespace {
-
 Partition partitionOf(const DataConfig& data, const Dataset& train, std::size_t nodes,
                       std::uint64_t seed) {
   Partition parts;
@@ -34,18 +32,9 @@ Partition partitionOf(const DataConfig& data, const Dataset& train, std::size_t 
   return parts;
 }
 
-}  // namespace
-
 Dataset shardOf(const DataConfig& data, const Dataset& train, std::size_t nodes, std::size_t index,
                 std::uint64_t seed) {
   return subset(train, partitionOf(data, train, nodes, seed).at(index));
-}
-
-std::vector<std::size_t> shardSizes(const DataConfig& data, const Dataset& train, std::size_t nodes,
-                                    std::uint64_t seed) {
-  std::vector<std::size_t> sizes;
-  for (const auto& part : partitionOf(data, train, nodes, seed)) sizes.push_back(part.size());
-  return sizes;
 }
 
 }  // namespace phalanx::train

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "train/dataset.h"
+#include "train/partition.h"
 #include "train/train_config.h"
 
 namespace phalanx::train {
@@ -12,13 +13,14 @@ namespace phalanx::train {
 // Throws DataError when the files are missing or corrupt.
 TrainTest loadData(const DataConfig& data, std::uint64_t seed);
 
-// Node `index`'s part (of `nodes`) of `train`, split as data.partition says with `seed`: the
+// Every node's part (of `nodes`) of `train`, split as data.partition says with `seed`: the
 // same call on every node gives disjoint shards that cover the set. Throws base::ConfigError when a
-// Dirichlet split cannot give every node a sample.
+// Dirichlet split cannot give every node a sample. A process that deals shards to many peers
+// (the simulation) splits once: the split costs as much as every shard together.
+Partition partitionOf(const DataConfig& data, const Dataset& train, std::size_t nodes,
+                      std::uint64_t seed);
+// Node `index`'s part of that split.
 Dataset shardOf(const DataConfig& data, const Dataset& train, std::size_t nodes, std::size_t index,
                 std::uint64_t seed);
-// Every node's shard size under the same split, by index (EF21-W's data weights).
-std::vector<std::size_t> shardSizes(const DataConfig& data, const Dataset& train, std::size_t nodes,
-                                    std::uint64_t seed);
 
 }  // namespace phalanx::train

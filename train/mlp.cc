@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <mutex>
 #include <random>
 #include <stdexcept>
 
@@ -36,6 +37,28 @@ Mlp::Mlp(std::vector<std::size_t> sizes) : sizes_(std::move(sizes)) {
 
 void Mlp::initialize(std::span<float> params, std::uint64_t seed) const {
   PHALANX_CHECK(params.size() == dimension_, "mlp: parameter vector has the wrong size");
+  // Every peer of a run starts from the config's seed, so a process that makes a thousand
+  // peers (the simulation) would draw the same vector a thousand times (~1 s at 1,000 peers):
+  // the last shape and seed drawn are kept and copied.
+  static std::mutex memo_mutex;
+  static std::vector<std::size_t> memo_sizes;
+  static std::uint64_t memo_seed = 0;
+  static std::vector<float> memo;
+  {
+    const std::lock_guard lock(memo_mutex);
+    if (memo_sizes == sizes_ && memo_seed == seed && memo.size() == params.size()) {
+      std::copy(memo.begin(), memo.end(), params.begin());
+      return;
+    }
+  }
+  draw(params, seed);
+  const std::lock_guard lock(memo_mutex);
+  memo_sizes = sizes_;
+  memo_seed = seed;
+  memo.assign(params.begin(), params.end());
+}
+
+void Mlp::draw(std::span<float> params, std::uint64_t seed) const {
   std::mt19937_64 rng(seed);
   const std::size_t n_layers = sizes_.size() - 1;
   for (std::size_t l = 0; l < n_layers; ++l) {

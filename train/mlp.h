@@ -47,6 +47,7 @@ class Mlp {
   const std::vector<std::size_t>& sizes() const { return sizes_; }
 
   // He-uniform weights for ReLU layers, Glorot-uniform for the output layer, zero biases.
+  // The same shape and seed give the same vector, drawn once per process.
   void initialize(std::span<float> params, std::uint64_t seed) const;
 
   // Mean cross-entropy of the batch (n rows of x, labels y) and its exact gradient, written
@@ -58,6 +59,7 @@ class Mlp {
   Evaluation evaluate(std::span<const float> params, const Dataset& data) const;
 
  private:
+  void draw(std::span<float> params, std::uint64_t seed) const;  // what initialize memoizes
   using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
   // Forward pass; fills acts[l] (acts[0] unused: the input is a Map). `wide_first_layer`:

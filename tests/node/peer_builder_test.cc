@@ -41,6 +41,29 @@ std::shared_ptr<const topologies::Topology> star(std::size_t n) {
   return std::make_shared<const topologies::Topology>(nodes, edges, 1);
 }
 
+TEST(PeerBuilder, RunDataDealsEachPeerTheShardItWouldSplitAlone) {
+  // The simulation splits once for all peers (loadRunData); the daemon's peer, and every test
+  // fixture, split for themselves (train::shardOf): both must hand peer k the same samples.
+  for (const auto partition : {train::PartitionKind::kIid, train::PartitionKind::kDirichlet}) {
+    Config c = syntheticConfig(100, 2000);
+    c.data.partition = partition;
+    c.data.alpha = 0.5;
+    c.compression.feedback = compress::FeedbackKind::kEf21W;  // asks for the shard sizes
+    const RunData run = loadRunData(c, 7);
+    ASSERT_EQ(run.parts.size(), 7u);
+    ASSERT_EQ(run.shard_sizes.size(), 7u);
+    for (std::size_t k = 0; k < 7; ++k) {
+      PeerSetup s{.config = c};
+      giveShard(s, run, k);
+      const train::Dataset alone = train::shardOf(c.data, run.data.train, 7, k, c.seed);
+      EXPECT_EQ(s.shard.x, alone.x) << k;
+      EXPECT_EQ(s.shard.y, alone.y) << k;
+      EXPECT_EQ(run.shard_sizes[k], alone.size()) << k;
+      EXPECT_EQ(s.shard_sizes, run.shard_sizes);
+    }
+  }
+}
+
 TEST(PeerBuilder, TheGateWaitsForAQuorumOfDegMinusBButAtLeastBPlusOne) {
   Config c = syntheticConfig(100, 2000);
   c.rounds.quorum = true;

@@ -101,6 +101,25 @@ TEST(Mlp, InitializationIsSeededAndBounded) {
   for (std::size_t i = 78400; i < 78500; ++i) ASSERT_EQ(a[i], 0.0f);  // fc1.bias
 }
 
+TEST(Mlp, InitializationIsTheSameWhateverWasDrawnBefore) {
+  // initialize keeps the last shape and seed it drew: a hit copies it, a miss draws afresh.
+  Mlp big({784, 100, 10}), small({4, 3, 2});
+  std::vector<float> first(big.dimension()), again(big.dimension()), other(big.dimension());
+  std::vector<float> tiny(small.dimension()), tiny_again(small.dimension());
+  big.initialize(first, 11);
+  small.initialize(tiny, 11);  // same seed, another shape
+  big.initialize(other, 12);
+  big.initialize(again, 11);
+  small.initialize(tiny_again, 11);
+  EXPECT_EQ(again, first);
+  EXPECT_EQ(tiny_again, tiny);
+  EXPECT_NE(other, first);
+  // The memo is a copy: changing a drawn vector leaves the next draw alone.
+  first[0] += 1.0f;
+  big.initialize(again, 11);
+  EXPECT_NE(again[0], first[0]);
+}
+
 TEST(Mlp, EvaluateCountsArgmaxHits) {
   // Identity-like softmax regression: class = index of the larger feature.
   Mlp mlp({2, 2});
