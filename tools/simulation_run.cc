@@ -22,6 +22,11 @@
 #include "tools/report.h"
 #include "topologies/topology.h"
 
+// jemalloc's control call, where the executable links jemalloc (tools/CMakeLists.txt); null
+// otherwise (the tests, a build without it).
+extern "C" int mallctl(const char* name, void* old, std::size_t* old_size, void* value,
+                       std::size_t size) __attribute__((weak));
+
 namespace phalanx::tools {
 namespace fs = std::filesystem;
 
@@ -143,10 +148,15 @@ SimulateOutcome runSimulation(const SimulateRequest& r) {
 
   SimulateOutcome out;
   out.result = node::simulate(std::move(setup));
-#if defined(__GLIBC__)
   // The peers are gone, but their memory stays with the worker threads' malloc arenas, where
   // the summary below (read on this thread) cannot reuse it: at 10,000 peers reading every
-  // record on top of it was what pushed the process past the machine's memory.
+  // record on top of it was what pushed the process past the machine's memory. jemalloc (the
+  // executable's allocator where it is installed) holds freed pages for seconds before it
+  // returns them: it is told to now.
+  if (mallctl != nullptr) {
+    mallctl("arena.4096.purge", nullptr, nullptr, nullptr, 0);  // 4096: MALLCTL_ARENAS_ALL
+  }
+#if defined(__GLIBC__)
   malloc_trim(0);
 #endif
   if (r.progress) draw(true);
