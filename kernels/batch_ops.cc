@@ -11,6 +11,7 @@
 
 #include "base/check.h"
 #include "kernels/backend.h"
+#include "kernels/row_dots.h"
 #include "kernels/vector_ops.h"
 
 namespace phalanx::kernels {
@@ -478,51 +479,29 @@ void squaredNorms(Rows rows, std::span<double> out) {
   });
 }
 
-namespace {
-
-// dot()'s sum for eight rows at once: the products are exact in double, each row's additions
-// run from coordinate 0 up as dot() runs them, in eight independent chains.
-void eightDots(const float* const* r, const float* y, std::size_t d, double* out) {
-  const float *r0 = r[0], *r1 = r[1], *r2 = r[2], *r3 = r[3];
-  const float *r4 = r[4], *r5 = r[5], *r6 = r[6], *r7 = r[7];
-  const double y0 = y[0];
-  double s0 = double(r0[0]) * y0, s1 = double(r1[0]) * y0, s2 = double(r2[0]) * y0,
-         s3 = double(r3[0]) * y0, s4 = double(r4[0]) * y0, s5 = double(r5[0]) * y0,
-         s6 = double(r6[0]) * y0, s7 = double(r7[0]) * y0;
-  for (std::size_t i = 1; i < d; ++i) {
-    const double yi = y[i];
-    s0 += double(r0[i]) * yi;
-    s1 += double(r1[i]) * yi;
-    s2 += double(r2[i]) * yi;
-    s3 += double(r3[i]) * yi;
-    s4 += double(r4[i]) * yi;
-    s5 += double(r5[i]) * yi;
-    s6 += double(r6[i]) * yi;
-    s7 += double(r7[i]) * yi;
-  }
-  const double sums[] = {s0, s1, s2, s3, s4, s5, s6, s7};
-  std::copy(std::begin(sums), std::end(sums), out);
-}
-
-}  // namespace
-
 void dots(Rows rows, std::span<const float> y, std::span<double> out) {
   PHALANX_CHECK(out.size() == rows.size(), "dots: output size");
   PHALANX_CHECK(rows.empty() || commonLength(rows) == y.size(), "dots: row length");
+  // Each row's sum is its own chain (detail::eightDots): grouping rows changes no bit.
   constexpr std::size_t kChains = 8;
   std::size_t k = 0;
   if (!y.empty()) {
+    for (; k + 2 * kChains <= rows.size(); k += 2 * kChains) {
+      const float* r[2 * kChains];
+      for (std::size_t g = 0; g < 2 * kChains; ++g) r[g] = rows[k + g].data();
+      detail::sixteenDots(r, y.data(), y.size(), out.data() + k);
+    }
     for (; k + kChains <= rows.size(); k += kChains) {
       const float* r[kChains];
       for (std::size_t g = 0; g < kChains; ++g) r[g] = rows[k + g].data();
-      eightDots(r, y.data(), y.size(), out.data() + k);
+      detail::eightDots(r, y.data(), y.size(), out.data() + k);
     }
     // The last partial group: its rows, padded with repeats of its last (results dropped).
     if (const std::size_t left = rows.size() - k; left > 1) {
       const float* r[kChains];
       for (std::size_t g = 0; g < kChains; ++g) r[g] = rows[k + std::min(g, left - 1)].data();
       double sums[kChains];
-      eightDots(r, y.data(), y.size(), sums);
+      detail::eightDots(r, y.data(), y.size(), sums);
       std::copy(sums, sums + left, out.begin() + std::ptrdiff_t(k));
       k = rows.size();
     }

@@ -44,9 +44,11 @@ TEST(BatchOps, DistancesMatchNaiveOnSizesAcrossBlockBoundaries) {
 }
 
 TEST(BatchOps, DotsAreDotBitForBitWhateverTheRowCount) {
-  // Full groups of eight, a padded last group, a single row left, and empty rows.
-  for (std::size_t n : {0u, 1u, 2u, 7u, 8u, 9u, 17u, 26u}) {
-    for (std::size_t d : {0u, 1u, 5u, 79510u}) {
+  // Groups of sixteen and of eight, a padded last group, a single row left, and empty rows;
+  // lengths below, at and around the vector kernel's blocks of eight coordinates after the
+  // first.
+  for (std::size_t n : {0u, 1u, 2u, 7u, 8u, 9u, 16u, 17u, 26u, 33u}) {
+    for (std::size_t d : {0u, 1u, 5u, 8u, 9u, 10u, 17u, 79510u}) {
       SCOPED_TRACE(::testing::Message() << n << " rows of " << d);
       const auto m = gaussianRows(n, d, 3.0f, n * 131 + d);
       const auto y = gaussianRows(1, d, 0.5f, d + 7)[0];
