@@ -22,7 +22,7 @@ ENV DEBIAN_FRONTEND=noninteractive
 RUN apt-get update -qq \
     && apt-get install -y -qq --no-install-recommends \
       libssl3 libprotobuf32 libspdlog1.10 libfmt9 libyaml-cpp0.7 libcpp-httplib0.11 \
-      libbrotli1 zlib1g libgomp1 libbenchmark1debian dataset-fashion-mnist \
+      libbrotli1 zlib1g libgomp1 libbenchmark1debian libjemalloc2 dataset-fashion-mnist \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /usr/local/bin/phalanx /usr/local/bin/phalanx
 # Not root: a peer reads what an attacker sends. The k8s manifests give the volume this group.
