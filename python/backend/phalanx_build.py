@@ -67,9 +67,11 @@ def _build(config_settings):
     build = os.path.abspath(os.path.join(ROOT, build))
     if not os.path.exists(os.path.join(build, "CMakeCache.txt")):
         generator = ["-G", "Ninja"] if shutil.which("ninja") else []
+        # The wheel's executable starts script peers (launch --script); jemalloc would only be
+        # one more library for the host to have.
         _run(["cmake", "-S", ROOT, "-B", build, *generator, "-DCMAKE_BUILD_TYPE=Release",
               "-DPHALANX_BUILD_TESTS=OFF", "-DPHALANX_CUDA=OFF", "-DPHALANX_PYTHON=ON",
-              f"-DPython_EXECUTABLE={sys.executable}"])
+              "-DPHALANX_JEMALLOC=OFF", f"-DPython_EXECUTABLE={sys.executable}"])
     _run(["cmake", "--build", build, "--target", "phalanx_python", "phalanx", "-j",
           str(os.cpu_count() or 1)])
     return build
