@@ -482,29 +482,21 @@ void squaredNorms(Rows rows, std::span<double> out) {
 void dots(Rows rows, std::span<const float> y, std::span<double> out) {
   PHALANX_CHECK(out.size() == rows.size(), "dots: output size");
   PHALANX_CHECK(rows.empty() || commonLength(rows) == y.size(), "dots: row length");
-  // Each row's sum is its own chain (detail::eightDots): grouping rows changes no bit.
+  // Each row's sum is its own chain (detail::eightDots): grouping rows changes no bit. Sixteen
+  // rows at a time while more than eight are left, then eight; a group that is not full is
+  // padded with repeats of its last row, whose results are dropped. One row left is dot()'s.
   constexpr std::size_t kChains = 8;
   std::size_t k = 0;
-  if (!y.empty()) {
-    for (; k + 2 * kChains <= rows.size(); k += 2 * kChains) {
-      const float* r[2 * kChains];
-      for (std::size_t g = 0; g < 2 * kChains; ++g) r[g] = rows[k + g].data();
-      detail::sixteenDots(r, y.data(), y.size(), out.data() + k);
-    }
-    for (; k + kChains <= rows.size(); k += kChains) {
-      const float* r[kChains];
-      for (std::size_t g = 0; g < kChains; ++g) r[g] = rows[k + g].data();
-      detail::eightDots(r, y.data(), y.size(), out.data() + k);
-    }
-    // The last partial group: its rows, padded with repeats of its last (results dropped).
-    if (const std::size_t left = rows.size() - k; left > 1) {
-      const float* r[kChains];
-      for (std::size_t g = 0; g < kChains; ++g) r[g] = rows[k + std::min(g, left - 1)].data();
-      double sums[kChains];
-      detail::eightDots(r, y.data(), y.size(), sums);
-      std::copy(sums, sums + left, out.begin() + std::ptrdiff_t(k));
-      k = rows.size();
-    }
+  while (!y.empty() && rows.size() - k > 1) {
+    const std::size_t left = rows.size() - k;
+    const std::size_t width = left > kChains ? 2 * kChains : kChains;
+    const std::size_t take = std::min(left, width);
+    const float* r[2 * kChains];
+    for (std::size_t g = 0; g < width; ++g) r[g] = rows[k + std::min(g, take - 1)].data();
+    double sums[2 * kChains];
+    (width > kChains ? detail::sixteenDots : detail::eightDots)(r, y.data(), y.size(), sums);
+    std::copy(sums, sums + take, out.begin() + std::ptrdiff_t(k));
+    k += take;
   }
   for (; k < rows.size(); ++k) out[k] = dot(rows[k], y);
 }

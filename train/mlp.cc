@@ -40,22 +40,24 @@ void Mlp::initialize(std::span<float> params, std::uint64_t seed) const {
   // Every peer of a run starts from the config's seed, so a process that makes a thousand
   // peers (the simulation) would draw the same vector a thousand times (~1 s at 1,000 peers):
   // the last shape and seed drawn are kept and copied.
-  static std::mutex memo_mutex;
-  static std::vector<std::size_t> memo_sizes;
-  static std::uint64_t memo_seed = 0;
-  static std::vector<float> memo;
+  // (The sizes fix the vector's length, checked above.)
+  struct Drawn {
+    std::vector<std::size_t> sizes;
+    std::uint64_t seed = 0;
+    std::vector<float> params;
+  };
+  static std::mutex mutex;
+  static Drawn last;
   {
-    const std::lock_guard lock(memo_mutex);
-    if (memo_sizes == sizes_ && memo_seed == seed && memo.size() == params.size()) {
-      std::copy(memo.begin(), memo.end(), params.begin());
+    const std::lock_guard lock(mutex);
+    if (last.sizes == sizes_ && last.seed == seed) {
+      std::copy(last.params.begin(), last.params.end(), params.begin());
       return;
     }
   }
   draw(params, seed);
-  const std::lock_guard lock(memo_mutex);
-  memo_sizes = sizes_;
-  memo_seed = seed;
-  memo.assign(params.begin(), params.end());
+  const std::lock_guard lock(mutex);
+  last = {sizes_, seed, {params.begin(), params.end()}};
 }
 
 void Mlp::draw(std::span<float> params, std::uint64_t seed) const {
