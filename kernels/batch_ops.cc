@@ -11,6 +11,7 @@
 
 #include "base/check.h"
 #include "kernels/backend.h"
+#include "kernels/row_distances.h"
 #include "kernels/row_dots.h"
 #include "kernels/vector_ops.h"
 
@@ -79,7 +80,7 @@ constexpr std::size_t kRun = 4096;
 // 32 x 25.6M rows: 4 beat 1 (c and z traffic) and 8 (registers).
 constexpr std::size_t kGroup = 4;  // the group kernels below spell out four rows
 
-PHALANX_SIMD_CLONES float runSquaredDistance(const float* a, const float* b, std::size_t n) {
+PHALANX_SIMD_CLONES float clonedSquaredDistance(const float* a, const float* b, std::size_t n) {
   float s = 0;
 #pragma omp simd reduction(+ : s)
   for (std::size_t i = 0; i < n; ++i) {
@@ -87,6 +88,15 @@ PHALANX_SIMD_CLONES float runSquaredDistance(const float* a, const float* b, std
     s += t * t;
   }
   return s;
+}
+
+// One run's squared distance in float: on AVX-512 in detail::runDistances's order (which
+// several rows at once share), elsewhere as the compiler vectorizes the loop.
+float runSquaredDistance(const float* a, const float* b, std::size_t n) {
+  if (!detail::vectorRunDistances()) return clonedSquaredDistance(a, b, n);
+  float out;
+  detail::runDistances(&a, 1, b, n, &out);
+  return out;
 }
 
 // The distances of a group to c over one run; with z, also z += the group's sum.
@@ -170,6 +180,27 @@ double blockSquaredDistance(const float* a, const float* b, std::size_t len) {
     total += std::isfinite(fast) ? double(fast) : exactRunDistance(a + at, b + at, n);
   }
   return total;
+}
+
+// out[g] = blockSquaredDistance(a[g], c, len) for g < count ≤ 8, bit for bit: on AVX-512 the
+// rows' runs are measured side by side, each row's chain the one it would have alone.
+void blockSquaredDistances(const float* const* a, std::size_t count, const float* c,
+                           std::size_t len, double* out) {
+  if (!detail::vectorRunDistances()) {
+    for (std::size_t g = 0; g < count; ++g) out[g] = blockSquaredDistance(a[g], c, len);
+    return;
+  }
+  std::fill(out, out + count, 0.0);
+  for (std::size_t at = 0; at < len; at += kRun) {
+    const std::size_t n = std::min(kRun, len - at);
+    const float* run[8];
+    for (std::size_t g = 0; g < count; ++g) run[g] = a[g] + at;
+    float fast[8];
+    detail::runDistances(run, count, c + at, n, fast);
+    for (std::size_t g = 0; g < count; ++g) {
+      out[g] += std::isfinite(fast[g]) ? double(fast[g]) : exactRunDistance(run[g], c + at, n);
+    }
+  }
 }
 
 // Whether the group of rows from k is one buffer four times.
@@ -407,8 +438,8 @@ void measurePairs(Rows rows, std::span<double> out, const KnownDistances* known)
                   offload::pairwiseSquaredDistances(rows, out));
   std::vector<std::pair<std::size_t, std::size_t>> measure;
   std::vector<std::pair<std::size_t, double>> taken;  // (i * n + j, its known distance)
-  for (std::size_t i = 0; i < n; ++i) {
-    for (std::size_t j = i + 1; j < n; ++j) {
+  for (std::size_t j = 1; j < n; ++j) {               // column by column, for the groups below
+    for (std::size_t i = 0; i < j; ++i) {
       if (const auto v = known ? known->find(rows[i], rows[j]) : std::nullopt) {
         taken.emplace_back(i * n + j, *v);
       } else {
@@ -416,9 +447,25 @@ void measurePairs(Rows rows, std::span<double> out, const KnownDistances* known)
       }
     }
   }
+  // The pairs by their second row, eight first rows at a time against it (the pairs of an
+  // attacker's candidate with every honest row, in a line search, are one column).
+  std::vector<std::pair<std::size_t, std::size_t>> groups;  // [begin, end) in `measure`
+  for (std::size_t k = 0; k < measure.size();) {
+    std::size_t end = k + 1;
+    while (end < measure.size() && end - k < 8 && measure[end].second == measure[k].second) ++end;
+    groups.emplace_back(k, end);
+    k = end;
+  }
   reduceOverBlocks(d, out, [&](std::size_t start, std::size_t len, std::vector<double>& acc) {
-    for (const auto& [i, j] : measure) {
-      acc[i * n + j] += blockSquaredDistance(rows[i].data() + start, rows[j].data() + start, len);
+    for (const auto& [begin, end] : groups) {
+      const float* a[8];
+      double got[8];
+      for (std::size_t k = begin; k < end; ++k)
+        a[k - begin] = rows[measure[k].first].data() + start;
+      blockSquaredDistances(a, end - begin, rows[measure[begin].second].data() + start, len, got);
+      for (std::size_t k = begin; k < end; ++k) {
+        acc[measure[k].first * n + measure[k].second] += got[k - begin];
+      }
     }
   });
   for (const auto& [at, v] : taken) out[at] = v;
@@ -482,23 +529,35 @@ void squaredNorms(Rows rows, std::span<double> out) {
 void dots(Rows rows, std::span<const float> y, std::span<double> out) {
   PHALANX_CHECK(out.size() == rows.size(), "dots: output size");
   PHALANX_CHECK(rows.empty() || commonLength(rows) == y.size(), "dots: row length");
-  // Each row's sum is its own chain (detail::eightDots): grouping rows changes no bit. Sixteen
-  // rows at a time while more than eight are left, then eight; a group that is not full is
-  // padded with repeats of its last row, whose results are dropped. One row left is dot()'s.
+  // Rows that are one buffer (an attacker's copies of its candidate) are summed once: each row's
+  // sum is its own chain, so the copy's value is the one it would have got.
+  std::vector<std::span<const float>> distinct;
+  std::vector<std::size_t> slot(rows.size());
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    std::size_t s = 0;
+    while (s < distinct.size() && distinct[s].data() != rows[k].data()) ++s;
+    if (s == distinct.size()) distinct.push_back(rows[k]);
+    slot[k] = s;
+  }
+  // Sixteen rows at a time while more than eight are left, then eight (detail::eightDots); a
+  // group that is not full is padded with repeats of its last row, whose results are dropped.
+  // One row left is dot()'s.
   constexpr std::size_t kChains = 8;
+  std::vector<double> sums(distinct.size());
   std::size_t k = 0;
-  while (!y.empty() && rows.size() - k > 1) {
-    const std::size_t left = rows.size() - k;
+  while (!y.empty() && distinct.size() - k > 1) {
+    const std::size_t left = distinct.size() - k;
     const std::size_t width = left > kChains ? 2 * kChains : kChains;
     const std::size_t take = std::min(left, width);
     const float* r[2 * kChains];
-    for (std::size_t g = 0; g < width; ++g) r[g] = rows[k + std::min(g, take - 1)].data();
-    double sums[2 * kChains];
-    (width > kChains ? detail::sixteenDots : detail::eightDots)(r, y.data(), y.size(), sums);
-    std::copy(sums, sums + take, out.begin() + std::ptrdiff_t(k));
+    for (std::size_t g = 0; g < width; ++g) r[g] = distinct[k + std::min(g, take - 1)].data();
+    double group[2 * kChains];
+    (width > kChains ? detail::sixteenDots : detail::eightDots)(r, y.data(), y.size(), group);
+    std::copy(group, group + take, sums.begin() + std::ptrdiff_t(k));
     k += take;
   }
-  for (; k < rows.size(); ++k) out[k] = dot(rows[k], y);
+  for (; k < distinct.size(); ++k) sums[k] = dot(distinct[k], y);
+  for (std::size_t i = 0; i < rows.size(); ++i) out[i] = sums[slot[i]];
 }
 
 void weightedSum(Rows rows, std::span<const double> weights, std::span<float> out) {

@@ -99,7 +99,8 @@ void pairwiseSquaredDistances(Rows rows, std::span<double> out,
 void squaredNorms(Rows rows, std::span<double> out);
 
 // out[k] = dot(rows[k], y) (vector_ops.h), bit for bit: each row's sum runs in the same order,
-// eight rows at a time, so the add latency of one row's chain hides behind the others'.
+// eight rows at a time, so the add latency of one row's chain hides behind the others'. Rows
+// that are one buffer are summed once.
 void dots(Rows rows, std::span<const float> y, std::span<double> out);
 
 // out = Σ_k weights[k] * rows[k]; rows whose weight is exactly 0 are not read.

@@ -8,6 +8,7 @@
 #include <random>
 #include <vector>
 
+#include "kernels/row_distances.h"
 #include "kernels/vector_ops.h"
 #include "tests/support/rows.h"
 
@@ -57,6 +58,76 @@ TEST(BatchOps, DotsAreDotBitForBitWhateverTheRowCount) {
       for (std::size_t k = 0; k < n; ++k) {
         const double want = dot(m[k], y);
         EXPECT_EQ(std::memcmp(&got[k], &want, sizeof want), 0) << k << ": " << got[k];
+      }
+    }
+  }
+}
+
+TEST(BatchOps, DotsOfOneBufferRepeatedAreDotBitForBit) {
+  // The principal trim's dots inside an attacker's line search: f spans of one candidate among
+  // the honest rows, summed once.
+  const auto m = gaussianRows(12, 4099, 2.0f, 11);
+  const auto y = gaussianRows(1, 4099, 0.5f, 12)[0];
+  std::vector<std::span<const float>> rows;
+  for (std::size_t k = 0; k < 10; ++k) rows.push_back(m[k]);
+  for (std::size_t k = 0; k < 9; ++k) rows.push_back(m[10]);
+  rows.insert(rows.begin() + 3, m[11]);
+  rows.push_back(m[11]);
+  std::vector<double> got(rows.size());
+  dots(rows, y, got);
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    const double want = dot(rows[k], y);
+    EXPECT_EQ(std::memcmp(&got[k], &want, sizeof want), 0) << k << ": " << got[k];
+  }
+}
+
+TEST(BatchOps, RunDistancesFollowTheirStatedOrderWhateverTheRowCount) {
+  // detail::runDistances's order by hand: sixteen lanes with one fused multiply-add per
+  // coordinate below the last multiple of 16, the rest on lane 0, the lanes summed from 0 up.
+  // The pairwise matrix measures up to eight rows against one in a call, single distances one
+  // row at a time: both must give each row this value.
+  if (!detail::vectorRunDistances()) GTEST_SKIP() << "no AVX-512 here";
+  for (std::size_t n : {0u, 1u, 15u, 16u, 17u, 100u, 4095u, 4096u}) {
+    const auto m = gaussianRows(9, n, 2.0f, n + 5);
+    std::vector<const float*> a;
+    for (std::size_t k = 0; k < 8; ++k) a.push_back(m[k].data());
+    for (std::size_t count = 1; count <= 8; ++count) {
+      SCOPED_TRACE(::testing::Message() << count << " rows of " << n);
+      std::vector<float> got(count);
+      detail::runDistances(a.data(), count, m[8].data(), n, got.data());
+      for (std::size_t g = 0; g < count; ++g) {
+        float lanes[16] = {};
+        const std::size_t whole = n / 16 * 16;
+        for (std::size_t i = 0; i < n; ++i) {
+          const float t = m[g][i] - m[8][i];
+          float& lane = lanes[i < whole ? i % 16 : 0];
+          lane = std::fma(t, t, lane);
+        }
+        float want = 0.0f;
+        for (const float lane : lanes) want += lane;
+        EXPECT_EQ(std::memcmp(&got[g], &want, sizeof want), 0) << g << ": " << got[g];
+      }
+    }
+  }
+}
+
+TEST(BatchOps, PairwiseDistancesAreEachPairMeasuredAlone) {
+  // Columns of the matrix are measured up to eight rows at once: each entry must still be the
+  // one a two-row matrix gives (one pair per call), including a non-finite row's.
+  auto m = gaussianRows(13, 9000, 1.0f, 21);
+  m[6][17] = std::numeric_limits<float>::infinity();
+  const auto rows = views(m);
+  std::vector<double> all(13 * 13);
+  pairwiseSquaredDistances(rows, all);
+  for (std::size_t i = 0; i < 13; ++i) {
+    for (std::size_t j = i + 1; j < 13; ++j) {
+      std::vector<std::span<const float>> two{rows[i], rows[j]};
+      std::vector<double> alone(4);
+      pairwiseSquaredDistances(two, alone);
+      if (std::isnan(alone[1])) {
+        EXPECT_TRUE(std::isnan(all[i * 13 + j])) << i << "," << j;
+      } else {
+        EXPECT_EQ(std::memcmp(&all[i * 13 + j], &alone[1], sizeof(double)), 0) << i << "," << j;
       }
     }
   }
