@@ -1,7 +1,7 @@
-// Batched hot loops over a set of equal-length float vectors ("rows"): distances, weighted
-// sums and coordinate-wise order statistics, for the aggregators in robust/. CPU reference,
-// parallel over coordinate blocks with OpenMP. Pure; safe from any thread on disjoint outputs.
-// Distances are summed in float over runs of 4096 coordinates and in double across runs
+// Batched hot loops over a set of equal-length float vectors ("rows"): distances and weighted
+// sums, for the aggregators in robust/ (coordinate-wise order statistics: order_stats.h). CPU
+// reference, parallel over coordinate blocks with OpenMP. Pure; safe from any thread on disjoint
+// outputs. Distances are summed in float over runs of 4096 coordinates and in double across runs
 // (relative error about 1e-6 vectorized, below 1e-5 without SIMD); a run that overflows float
 // is redone in double, so finite rows (even near FLT_MAX) give finite distances and NaN/Inf
 // rows, and only they, give non-finite ones. Rows are processed four at a time, so the order
@@ -17,6 +17,9 @@ namespace phalanx::kernels {
 
 // A set of vectors of one length; each span is caller-owned.
 using Rows = std::span<const std::span<const float>>;
+
+// The length every row has (0 for no rows); aborts when they differ.
+std::size_t commonLength(Rows rows);
 
 // out[k] = ‖rows[k] - center‖². A row with NaN/Inf gives a non-finite value.
 void squaredDistancesTo(std::span<const float> center, Rows rows, std::span<double> out);
@@ -105,30 +108,5 @@ void dots(Rows rows, std::span<const float> y, std::span<double> out);
 
 // out = Σ_k weights[k] * rows[k]; rows whose weight is exactly 0 are not read.
 void weightedSum(Rows rows, std::span<const double> weights, std::span<float> out);
-
-// Per coordinate: sort the rows' values, drop the `trim` lowest and `trim` highest, and
-// average the rest (summed in double in ascending order). Requires 2 * trim < rows.size()
-// (checked). Rows must be finite: the rules drop non-finite rows first.
-void coordinateTrimmedMean(Rows rows, std::size_t trim, std::span<float> out);
-
-// Per coordinate median; the mean of the two middle values for an even count (NumPy's rule).
-// Rows must be finite.
-void coordinateMedian(Rows rows, std::span<float> out);
-
-// Coordinate-wise order statistics of a fixed set of finite rows plus `copies` copies of one
-// extra vector, for searches that try many extras against the same rows (the opt_* attacks'
-// line search against cwtm or cwmed): the rows are sorted per coordinate once, then each extra
-// costs a binary search and the kept values per coordinate instead of a sort. The results equal
-// coordinateTrimmedMean / coordinateMedian on the full set bit for bit (the same values are
-// summed in the same order). The extra must be finite.
-struct SortedColumns {
-  std::size_t rows = 0, dim = 0;
-  std::vector<float> values;  // values[i * rows + k], ascending in k
-};
-SortedColumns sortColumns(Rows rows);
-void trimmedMeanWithCopies(const SortedColumns& sorted, std::span<const float> extra,
-                           std::size_t copies, std::size_t trim, std::span<float> out);
-void medianWithCopies(const SortedColumns& sorted, std::span<const float> extra, std::size_t copies,
-                      std::span<float> out);
 
 }  // namespace phalanx::kernels

@@ -11,6 +11,7 @@
 #include <random>
 
 #include "kernels/batch_ops.h"
+#include "kernels/order_stats.h"
 #include "kernels/vector_ops.h"
 #include "robust/normal.h"
 #include "robust/pre_aggregators.h"

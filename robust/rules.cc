@@ -7,6 +7,7 @@
 #include <limits>
 #include <numeric>
 
+#include "kernels/order_stats.h"
 #include "kernels/vector_ops.h"
 
 namespace phalanx::robust {

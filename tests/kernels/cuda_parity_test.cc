@@ -13,6 +13,7 @@
 #include "kernels/batch_ops.h"
 #include "kernels/cuda/cuda_ops.h"
 #include "kernels/device.h"
+#include "kernels/order_stats.h"
 #include "kernels/pack.h"
 #include "kernels/quantize.h"
 #include "kernels/select.h"
