@@ -77,13 +77,13 @@ PHALANX_SIMD_CLONES float clonedSquaredDistance(const float* a, const float* b, 
   return s;
 }
 
-// One run's squared distance in float: on AVX-512 in detail::runDistances's order (which
-// several rows at once share), elsewhere as the compiler vectorizes the loop.
-float runSquaredDistance(const float* a, const float* b, std::size_t n) {
-  if (!detail::vectorRunDistances()) return clonedSquaredDistance(a, b, n);
-  float out;
-  detail::runDistances(&a, 1, b, n, &out);
-  return out;
+// One run's squared distances in float of up to eight rows to c: on AVX-512 in
+// detail::runDistances's order (one row alone or eight side by side, the same chains),
+// elsewhere row by row as the compiler vectorizes the one-row loop.
+void runSquaredDistances(const float* const* a, std::size_t count, const float* c, std::size_t n,
+                         float* out) {
+  if (detail::vectorRunDistances()) return detail::runDistances(a, count, c, n, out);
+  for (std::size_t g = 0; g < count; ++g) out[g] = clonedSquaredDistance(a[g], c, n);
 }
 
 // The distances of a group to c over one run; with z, also z += the group's sum.
@@ -159,35 +159,46 @@ double exactRunDistance(const float* a, const float* b, std::size_t n) {
   return (x.cast<double>() - y.cast<double>()).square().sum();
 }
 
-double blockSquaredDistance(const float* a, const float* b, std::size_t len) {
-  double total = 0;
-  for (std::size_t at = 0; at < len; at += kRun) {
-    const std::size_t n = std::min(kRun, len - at);
-    const float fast = runSquaredDistance(a + at, b + at, n);
-    total += std::isfinite(fast) ? double(fast) : exactRunDistance(a + at, b + at, n);
-  }
-  return total;
-}
-
-// out[g] = blockSquaredDistance(a[g], c, len) for g < count ≤ 8, bit for bit: on AVX-512 the
-// rows' runs are measured side by side, each row's chain the one it would have alone.
+// out[g] = Σ over the block of ‖a[g] − c‖² for g < count ≤ 8: each run's float sum (redone in
+// double when it is not finite) added in double, run after run.
 void blockSquaredDistances(const float* const* a, std::size_t count, const float* c,
                            std::size_t len, double* out) {
-  if (!detail::vectorRunDistances()) {
-    for (std::size_t g = 0; g < count; ++g) out[g] = blockSquaredDistance(a[g], c, len);
-    return;
-  }
   std::fill(out, out + count, 0.0);
   for (std::size_t at = 0; at < len; at += kRun) {
     const std::size_t n = std::min(kRun, len - at);
     const float* run[8];
     for (std::size_t g = 0; g < count; ++g) run[g] = a[g] + at;
     float fast[8];
-    detail::runDistances(run, count, c + at, n, fast);
+    runSquaredDistances(run, count, c + at, n, fast);
     for (std::size_t g = 0; g < count; ++g) {
       out[g] += std::isfinite(fast[g]) ? double(fast[g]) : exactRunDistance(run[g], c + at, n);
     }
   }
+}
+
+double blockSquaredDistance(const float* a, const float* b, std::size_t len) {
+  double out;
+  blockSquaredDistances(&a, 1, b, len, &out);
+  return out;
+}
+
+// Rows that are one buffer (an attacker's copies of its line search's candidate) share one
+// entry: `rows` holds the distinct buffers in order of first appearance, slot[k] row k's.
+struct DistinctRows {
+  std::vector<std::span<const float>> rows;
+  std::vector<std::size_t> slot;
+};
+
+DistinctRows distinctRows(Rows rows) {
+  DistinctRows d;
+  d.slot.resize(rows.size());
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    std::size_t s = 0;
+    while (s < d.rows.size() && d.rows[s].data() != rows[k].data()) ++s;
+    if (s == d.rows.size()) d.rows.push_back(rows[k]);
+    d.slot[k] = s;
+  }
+  return d;
 }
 
 // Whether the group of rows from k is one buffer four times.
@@ -480,26 +491,15 @@ void pairwiseSquaredDistances(Rows rows, std::span<double> out, const KnownDista
   // computed the same way whichever other rows are present, so the result is bit for bit the
   // one without the shortcut (two copies of a non-finite row: NaN, as a - a gives there). The
   // same holds for the pairs `known` already measured.
-  std::vector<std::size_t> slot(n);
-  std::vector<std::span<const float>> distinct;
-  std::vector<std::size_t> copies;  // per distinct buffer, how many rows are it
-  for (std::size_t i = 0; i < n; ++i) {
-    std::size_t s = 0;
-    while (s < distinct.size() && distinct[s].data() != rows[i].data()) ++s;
-    if (s == distinct.size()) {
-      distinct.push_back(rows[i]);
-      copies.push_back(0);
-    }
-    ++copies[s];
-    slot[i] = s;
-  }
+  const auto [distinct, slot] = distinctRows(rows);
   const std::size_t m = distinct.size();
   std::vector<double> inner(m * m);
   measurePairs(distinct, inner, known);
-  std::vector<double> self(m, 0.0);  // a row's distance to another copy of itself
+  std::vector<double> self(m, 0.0);     // a row's distance to another copy of itself
+  std::vector<std::size_t> uses(m, 0);  // rows that are each buffer
+  for (const std::size_t s : slot) ++uses[s];
   for (std::size_t s = 0; s < m; ++s) {
-    if (copies[s] > 1 && !allFinite(distinct[s]))
-      self[s] = std::numeric_limits<double>::quiet_NaN();
+    if (uses[s] > 1 && !allFinite(distinct[s])) self[s] = std::numeric_limits<double>::quiet_NaN();
   }
   for (std::size_t i = 0; i < n; ++i) {
     for (std::size_t j = 0; j < n; ++j) {
@@ -525,14 +525,7 @@ void dots(Rows rows, std::span<const float> y, std::span<double> out) {
   PHALANX_CHECK(rows.empty() || commonLength(rows) == y.size(), "dots: row length");
   // Rows that are one buffer (an attacker's copies of its candidate) are summed once: each row's
   // sum is its own chain, so the copy's value is the one it would have got.
-  std::vector<std::span<const float>> distinct;
-  std::vector<std::size_t> slot(rows.size());
-  for (std::size_t k = 0; k < rows.size(); ++k) {
-    std::size_t s = 0;
-    while (s < distinct.size() && distinct[s].data() != rows[k].data()) ++s;
-    if (s == distinct.size()) distinct.push_back(rows[k]);
-    slot[k] = s;
-  }
+  const auto [distinct, slot] = distinctRows(rows);
   // Sixteen rows at a time while more than eight are left, then eight (detail::eightDots); a
   // group that is not full is padded with repeats of its last row, whose results are dropped.
   // One row left is dot()'s.
