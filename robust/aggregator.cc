@@ -208,6 +208,9 @@ std::expected<std::unique_ptr<Aggregator>, std::string> makeAggregator(const Agg
     case RuleId::kCsPlusRpt:
       rule = makeCsPlus(CsPlusTrim::kBoth);
       break;
+    case RuleId::kCsPlusSt:
+      rule = makeCsPlus(CsPlusTrim::kSelected);
+      break;
     case RuleId::kGts:
       rule = makeGts(GtsBoundary::kWhatFits);
       break;

@@ -37,6 +37,7 @@ enum class RuleId : std::uint8_t {
   kCsPlusRt,
   kCsPlusPt,
   kCsPlusRpt,
+  kCsPlusSt,
   kGts,
   kIos,
   kGtsExcess,
@@ -59,6 +60,7 @@ inline constexpr auto kRules =
                              {RuleId::kCsPlusRt, "cs_plus_rt"},
                              {RuleId::kCsPlusPt, "cs_plus_pt"},
                              {RuleId::kCsPlusRpt, "cs_plus_rpt"},
+                             {RuleId::kCsPlusSt, "cs_plus_st"},
                              {RuleId::kGts, "gts"},
                              {RuleId::kIos, "ios"},
                              {RuleId::kGtsExcess, "gts_excess"}});

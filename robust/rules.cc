@@ -452,13 +452,15 @@ std::vector<float> principalDirection(Rows rows, std::span<const double> to_pivo
 
 // CS+-RG: z = x_i + Σ_j W_ij CLIP(x_j - x_i, tau), tau the distance beyond which the rows weigh
 // 2B (weight total - 2B lies within tau); B = 0 clips nothing. cs_plus_rt adds the radial trim,
-// cs_plus_pt the principal trim, cs_plus_rpt both (the principal one across the pivot), each
-// with the coefficients W_ij (the pivot's W_ii), the clipped offsets and trim weight B.
+// cs_plus_pt the principal trim, cs_plus_rpt both (the principal one across the pivot),
+// cs_plus_st the one of the two that moves the step most in this mix, each with the
+// coefficients W_ij (the pivot's W_ii), the clipped offsets and trim weight B.
 class CsPlus final : public Rule {
  public:
   explicit CsPlus(CsPlusTrim trim) : trim_(trim) {}
   bool measuresEveryPair() const override {  // the principal trim's centred Gram matrix
-    return trim_ == CsPlusTrim::kPrincipal || trim_ == CsPlusTrim::kBoth;
+    return trim_ == CsPlusTrim::kPrincipal || trim_ == CsPlusTrim::kBoth ||
+           trim_ == CsPlusTrim::kSelected;
   }
   std::expected<void, std::string> apply(const RuleInput& in, std::span<float> z,
                                          std::vector<char>& kept) override {
@@ -481,11 +483,34 @@ class CsPlus final : public Rule {
     }
     moveFromPivot(in.rows, std::move(c), z, kept);
     if (trim_ == CsPlusTrim::kNone || n < 3) return {};
-    const auto trimAlong = [&](const TrimAxis& axis) {
+    // Each row's clipped offset along an axis, and where the trim puts the step along it.
+    const auto clippedOffsets = [&](const TrimAxis& axis) {
       std::vector<double> along = axis.offsets();
       for (std::size_t k = 1; k < n; ++k) along[k] *= f[k];
-      axis.set(r.total * trimmedMean(along, r.w, r.byzantine), z);
+      return along;
     };
+    const auto trimmedStep = [&](std::span<const double> along) {
+      return r.total * trimmedMean(along, r.w, r.byzantine);
+    };
+    const auto trimAlong = [&](const TrimAxis& axis) {
+      axis.set(trimmedStep(clippedOffsets(axis)), z);
+    };
+    if (trim_ == CsPlusTrim::kSelected) {
+      // Both axes measured, one trimmed: the one along which the trim moves the step most, i.e.
+      // where the clipped offsets' weighted mean (the step's component) lies furthest from
+      // their trimmed mean.
+      const std::vector<float> principal =
+          principalDirection(in.rows, in.to_pivot, r.w, f, in.known_distances);
+      const TrimAxis radial_axis(in.rows, in.rows[0]), principal_axis(in.rows, principal);
+      const auto move = [&](const TrimAxis& axis) {
+        const std::vector<double> along = clippedOffsets(axis);
+        double step = 0;
+        for (std::size_t k = 1; k < n; ++k) step += r.w[k] * along[k];
+        return std::abs(trimmedStep(along) - step);
+      };
+      trimAlong(move(principal_axis) > move(radial_axis) ? principal_axis : radial_axis);
+      return {};
+    }
     const bool radial = trim_ == CsPlusTrim::kRadial || trim_ == CsPlusTrim::kBoth;
     if (radial) trimAlong(TrimAxis(in.rows, in.rows[0]));
     if (trim_ == CsPlusTrim::kRadial) return {};

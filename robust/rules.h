@@ -49,8 +49,8 @@ std::unique_ptr<Rule> makeClippedGossip(double tau);  // tau 0: adaptive
 // over the rows nearest the pivot whose weight stays below W − B (ALGORITHMS.md §2).
 std::unique_ptr<Rule> makeClippedGossipHe();
 // CS+-RG alone (cs_plus), with the radial trim (cs_plus_rt), the principal trim (cs_plus_pt) or
-// both (cs_plus_rpt).
-enum class CsPlusTrim { kNone, kRadial, kPrincipal, kBoth };
+// both (cs_plus_rpt), or the one of the two that moves the mix more, chosen per mix (cs_plus_st).
+enum class CsPlusTrim { kNone, kRadial, kPrincipal, kBoth, kSelected };
 std::unique_ptr<Rule> makeCsPlus(CsPlusTrim trim);
 std::unique_ptr<Rule> makeRadialNna();
 // GTS-RG: the nearest rows up to weight W − B; the boundary row with the part of its weight

@@ -326,7 +326,7 @@ TEST(Rules, DistancesMeasuredBeforeGiveTheSameMixBitForBit) {
   std::vector<std::span<const float>> rows = views(honest);
   const kernels::KnownDistances known(rows);
   rows.insert(rows.end(), 3, std::span<const float>(attack));  // three copies of one candidate
-  for (const char* name : {"krum", "multikrum", "cs_plus_pt", "cs_plus_rpt"}) {
+  for (const char* name : {"krum", "multikrum", "cs_plus_pt", "cs_plus_rpt", "cs_plus_st"}) {
     SCOPED_TRACE(name);
     EXPECT_TRUE(measuresEveryPair(rule(name)));
     auto agg = makeAggregator(rule(name));
@@ -340,6 +340,22 @@ TEST(Rules, DistancesMeasuredBeforeGiveTheSameMixBitForBit) {
   EXPECT_FALSE(measuresEveryPair(rule("krum", {"nnm"})));  // nnm's outputs are new rows
 }
 
+// Attackers no distance tells apart, in kInsideDim dimensions: a pivot of ±1 (seeded signs),
+// 12 honest rows at offsets of ±0.05 per coordinate (norm 1) and 3 attackers sharing the offset
+// `attack(pivot coordinate)` per coordinate.
+constexpr std::size_t kInsideDim = 400;
+Matrix insideTheHonestDistances(std::uint64_t seed, float (*attack)(float)) {
+  std::mt19937_64 rng(seed);
+  const auto sign = [&] { return (rng() & 1) ? 1.0f : -1.0f; };
+  Matrix m(16, std::vector<float>(kInsideDim));
+  for (auto& x : m[0]) x = sign();
+  for (std::size_t k = 1; k < 16; ++k) {
+    for (std::size_t j = 0; j < kInsideDim; ++j)
+      m[k][j] = m[0][j] + (k <= 12 ? 0.05f * sign() : attack(m[0][j]));
+  }
+  return m;
+}
+
 TEST(CsPlusPt, DropsACoherentBiasThatSitsInsideTheHonestDistances) {
   // ALIE's situation in many dimensions: a pivot of ±1 (seeded signs), 12 honest offsets of ±0.05
   // per coordinate (norm 1) and 3 attackers sharing one offset of 0.05 in every coordinate (norm
@@ -347,14 +363,8 @@ TEST(CsPlusPt, DropsACoherentBiasThatSitsInsideTheHonestDistances) {
   // offset is the one direction along which three rows agree, so it is the principal one; along
   // it the attackers sit at the top and the trim takes them out. The radial trim, along the
   // pivot (nearly orthogonal to the bias), cannot.
-  constexpr std::size_t d = 400;
-  std::mt19937_64 rng(7);
-  const auto sign = [&] { return (rng() & 1) ? 1.0f : -1.0f; };
-  Matrix m(16, std::vector<float>(d));
-  for (auto& x : m[0]) x = sign();
-  for (std::size_t k = 1; k < 16; ++k) {
-    for (std::size_t j = 0; j < d; ++j) m[k][j] = m[0][j] + 0.05f * (k <= 12 ? sign() : 1.0f);
-  }
+  constexpr std::size_t d = kInsideDim;
+  const Matrix m = insideTheHonestDistances(7, [](float) { return 0.05f; });
   const std::vector<double> w(16, 1.0 / 16);
   const auto bias = [&](const char* name) {  // the step's component along the shared offset
     const auto r = mixWith(rule(name), m, 3, w);
@@ -367,6 +377,41 @@ TEST(CsPlusPt, DropsACoherentBiasThatSitsInsideTheHonestDistances) {
   EXPECT_GT(bias("cs_plus_rt"), plain / 2);
   EXPECT_LT(std::abs(bias("cs_plus_pt")), plain / 4);
   EXPECT_LT(std::abs(bias("cs_plus_rpt")), plain / 4);  // the bias lies across the pivot
+  // The selected trim: along the pivot the rows' mean and trimmed mean nearly agree, along the
+  // shared offset they differ by the attackers' pull, so that axis is the one trimmed.
+  EXPECT_LT(std::abs(bias("cs_plus_st")), plain / 4);
+}
+
+TEST(CsPlusSt, TrimsAlongTheAxisWhereTheTrimMovesTheMixMost) {
+  // The plane (CsPlusRt, CsPlusPt above): along u the clipped offsets' weighted mean is -0.048
+  // and their trimmed mean 0 (a move of 0.048); along the principal direction 0.049325 and
+  // 0.068965 (a move of 0.019640). The radial trim moves more: cs_plus_st is cs_plus_rt there.
+  const auto r = mixWith(rule("cs_plus_st"), kPlane, 1, kPlaneW);
+  EXPECT_NEAR(r.z[0], 1.0, 1e-6);
+  EXPECT_NEAR(r.z[1], 0.076, 1e-6);
+  // On a line both axes are the line: the trim's 1.05; b = 0 trims nothing.
+  EXPECT_NEAR(mixWith(rule("cs_plus_st"), kLine, 1, kLineW).z[0], 1.05, 1e-6);
+  EXPECT_NEAR(mixWith(rule("cs_plus_st"), kLine, 0, kLineW).z[0],
+              mixWith(rule("cs_plus"), kLine, 0, kLineW).z[0], 1e-6);
+}
+
+TEST(CsPlusSt, DropsAShrinkOfThePivotThatSitsInsideTheHonestDistances) {
+  // FOE's situation: 12 honest offsets of ±0.05 per coordinate around a pivot of ±1 and 3
+  // attackers sharing the offset -0.05 c (a shrink by 5 %, norm 1 like every honest offset).
+  // cs_plus moves the pivot 3/16 of that shrink; the selected trim takes nearly all of it out.
+  constexpr std::size_t d = kInsideDim;
+  const Matrix m = insideTheHonestDistances(9, [](float c) { return -0.05f * c; });
+  const std::vector<double> w(16, 1.0 / 16);
+  const auto shrink = [&](const char* name) {  // the step's component along -c/‖c‖
+    const auto r = mixWith(rule(name), m, 3, w);
+    double s = 0;
+    for (std::size_t j = 0; j < d; ++j) s -= (r.z[j] - m[0][j]) * m[0][j] / std::sqrt(double(d));
+    return s;
+  };
+  const double plain = shrink("cs_plus");
+  EXPECT_NEAR(plain, 3.0 / 16, 0.05);
+  EXPECT_LT(std::abs(shrink("cs_plus_rt")), plain / 4);
+  EXPECT_LT(std::abs(shrink("cs_plus_st")), plain / 4);
 }
 
 TEST(CsPlus, ClipsAtTheDistanceBeyondWhichTwiceTheByzantineWeightLies) {
@@ -390,7 +435,7 @@ TEST(CsPlus, ClipsAtTheDistanceBeyondWhichTwiceTheByzantineWeightLies) {
 
 TEST(CsPlusPt, RowsThatAllAgreeHaveNoAxisAndMixToThemselves) {
   // Every offset 0: no principal direction to trim along; the mix is the common row.
-  for (const char* name : {"cs_plus_pt", "cs_plus_rpt", "cs_plus_rt", "nna_rt"}) {
+  for (const char* name : {"cs_plus_pt", "cs_plus_rpt", "cs_plus_st", "cs_plus_rt", "nna_rt"}) {
     const auto m = mixWith(rule(name), {{1, 2, 3}, {1, 2, 3}, {1, 2, 3}, {1, 2, 3}}, 1);
     EXPECT_EQ(m.z, (std::vector<float>{1, 2, 3})) << name;
   }

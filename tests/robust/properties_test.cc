@@ -102,6 +102,7 @@ TEST(Properties, PermutingPeersDoesNotChangeAnyRule) {
       {.rule = RuleId::kCsPlusRt},
       {.rule = RuleId::kCsPlusPt},
       {.rule = RuleId::kCsPlusRpt},
+      {.rule = RuleId::kCsPlusSt},
       {.rule = RuleId::kNnaRt},
       {.rule = RuleId::kGts},
       {.rule = RuleId::kIos},
@@ -126,7 +127,7 @@ TEST(Properties, PermutingPeersDoesNotChangeAnyRule) {
 TEST(Properties, NoRuleLetsNonFiniteValuesThrough) {
   for (const char* name : {"nna", "mean", "metropolis", "cwtm", "cwmed", "gm", "krum", "multikrum",
                            "clipped_gossip", "clipped_gossip_he", "cs_plus", "gts", "ios", "nna_rt",
-                           "cs_plus_rt", "cs_plus_pt", "cs_plus_rpt", "gts_excess"}) {
+                           "cs_plus_rt", "cs_plus_pt", "cs_plus_rpt", "cs_plus_st", "gts_excess"}) {
     SCOPED_TRACE(name);
     Matrix m = testing::gaussianRows(8, kDim, 1.0f, 3);
     m[2][5] = std::numeric_limits<float>::quiet_NaN();
