@@ -502,13 +502,13 @@ class CsPlus final : public Rule {
       const std::vector<float> principal =
           principalDirection(in.rows, in.to_pivot, r.w, f, in.known_distances);
       const TrimAxis radial_axis(in.rows, in.rows[0]), principal_axis(in.rows, principal);
-      const auto move = [&](const TrimAxis& axis) {
+      const auto trimShift = [&](const TrimAxis& axis) {
         const std::vector<double> along = clippedOffsets(axis);
         double step = 0;
         for (std::size_t k = 1; k < n; ++k) step += r.w[k] * along[k];
         return std::abs(trimmedStep(along) - step);
       };
-      trimAlong(move(principal_axis) > move(radial_axis) ? principal_axis : radial_axis);
+      trimAlong(trimShift(principal_axis) > trimShift(radial_axis) ? principal_axis : radial_axis);
       return {};
     }
     const bool radial = trim_ == CsPlusTrim::kRadial || trim_ == CsPlusTrim::kBoth;
