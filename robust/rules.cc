@@ -458,9 +458,10 @@ std::vector<float> principalDirection(Rows rows, std::span<const double> to_pivo
 class CsPlus final : public Rule {
  public:
   explicit CsPlus(CsPlusTrim trim) : trim_(trim) {}
-  bool measuresEveryPair() const override {  // the principal trim's centred Gram matrix
-    return trim_ == CsPlusTrim::kPrincipal || trim_ == CsPlusTrim::kBoth ||
-           trim_ == CsPlusTrim::kSelected;
+  // Every trim but the radial one alone reads the principal direction, whose centred Gram
+  // matrix comes from every pair of rows.
+  bool measuresEveryPair() const override {
+    return trim_ != CsPlusTrim::kNone && trim_ != CsPlusTrim::kRadial;
   }
   std::expected<void, std::string> apply(const RuleInput& in, std::span<float> z,
                                          std::vector<char>& kept) override {
@@ -483,39 +484,36 @@ class CsPlus final : public Rule {
     }
     moveFromPivot(in.rows, std::move(c), z, kept);
     if (trim_ == CsPlusTrim::kNone || n < 3) return {};
-    // Each row's clipped offset along an axis, and where the trim puts the step along it.
-    const auto clippedOffsets = [&](const TrimAxis& axis) {
+    // Along an axis: where the trim puts the step's component (Σa times the clipped offsets'
+    // trimmed mean) and how far that is from CS+-RG's own component (their weighted sum).
+    struct AxisTrim {
+      double target = 0, shift = 0;
+    };
+    const auto trimOn = [&](const TrimAxis& axis) {
       std::vector<double> along = axis.offsets();
-      for (std::size_t k = 1; k < n; ++k) along[k] *= f[k];
-      return along;
+      double step = 0;
+      for (std::size_t k = 1; k < n; ++k) step += r.w[k] * (along[k] *= f[k]);
+      const double target = r.total * trimmedMean(along, r.w, r.byzantine);
+      return AxisTrim{target, std::abs(target - step)};
     };
-    const auto trimmedStep = [&](std::span<const double> along) {
-      return r.total * trimmedMean(along, r.w, r.byzantine);
-    };
-    const auto trimAlong = [&](const TrimAxis& axis) {
-      axis.set(trimmedStep(clippedOffsets(axis)), z);
-    };
-    if (trim_ == CsPlusTrim::kSelected) {
-      // Both axes measured, one trimmed: the one along which the trim moves the step most, i.e.
-      // where the clipped offsets' weighted mean (the step's component) lies furthest from
-      // their trimmed mean.
-      const std::vector<float> principal =
-          principalDirection(in.rows, in.to_pivot, r.w, f, in.known_distances);
-      const TrimAxis radial_axis(in.rows, in.rows[0]), principal_axis(in.rows, principal);
-      const auto trimShift = [&](const TrimAxis& axis) {
-        const std::vector<double> along = clippedOffsets(axis);
-        double step = 0;
-        for (std::size_t k = 1; k < n; ++k) step += r.w[k] * along[k];
-        return std::abs(trimmedStep(along) - step);
-      };
-      trimAlong(trimShift(principal_axis) > trimShift(radial_axis) ? principal_axis : radial_axis);
-      return {};
-    }
+    const auto trimAlong = [&](const TrimAxis& axis) { axis.set(trimOn(axis).target, z); };
     const bool radial = trim_ == CsPlusTrim::kRadial || trim_ == CsPlusTrim::kBoth;
     if (radial) trimAlong(TrimAxis(in.rows, in.rows[0]));
     if (trim_ == CsPlusTrim::kRadial) return {};
     std::vector<float> principal =
         principalDirection(in.rows, in.to_pivot, r.w, f, in.known_distances);
+    if (trim_ == CsPlusTrim::kSelected) {
+      // Both axes measured, one trimmed: the one where the trim moves the step most, i.e. where
+      // rows at one end pull it (the radial one on a tie or without a principal direction).
+      const TrimAxis along_u(in.rows, in.rows[0]), along_e(in.rows, principal);
+      const AxisTrim u = trimOn(along_u), e = trimOn(along_e);
+      if (e.shift > u.shift) {
+        along_e.set(e.target, z);
+      } else {
+        along_u.set(u.target, z);
+      }
+      return {};
+    }
     // Both trims: the principal one acts only across the pivot, on what the radial one left.
     if (radial && !principal.empty()) {
       const double cc = kernels::squaredNorm(in.rows[0]);

@@ -363,13 +363,13 @@ TEST(CsPlusPt, DropsACoherentBiasThatSitsInsideTheHonestDistances) {
   // offset is the one direction along which three rows agree, so it is the principal one; along
   // it the attackers sit at the top and the trim takes them out. The radial trim, along the
   // pivot (nearly orthogonal to the bias), cannot.
-  constexpr std::size_t d = kInsideDim;
   const Matrix m = insideTheHonestDistances(7, [](float) { return 0.05f; });
   const std::vector<double> w(16, 1.0 / 16);
   const auto bias = [&](const char* name) {  // the step's component along the shared offset
     const auto r = mixWith(rule(name), m, 3, w);
     double s = 0;
-    for (std::size_t j = 0; j < d; ++j) s += (r.z[j] - m[0][j]) / std::sqrt(double(d));
+    for (std::size_t j = 0; j < kInsideDim; ++j)
+      s += (r.z[j] - m[0][j]) / std::sqrt(double(kInsideDim));
     return s;
   };
   const double plain = bias("cs_plus");
@@ -399,13 +399,13 @@ TEST(CsPlusSt, DropsAShrinkOfThePivotThatSitsInsideTheHonestDistances) {
   // FOE's situation: 12 honest offsets of ±0.05 per coordinate around a pivot of ±1 and 3
   // attackers sharing the offset -0.05 c (a shrink by 5 %, norm 1 like every honest offset).
   // cs_plus moves the pivot 3/16 of that shrink; the selected trim takes nearly all of it out.
-  constexpr std::size_t d = kInsideDim;
   const Matrix m = insideTheHonestDistances(9, [](float c) { return -0.05f * c; });
   const std::vector<double> w(16, 1.0 / 16);
   const auto shrink = [&](const char* name) {  // the step's component along -c/‖c‖
     const auto r = mixWith(rule(name), m, 3, w);
     double s = 0;
-    for (std::size_t j = 0; j < d; ++j) s -= (r.z[j] - m[0][j]) * m[0][j] / std::sqrt(double(d));
+    for (std::size_t j = 0; j < kInsideDim; ++j)
+      s -= (r.z[j] - m[0][j]) * m[0][j] / std::sqrt(double(kInsideDim));
     return s;
   };
   const double plain = shrink("cs_plus");
