@@ -1,5 +1,7 @@
 #include "node/round_mix.h"
 
+#include <algorithm>
+
 #include "node/mix_weights.h"
 
 namespace phalanx::node {
@@ -16,12 +18,21 @@ std::expected<void, std::string> RoundMix::run(std::uint64_t t, RoundExchange& e
   }
   const robust::MixInput in{
       .rows = rows, .byzantine_budget = topology_.budgetOf(self_), .weights = weights};
-  // The rule's output lives only until the exchange has applied it: one buffer per thread, not
-  // one per peer (a simulation runs thousands of peers on a few threads).
-  thread_local std::vector<float> out;
-  out.resize(dim_);
+  // The rule writes where the exchange would copy its output to, when there is such a place;
+  // else into scratch that lives only until the exchange has applied it: one buffer per thread,
+  // not one per peer (a simulation runs thousands of peers on a few threads).
+  const std::span<float> target = exchange.mixTarget();
+  std::span<float> out = target;
+  if (out.empty()) {
+    thread_local std::vector<float> scratch;
+    scratch.resize(dim_);
+    out = scratch;
+  }
   auto report = rule_->mix(in, out);
-  if (!report) return std::unexpected(report.error());
+  if (!report) {
+    if (!target.empty()) std::copy(pivot.begin(), pivot.end(), target.begin());  // as it was
+    return std::unexpected(report.error());
+  }
   exchange.apply(t, out, record);
   for (std::size_t k = 1; k < rows.size(); ++k) {
     const std::uint32_t j = heard[k - 1];

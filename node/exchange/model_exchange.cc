@@ -39,6 +39,16 @@ double ModelExchange::consensusStep() const {
   return auto_step_.step(codec->varianceFactor(context_.learner.dimension()));
 }
 
+std::span<float> ModelExchange::mixTarget() {
+  // Uncompressed, the replica is a copy of the round's y (the model), read as it is unless
+  // EF21-W scales it; a round whose y was refused (not finite) published nothing new.
+  const bool unscaled = gossip_->own().data() == gossip_->publicReplica().published().data();
+  if (gossip_->codec() || !unscaled || nonfinite_ ||
+      consensusStep() * context_.config.mixing.step.value_or(1.0) != 1.0)
+    return {};
+  return context_.learner.parameters();
+}
+
 void ModelExchange::apply(std::uint64_t, std::span<const float> mixed, RoundRecord& record) {
   const std::span<float> x = context_.learner.parameters();
   const std::span<const float> own = pivot();
@@ -53,7 +63,8 @@ void ModelExchange::apply(std::uint64_t, std::span<const float> mixed, RoundReco
   // The gossip step η scales the move toward the mix as CHOCO's γ does (ALGORITHMS.md §2).
   const double gamma = consensusStep() * context_.config.mixing.step.value_or(1.0);
   if (!compressed && gamma == 1.0) {
-    std::copy(mixed.begin(), mixed.end(), x.begin());  // MoNNA: x = z exactly
+    // MoNNA: x = z exactly (already there when the rule wrote into mixTarget()).
+    if (mixed.data() != x.data()) std::copy(mixed.begin(), mixed.end(), x.begin());
     return;
   }
   const float g = float(gamma);

@@ -20,6 +20,8 @@ class ModelExchange : public RoundExchange {
   bool stepsAlone() const override { return true; }
   double stepAlone(std::uint64_t t) override;
   std::span<const float> pivot() const override { return gossip_->own(); }
+  // The model itself when apply() is MoNNA's x = z and x is the vector published this round.
+  std::span<float> mixTarget() override;
   void apply(std::uint64_t t, std::span<const float> mixed, RoundRecord& record) override;
 
   void save(train::Checkpoint& c) const override;

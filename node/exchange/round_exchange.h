@@ -66,7 +66,12 @@ class RoundExchange {
   std::span<const float> refreshedRow(std::uint32_t peer);
   // Whether the round mixes (a leaf applies the hub's broadcast instead: applyBroadcast).
   virtual bool mixes() const { return true; }
-  // The rule's output applied (to the model, or broadcast by the hub).
+  // Where the rule may write its output in place of scratch: the buffer apply() would
+  // overwrite with it verbatim, holding exactly what pivot() holds (so a failed mix can put it
+  // back); empty where apply() does more than copy. Spares a model-sized copy a round.
+  virtual std::span<float> mixTarget() { return {}; }
+  // The rule's output applied (to the model, or broadcast by the hub); `mixed` may be
+  // mixTarget() itself.
   virtual void apply(std::uint64_t t, std::span<const float> mixed, RoundRecord& record) = 0;
   // A leaf's round end: the hub's update applied when it was heard (false: this model did not
   // step).

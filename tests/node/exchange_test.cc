@@ -6,6 +6,7 @@
 #include <spdlog/sinks/null_sink.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <numeric>
 
 #include "compress/decode.h"
@@ -402,6 +403,58 @@ TEST(RoundMix, TheRuleSeesThePivotFirstAndItsOutputIsApplied) {
   // Per coordinate, the trimmed mean of {pivot (1..4), 5, 1000} with b = 1 is the 5: the model
   // (MoNNA, uncompressed) becomes it.
   EXPECT_EQ(std::vector<float>(h.learner.parameters().begin(), h.learner.parameters().end()), y1);
+}
+
+// A rule that scribbles over its output, then refuses (Aggregator::mix's contract allows both).
+class ScribblingRule final : public robust::Aggregator {
+ public:
+  std::expected<robust::MixReport, std::string> mix(const robust::MixInput&,
+                                                    std::span<float> out) override {
+    std::fill(out.begin(), out.end(), -1.0f);
+    return std::unexpected("refused");
+  }
+  std::string_view name() const override { return "scribbling"; }
+  bool measuresEveryPair() const override { return false; }
+};
+
+// Uncompressed with γ = 1 the rule writes straight into the model (MoNNA's x = z, one copy a
+// round fewer); anywhere apply() does more than copy, it writes to scratch.
+TEST(RoundMix, TheRuleWritesIntoTheModelOnlyWhereApplyWouldCopyItThere) {
+  Harness plain(syntheticConfig());
+  plain.exchange->send(0, false);
+  EXPECT_EQ(plain.exchange->mixTarget().data(), plain.learner.parameters().data());
+  Config stepped = syntheticConfig();
+  stepped.mixing.step = 0.5;
+  Harness half(stepped);
+  half.exchange->send(0, false);
+  EXPECT_TRUE(half.exchange->mixTarget().empty());
+  Harness compressed(topkHalf());
+  compressed.exchange->send(0, false);
+  EXPECT_TRUE(compressed.exchange->mixTarget().empty());
+  Config gradients = syntheticConfig();
+  gradients.exchange = Exchange::kGradient;
+  Harness gradient(gradients);
+  gradient.exchange->send(0, false);
+  EXPECT_TRUE(gradient.exchange->mixTarget().empty());
+}
+
+// A rule that fails after using the model as its scratch leaves the model at the half step.
+TEST(RoundMix, AFailedMixLeavesTheHalfStepEvenAfterTheRuleScribbledOnIt) {
+  Harness h(syntheticConfig());
+  h.exchange->send(0, false);
+  const std::vector<float> half(h.learner.parameters().begin(), h.learner.parameters().end());
+  ASSERT_FALSE(h.exchange->mixTarget().empty());
+  const std::vector<float> y1{5, 5, 5, 5};
+  auto r =
+      Harness::result(0, {{1, Harness::message(1, 0, 1, net::v1::RoundMessage::KEYFRAME, y1)}});
+  const auto heard = h.exchange->receive(r);
+  RoundMix mix(std::make_unique<ScribblingRule>(), *h.setup.topology, 0, kDim);
+  RoundRecord record;
+  NodeMetrics metrics;
+  const auto mixed = mix.run(0, *h.exchange, heard, record, metrics);
+  ASSERT_FALSE(mixed.has_value());
+  EXPECT_EQ(mixed.error(), "refused");
+  EXPECT_EQ(std::vector<float>(h.learner.parameters().begin(), h.learner.parameters().end()), half);
 }
 
 constexpr std::string_view kRun = "exchange-test";
