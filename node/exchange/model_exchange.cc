@@ -39,18 +39,28 @@ double ModelExchange::consensusStep() const {
   return auto_step_.step(codec->varianceFactor(context_.learner.dimension()));
 }
 
+double ModelExchange::moveStep() const {
+  // The gossip step η scales the move toward the mix as CHOCO's γ does (ALGORITHMS.md §2).
+  return consensusStep() * context_.config.mixing.step.value_or(1.0);
+}
+
+bool ModelExchange::takesTheMix() const { return !gossip_->codec() && moveStep() == 1.0; }
+
 std::span<float> ModelExchange::mixTarget() {
   // Uncompressed, the replica is a copy of the round's y (the model), read as it is unless
   // EF21-W scales it; a round whose y was refused (not finite) published nothing new.
   const bool unscaled = gossip_->own().data() == gossip_->publicReplica().published().data();
-  if (gossip_->codec() || !unscaled || nonfinite_ ||
-      consensusStep() * context_.config.mixing.step.value_or(1.0) != 1.0)
-    return {};
+  if (!takesTheMix() || !unscaled || nonfinite_) return {};
   return context_.learner.parameters();
 }
 
 void ModelExchange::apply(std::uint64_t, std::span<const float> mixed, RoundRecord& record) {
   const std::span<float> x = context_.learner.parameters();
+  if (takesTheMix()) {
+    // MoNNA: x = z exactly (already there when the rule wrote into mixTarget()).
+    if (mixed.data() != x.data()) std::copy(mixed.begin(), mixed.end(), x.begin());
+    return;
+  }
   const std::span<const float> own = pivot();
   const bool compressed = gossip_->codec() != nullptr;
   const PublicReplica& replica = gossip_->publicReplica();
@@ -60,13 +70,7 @@ void ModelExchange::apply(std::uint64_t, std::span<const float> mixed, RoundReco
     // the next), and how far the replica lags the model.
     auto_step_.observe(replica.contraction(), replica.residual());
   }
-  // The gossip step η scales the move toward the mix as CHOCO's γ does (ALGORITHMS.md §2).
-  const double gamma = consensusStep() * context_.config.mixing.step.value_or(1.0);
-  if (!compressed && gamma == 1.0) {
-    // MoNNA: x = z exactly (already there when the rule wrote into mixTarget()).
-    if (mixed.data() != x.data()) std::copy(mixed.begin(), mixed.end(), x.begin());
-    return;
-  }
+  const double gamma = moveStep();
   const float g = float(gamma);
   for (std::size_t i = 0; i < x.size(); ++i) x[i] += g * (mixed[i] - own[i]);
   if (compressed) {

@@ -30,6 +30,9 @@ class ModelExchange : public RoundExchange {
  private:
   // γ of x = y + γ(z − ŷ): the configured one, or gamma: auto's (Config's compression.gamma).
   double consensusStep() const;
+  // The move toward the mix, γ·η; and whether apply() is MoNNA's x = z (uncompressed, γ·η = 1).
+  double moveStep() const;
+  bool takesTheMix() const;
 
   AutoConsensusStep auto_step_;
 };
